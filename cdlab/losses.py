@@ -1,0 +1,291 @@
+"""Losses of the margin, their conjugates and exact dual coordinate steps.
+
+Notation of ``shared/reference/theory.md`` §1–3: the loss of example i is
+φ_i(z) = φ(z; y_i) with z = x_i·w, α_i is its dual variable (SDCA sign
+convention), and the dual objective uses −φ_i*(−α_i).
+
+Every loss is identified by an integer code so that numba kernels dispatch
+through small ``inline="always"`` helpers and stay cacheable: a kernel takes
+``(loss_code, s)`` as plain arguments and never recompiles per loss.
+``s`` is the smoothing parameter of the smoothed hinge (ignored by the others).
+
++----------------+--------------------------+----------+-----------------------+----------------+
+| loss           | φ(z; y)                  | smooth   | −φ*(−α), b = αy       | domain of α    |
++================+==========================+==========+=======================+================+
+| squared        | ½(z−y)²                  | γ = 1    | αy − ½α²              | R              |
+| logistic       | log(1+e^{−yz})           | γ = 4    | −[b log b+(1−b)log(1−b)] | b ∈ [0,1]   |
+| hinge          | max(0, 1−yz)             | L = 1    | αy                    | b ∈ [0,1]      |
+| smoothed_hinge | see theory.md §2         | γ = s    | αy − (s/2)α²          | b ∈ [0,1]      |
+| absolute       | |z−y|                    | L = 1    | αy                    | α ∈ [−1,1]     |
++----------------+--------------------------+----------+-----------------------+----------------+
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+SQUARED, LOGISTIC, HINGE, SMOOTHED_HINGE, ABSOLUTE = 0, 1, 2, 3, 4
+
+
+@dataclass(frozen=True)
+class LossInfo:
+    """What the Python side needs to know about a loss."""
+
+    name: str
+    code: int
+    classification: bool  # labels must be ±1
+    smooth: bool
+    lipschitz: float | None  # L for Lipschitz losses (None when unbounded slope)
+
+    def gamma(self, s: float = 1.0) -> float | None:
+        """Smoothness γ: φ' is (1/γ)-Lipschitz. ``None`` for non-smooth losses."""
+        return {SQUARED: 1.0, LOGISTIC: 4.0, SMOOTHED_HINGE: s}.get(self.code)
+
+
+LOSSES = {
+    "squared": LossInfo("squared", SQUARED, False, True, None),
+    "logistic": LossInfo("logistic", LOGISTIC, True, True, 1.0),
+    "hinge": LossInfo("hinge", HINGE, True, False, 1.0),
+    "smoothed_hinge": LossInfo("smoothed_hinge", SMOOTHED_HINGE, True, True, 1.0),
+    "absolute": LossInfo("absolute", ABSOLUTE, False, False, 1.0),
+}
+_ALIASES = {"smooth_hinge": "smoothed_hinge", "square": "squared", "least_squares": "squared",
+            "log": "logistic", "abs": "absolute"}
+
+
+def get_loss(name: str) -> LossInfo:
+    """Look a loss up by name; raises ``ValueError`` naming the known ones."""
+    if not isinstance(name, str):
+        raise ValueError(f"loss must be a string, got {type(name).__name__}")
+    key = _ALIASES.get(name.lower(), name.lower())
+    if key not in LOSSES:
+        raise ValueError(f"unknown loss {name!r}; choose one of {sorted(LOSSES)}")
+    return LOSSES[key]
+
+
+# --------------------------------------------------------------------------
+# scalar helpers, usable from any numba kernel
+# --------------------------------------------------------------------------
+
+@njit(inline="always", cache=True)
+def _log1pexp(t):
+    """log(1 + e^t) without overflow."""
+    if t > 0.0:
+        return t + math.log1p(math.exp(-t))
+    return math.log1p(math.exp(t))
+
+
+@njit(inline="always", cache=True)
+def _sigmoid(t):
+    if t >= 0.0:
+        return 1.0 / (1.0 + math.exp(-t))
+    e = math.exp(t)
+    return e / (1.0 + e)
+
+
+@njit(inline="always", cache=True)
+def _xlogx(b):
+    return b * math.log(b) if b > 0.0 else 0.0
+
+
+@njit(inline="always", cache=True)
+def loss_value(code, z, y, s):
+    """φ(z; y)."""
+    if code == SQUARED:
+        r = z - y
+        return 0.5 * r * r
+    if code == LOGISTIC:
+        return _log1pexp(-y * z)
+    if code == HINGE:
+        return max(0.0, 1.0 - y * z)
+    if code == SMOOTHED_HINGE:
+        m = 1.0 - y * z
+        if m <= 0.0:
+            return 0.0
+        if m >= s:
+            return m - 0.5 * s
+        return m * m / (2.0 * s)
+    # ABSOLUTE
+    return abs(z - y)
+
+
+@njit(inline="always", cache=True)
+def loss_deriv(code, z, y, s):
+    """φ'(z; y) (a subgradient for hinge and absolute loss)."""
+    if code == SQUARED:
+        return z - y
+    if code == LOGISTIC:
+        return -y * _sigmoid(-y * z)
+    if code == HINGE:
+        return -y if y * z < 1.0 else 0.0
+    if code == SMOOTHED_HINGE:
+        m = 1.0 - y * z
+        if m <= 0.0:
+            return 0.0
+        if m >= s:
+            return -y
+        return -y * m / s
+    # ABSOLUTE
+    if z > y:
+        return 1.0
+    if z < y:
+        return -1.0
+    return 0.0
+
+
+@njit(inline="always", cache=True)
+def neg_conj(code, a, y, s):
+    """−φ*(−a; y): the dual objective's per-example term (−inf outside the domain)."""
+    if code == SQUARED:
+        return a * y - 0.5 * a * a
+    if code == ABSOLUTE:
+        if abs(a) > 1.0:
+            return -np.inf
+        return a * y
+    b = a * y
+    if b < 0.0 or b > 1.0:
+        return -np.inf
+    if code == LOGISTIC:
+        return -(_xlogx(b) + _xlogx(1.0 - b))
+    if code == HINGE:
+        return b
+    # SMOOTHED_HINGE
+    return b - 0.5 * s * a * a
+
+
+@njit(inline="always", cache=True)
+def project_dual(code, a, y, s):
+    """Project a onto the domain of −φ*(−·)."""
+    if code == SQUARED:
+        return a
+    if code == ABSOLUTE:
+        return min(1.0, max(-1.0, a))
+    b = min(1.0, max(0.0, a * y))
+    return b * y
+
+
+@njit(inline="always", cache=True)
+def fenchel_young(code, z, a, y, s):
+    """φ(z) + φ*(−a) + a z ≥ 0, the per-example share of the duality gap.
+
+    Written so that the cancellation at the optimum happens in one place; a
+    value below zero can only be rounding and is reported as 0.
+    """
+    if code == LOGISTIC:
+        # φ(z) + b log b + (1−b) log(1−b) − b·yz with b = ay:
+        # = b·(log b − log σ(−yz)...) — evaluated as a KL divergence, which
+        # is accurate when b is close to σ(−yz).
+        b = a * y
+        if b < 0.0 or b > 1.0:
+            return np.inf
+        t = -y * z  # φ = log(1+e^t), optimum b* = σ(t)
+        # KL(b || σ(t)) = b log(b/σ(t)) + (1−b) log((1−b)/(1−σ(t)))
+        # log σ(t) = −log(1+e^{−t});  log(1−σ(t)) = −log(1+e^{t})
+        val = _xlogx(b) + b * _log1pexp(-t) + _xlogx(1.0 - b) + (1.0 - b) * _log1pexp(t)
+        return max(val, 0.0)
+    val = loss_value(code, z, y, s) - neg_conj(code, a, y, s) + a * z
+    return max(val, 0.0)
+
+
+@njit(inline="always", cache=True)
+def _logistic_step(b, yz, q):
+    """Root b⁺ ∈ (0,1) of log(b⁺/(1−b⁺)) + yz + q(b⁺ − b) = 0.
+
+    Solved in t = logit(b⁺): h(t) = t + yz + q(σ(t) − b) has h' = 1 + qσ(1−σ)
+    ∈ [1, 1 + q/4], so the root is bracketed in [−yz − q(1−b), −yz + qb] and
+    safeguarded Newton converges fast; σ(t) keeps full relative precision of
+    b⁺ and of 1 − b⁺ (= σ(−t)) even when b⁺ is within 1e-12 of 0 or 1.
+    Returns (b⁺, 1 − b⁺).
+    """
+    lo = -yz - q * (1.0 - b)
+    hi = -yz + q * b
+    t = min(max(-yz, lo), hi)
+    for _ in range(100):
+        sg = _sigmoid(t)
+        h = t + yz + q * (sg - b)
+        if h > 0.0:
+            hi = t
+        else:
+            lo = t
+        dh = 1.0 + q * sg * (1.0 - sg)
+        t_new = t - h / dh
+        if not (lo < t_new < hi):
+            t_new = 0.5 * (lo + hi)
+        if abs(t_new - t) <= 1e-15 * (1.0 + abs(t)):
+            t = t_new
+            break
+        t = t_new
+    return _sigmoid(t), _sigmoid(-t)
+
+
+@njit(inline="always", cache=True)
+def dual_step(code, a, z, y, q, s):
+    """Exact dual coordinate step of theory.md §3.
+
+    Maximises −φ*(−(a+Δ)) − Δz − (q/2)Δ² over Δ with z = x_i·w and
+    q = ‖x_i‖²/(λn); returns the new α_i = a + Δ. A zero row (q = 0) gets the
+    maximiser of −φ*(−α) − αz, i.e. α = −φ'(z) (any subgradient for
+    non-smooth losses).
+    """
+    if q <= 0.0:
+        return -loss_deriv(code, z, y, s)
+    if code == SQUARED:
+        return a + (y - z - a) / (1.0 + q)
+    if code == ABSOLUTE:
+        return min(1.0, max(-1.0, a + (y - z) / q))
+    b = a * y
+    yz = y * z
+    if code == HINGE:
+        bn = min(1.0, max(0.0, b + (1.0 - yz) / q))
+    elif code == SMOOTHED_HINGE:
+        bn = min(1.0, max(0.0, b + (1.0 - yz - s * b) / (s + q)))
+    else:  # LOGISTIC
+        bn, _ = _logistic_step(b, yz, q)
+    return y * bn
+
+
+# --------------------------------------------------------------------------
+# vector forms used by Problem and at checkpoints
+# --------------------------------------------------------------------------
+
+@njit(cache=True)
+def sum_loss(code, z, y, s):
+    acc = 0.0
+    for i in range(z.shape[0]):
+        acc += loss_value(code, z[i], y[i], s)
+    return acc
+
+
+@njit(cache=True)
+def sum_neg_conj(code, alpha, y, s):
+    acc = 0.0
+    for i in range(alpha.shape[0]):
+        acc += neg_conj(code, alpha[i], y[i], s)
+    return acc
+
+
+@njit(cache=True)
+def sum_fenchel_young(code, z, alpha, y, s):
+    acc = 0.0
+    for i in range(z.shape[0]):
+        acc += fenchel_young(code, z[i], alpha[i], y[i], s)
+    return acc
+
+
+@njit(cache=True)
+def neg_deriv(code, z, y, s):
+    """α(w) = −φ'(z) elementwise (lies in the conjugate's domain)."""
+    out = np.empty_like(z)
+    for i in range(z.shape[0]):
+        out[i] = -loss_deriv(code, z[i], y[i], s)
+    return out
+
+
+def loss_values(name_or_code, z, y, s=1.0):
+    """φ(z_i; y_i) elementwise, for tests and plots (numpy arrays in and out)."""
+    code = name_or_code if isinstance(name_or_code, int) else get_loss(name_or_code).code
+    z, y = np.broadcast_arrays(np.asarray(z, float), np.asarray(y, float))
+    return np.array([loss_value(code, zi, yi, s) for zi, yi in zip(z.ravel(), y.ravel())]).reshape(z.shape)

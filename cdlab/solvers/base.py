@@ -1,0 +1,129 @@
+"""The one solver contract (design.md): a method declares what it supports and
+builds a *state* object that runs chunks of steps; the driver in
+``cdlab.solvers.driver`` does everything else (checkpoints, stopping, timing,
+progress, cancellation, divergence).
+
+A state object has
+
+    run(n_steps)          run that many steps (numba kernel calls), updating
+                          the counters below; must not evaluate P or D
+    iterate() -> (w, alpha)   the current primal point and a dual point
+                          (alpha may be None: the driver then reports α(w))
+    steps                 coordinate / stochastic steps done (a mini-batch
+                          step counts once)
+    nnz_touched           nonzeros of X read, the face-off's work unit
+    data_passes           passes as the method's paper counts them
+    steps_per_pass        the number of steps one checkpoint interval holds
+                          (about one pass over the data)
+
+To add a method: write ``cdlab/solvers/<family>.py`` with a numba kernel, a
+state class and a ``register(MethodSpec(...))`` call, and import the module
+in ``cdlab/solvers/__init__.py``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+ALL_LOSSES = frozenset({"squared", "logistic", "hinge", "smoothed_hinge", "absolute"})
+SMOOTH_LOSSES = frozenset({"squared", "logistic", "smoothed_hinge"})
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """What a method is and what it accepts.
+
+    ``make(problem, sampler_arg, rng, **options)`` returns a state object.
+    ``samplings`` lists accepted sampling names; "custom" means an array of
+    probabilities is accepted too. ``options`` maps option names to defaults.
+    """
+
+    name: str
+    make: Callable
+    source: str  # paper, algorithm, equation
+    kind: str  # "dual", "primal", "primal-dual"
+    losses: frozenset = ALL_LOSSES
+    supports_l1: bool = True
+    needs_lam: bool = True  # λ > 0 required
+    samplings: tuple = ("uniform",)
+    options: dict = field(default_factory=dict)
+    batch: bool = False  # accepts batch_size
+
+    def check(self, problem, sampling, options):
+        """Refuse an unsupported combination before any work is done."""
+        if problem.loss not in self.losses:
+            hint = ""
+            if problem.loss in ("hinge", "absolute") and "smoothed_hinge" in self.losses:
+                hint = " (it needs a smooth loss: try loss='smoothed_hinge')"
+            raise ValueError(f"method {self.name!r} does not support the {problem.loss} loss{hint}; "
+                             f"supported: {sorted(self.losses)}")
+        if problem.l1 > 0 and not self.supports_l1:
+            raise ValueError(f"method {self.name!r} does not support l1 > 0 (elastic net)")
+        if self.needs_lam and problem.lam <= 0:
+            raise ValueError(f"method {self.name!r} needs lam > 0, got lam={problem.lam}")
+        if isinstance(sampling, str):
+            if sampling not in self.samplings or sampling == "custom":
+                names = [s for s in self.samplings if s != "custom"]
+                extra = " or an array of probabilities" if "custom" in self.samplings else ""
+                raise ValueError(f"method {self.name!r} does not support sampling {sampling!r}; "
+                                 f"use one of {names}{extra}")
+        elif "custom" not in self.samplings:
+            raise ValueError(f"method {self.name!r} does not accept custom sampling probabilities")
+        allowed = set(self.options) | ({"batch_size"} if self.batch else set())
+        unknown = set(options) - allowed
+        if unknown:
+            raise ValueError(f"method {self.name!r} got unknown option(s) {sorted(unknown)}; "
+                             f"it accepts {sorted(allowed) or 'none'}")
+
+
+METHODS: dict[str, MethodSpec] = {}
+
+
+def register(spec: MethodSpec) -> MethodSpec:
+    METHODS[spec.name] = spec
+    return spec
+
+
+def get_method(name: str) -> MethodSpec:
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; available: {sorted(METHODS)}")
+    return METHODS[name]
+
+
+TRACE_COLUMNS = ["steps", "nnz_touched", "passes", "data_passes", "time", "primal", "dual", "gap"]
+
+
+@dataclass
+class Result:
+    """What ``cdlab.solve`` returns.
+
+    ``trace`` has one row per checkpoint with the columns of TRACE_COLUMNS
+    (+ ``subopt`` = P − P* when a reference optimum is known). ``status`` is
+    one of "converged" (gap ≤ tol), "max_passes", "max_time", "cancelled",
+    "diverged".
+    """
+
+    w: np.ndarray
+    alpha: np.ndarray
+    trace: pd.DataFrame
+    method: str
+    sampling: object
+    status: str
+    options: dict
+    message: str = ""
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "converged"
+
+    @property
+    def diverged(self) -> bool:
+        return self.status == "diverged"
+
+    def __repr__(self):
+        last = self.trace.iloc[-1]
+        return (f"Result(method={self.method!r}, status={self.status!r}, passes={last.passes:.3g}, "
+                f"gap={last.gap:.3e}, primal={last.primal:.12g})")

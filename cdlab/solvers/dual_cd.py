@@ -1,0 +1,130 @@
+"""Dual coordinate ascent: SDCA / Prox-SDCA and dual RCD (Quartz serial).
+
+SDCA (Shalev-Shwartz & Zhang, Prox-SDCA slides; theory.md §3): pick i, take
+the exact coordinate step of ``losses.dual_step`` with q = ‖x_i‖²/(λn), then
+α_i += Δ, v += Δ x_i/(λn), w_j = S_{μ/λ}(v_j) on the touched j only, so a step
+costs ‖x_i‖₀. With μ > 0 this is Prox-SDCA for the elastic net (the step
+maximises the quadratic lower bound of D given by the 1-smoothness of g*).
+
+Dual RCD (Csiba & Richtárik, Algorithm 2; theory.md §4): with serial
+probabilities q, θ = min_k q_k λγn/(‖x_k‖² + λγn) and the gradient step
+Δ = (θ/q_i)(−φ_i'(x_i·w) − α_i); ``step="exact"`` uses SDCA's step instead.
+SDCA is its uniform special case with the exact step and shares the kernel.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .. import losses as L
+from ..sampling import ORDERS, make_sampler
+from .base import ALL_LOSSES, SMOOTH_LOSSES, MethodSpec, register
+
+
+@njit(cache=True, nogil=True)
+def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
+                  alpha, v, w, order, step_scale, exact):
+    """Run len(order) dual coordinate steps in place; returns nonzeros touched.
+
+    ``w`` may be the same array as ``v`` when thresh (= μ/λ) is 0.
+    """
+    touched = 0
+    for k in range(order.shape[0]):
+        i = order[k]
+        start, end = indptr[i], indptr[i + 1]
+        z = 0.0
+        for p in range(start, end):
+            z += data[p] * w[indices[p]]
+        a = alpha[i]
+        if exact:
+            a_new = L.dual_step(code, a, z, y[i], row_sq[i] / lam_n, s)
+        else:
+            a_new = a + step_scale[i] * (-L.loss_deriv(code, z, y[i], s) - a)
+        touched += end - start
+        delta = a_new - a
+        if delta != 0.0:
+            alpha[i] = a_new
+            c = delta / lam_n
+            for p in range(start, end):
+                j = indices[p]
+                vj = v[j] + c * data[p]
+                v[j] = vj
+                if thresh > 0.0:
+                    if vj > thresh:
+                        w[j] = vj - thresh
+                    elif vj < -thresh:
+                        w[j] = vj + thresh
+                    else:
+                        w[j] = 0.0
+    return touched
+
+
+class DualCDState:
+    """State of a dual coordinate method: α, v = Xᵀα/(λn), w = S_{μ/λ}(v)."""
+
+    def __init__(self, problem, sampling, rng, step="exact"):
+        if step not in ("exact", "gradient"):
+            raise ValueError(f"step must be 'exact' or 'gradient', got {step!r}")
+        if step == "gradient" and not problem.is_smooth:
+            raise ValueError(f"the gradient step needs a smooth loss, not {problem.loss!r}; "
+                             "use step='exact' or loss='smoothed_hinge'")
+        self.p = problem
+        n = problem.n_samples
+        gamma = problem.gamma
+        if sampling == "importance" and gamma is None:
+            raise ValueError(f"importance sampling (face-off eq. 14) needs a smooth loss, not {problem.loss!r}")
+        self.sampler = make_sampler(sampling, n, problem.row_norms_sq, problem.lam, gamma or 1.0, n,
+                                    allowed=ORDERS + ("importance", "custom"), what="examples")
+        self.rng = rng
+        self.exact = step == "exact"
+        if self.exact:
+            self.step_scale = np.zeros(1)
+        else:
+            lgn = problem.lam * gamma * n
+            q = self.sampler.probs
+            theta = np.min(q * lgn / (problem.row_norms_sq + lgn))
+            self.step_scale = theta / q
+        self.alpha = np.zeros(n)
+        self.v = np.zeros(problem.n_features)
+        self.thresh = problem.l1 / problem.lam
+        self.w = self.v if self.thresh == 0 else np.zeros(problem.n_features)
+        self.steps = 0
+        self.nnz_touched = 0
+        self.data_passes = 0.0
+        self.steps_per_pass = n
+
+    def run(self, n_steps):
+        p = self.p
+        order = self.sampler.draw(self.rng, n_steps)
+        self.nnz_touched += dual_cd_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
+                                          p.lam * p.n_samples, self.thresh, p.row_norms_sq,
+                                          self.alpha, self.v, self.w, order, self.step_scale, self.exact)
+        self.steps += n_steps
+        self.data_passes = self.steps / p.n_samples
+
+    def iterate(self):
+        return self.w, self.alpha
+
+
+def _make_sdca(problem, sampling, rng):
+    return DualCDState(problem, sampling, rng, step="exact")
+
+
+def _make_dual_cd(problem, sampling, rng, step="gradient"):
+    return DualCDState(problem, sampling, rng, step=step)
+
+
+register(MethodSpec(
+    name="sdca", make=_make_sdca, kind="dual",
+    source="Shalev-Shwartz & Zhang, SDCA / Prox-SDCA (slides); theory.md §3",
+    losses=ALL_LOSSES, supports_l1=True,
+    samplings=("uniform", "permutation", "cyclic", "importance", "custom"),
+))
+
+register(MethodSpec(
+    name="dual_cd", make=_make_dual_cd, kind="dual",
+    source="Csiba & Richtárik 2016, Algorithm 2 (Quartz serial); theory.md §4",
+    losses=ALL_LOSSES, supports_l1=True,
+    samplings=("uniform", "importance", "custom", "permutation", "cyclic"),
+    options={"step": "gradient"},
+))
