@@ -1,9 +1,17 @@
 """Solvers: one module per method family, all behind ``cdlab.solve``.
 
-Importing a family module registers its methods in ``METHODS``.
+Every module in this package that calls ``register(MethodSpec(...))`` adds its
+methods to ``METHODS``; modules are imported here automatically, so a new
+method family is one new file.
 """
+import importlib
+import pkgutil
+
 from .base import METHODS, MethodSpec, Result, get_method, register
 from .driver import solve
-from . import dual_cd  # noqa: F401  (registers sdca, dual_cd)
+
+for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    if _mod not in ("base", "driver") and not _mod.startswith("_"):
+        importlib.import_module(f"{__name__}.{_mod}")
 
 __all__ = ["METHODS", "MethodSpec", "Result", "get_method", "register", "solve"]

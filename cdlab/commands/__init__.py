@@ -1,0 +1,1 @@
+"""Sub-commands of the ``cdlab`` CLI, one module each (see cdlab/cli.py)."""
