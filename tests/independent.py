@@ -1,0 +1,71 @@
+"""Independent optima for certifying cdlab's solvers: scipy L-BFGS-B on
+objectives written here in plain numpy (nothing from cdlab's kernels).
+
+Smooth losses: the primal, with w = u − v, u, v ≥ 0 when l1 > 0 so the
+objective stays smooth. Hinge and absolute loss: the dual, a smooth
+box-constrained problem in α (theory.md §1–2), whose value is a lower bound
+on P*; the primal value of its w(α) is an upper bound.
+"""
+import numpy as np
+import scipy.optimize as so
+
+
+def _loss_and_grad(loss, z, y, s=1.0):
+    if loss == "squared":
+        r = z - y
+        return 0.5 * r * r, r
+    if loss == "logistic":
+        t = -y * z
+        val = np.logaddexp(0.0, t)
+        return val, -y * np.exp(t - val)
+    if loss == "smoothed_hinge":
+        m = 1.0 - y * z
+        val = np.where(m <= 0, 0.0, np.where(m >= s, m - s / 2, m * m / (2 * s)))
+        der = np.where(m <= 0, 0.0, np.where(m >= s, -y, -y * m / s))
+        return val, der
+    raise ValueError(loss)
+
+
+def primal_optimum(X, y, loss, lam, l1=0.0, s=1.0):
+    """min_w (1/n) Σ φ(x_i·w) + λ/2‖w‖² + μ‖w‖₁ by L-BFGS-B; returns (P, w)."""
+    n, d = X.shape
+
+    def fun(u):
+        w = u[:d] - u[d:] if l1 > 0 else u
+        val, der = _loss_and_grad(loss, X @ w, y, s)
+        g = X.T @ der / n + lam * w
+        f = val.mean() + 0.5 * lam * w @ w
+        if l1 > 0:
+            f += l1 * u.sum()
+            g = np.concatenate([g + l1, -g + l1])
+        return f, g
+
+    x0 = np.zeros(2 * d if l1 > 0 else d)
+    bounds = [(0, None)] * (2 * d) if l1 > 0 else None
+    res = so.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                      options=dict(maxiter=100000, maxcor=30, ftol=1e-16, gtol=1e-13))
+    w = res.x[:d] - res.x[d:] if l1 > 0 else res.x
+    return fun(res.x)[0], w
+
+
+def dual_optimum(X, y, loss, lam, l1=0.0):
+    """max_α D(α) for hinge / absolute loss by L-BFGS-B on the box; returns D*."""
+    n, d = X.shape
+    t = l1 / lam
+
+    def fun(b):
+        alpha = y * b if loss == "hinge" else b
+        v = X.T @ alpha / (lam * n)
+        sv = np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
+        lin = b.sum() if loss == "hinge" else alpha @ y
+        f = lin / n - 0.5 * lam * sv @ sv
+        g_alpha = (y if loss == "absolute" else 1.0) / n - (X @ sv) / n  # ∂/∂α, chain through S
+        g = g_alpha * y if loss == "hinge" else g_alpha
+        if loss == "hinge":
+            g = 1.0 / n - y * (X @ sv) / n
+        return -f, -g
+
+    bounds = [(0, 1)] * n if loss == "hinge" else [(-1, 1)] * n
+    res = so.minimize(fun, np.zeros(n), jac=True, method="L-BFGS-B", bounds=bounds,
+                      options=dict(maxiter=100000, maxcor=30, ftol=1e-16, gtol=1e-13))
+    return -res.fun

@@ -1,0 +1,119 @@
+"""Losses: derivatives by finite differences, conjugates by a numeric inf,
+exact dual steps by numeric maximisation, the logistic step at 50 digits."""
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import scipy.optimize as so
+
+from cdlab import losses as L
+
+LOSSES = ["squared", "logistic", "hinge", "smoothed_hinge", "absolute"]
+S = 0.7  # a smoothed-hinge parameter other than 1, so s-dependence is exercised
+
+
+def codes():
+    return [(name, L.get_loss(name).code) for name in LOSSES]
+
+
+@pytest.mark.parametrize("name,code", codes())
+def test_derivative_matches_finite_differences(name, code):
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        z, y = rng.normal(0, 2), rng.choice([-1.0, 1.0])
+        if code in (L.HINGE, L.ABSOLUTE, L.SMOOTHED_HINGE) and min(abs(1 - y * z), abs(1 - y * z - S), abs(z - y)) < 1e-3:
+            continue  # at a kink the derivative is a subgradient only
+        h = 1e-6
+        fd = (L.loss_value(code, z + h, y, S) - L.loss_value(code, z - h, y, S)) / (2 * h)
+        assert L.loss_deriv(code, z, y, S) == pytest.approx(fd, abs=1e-6)
+
+
+@pytest.mark.parametrize("name,code", codes())
+def test_neg_conjugate_is_inf_of_loss_plus_linear(name, code):
+    """−φ*(−a) = inf_z φ(z) + a z, checked numerically inside the domain."""
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        y = rng.choice([-1.0, 1.0])
+        a = y * rng.uniform(0.02, 0.98) if code != L.SQUARED else rng.normal()
+        if code == L.ABSOLUTE:
+            a = rng.uniform(-0.98, 0.98)
+        res = so.minimize_scalar(lambda z: L.loss_value(code, z, y, S) + a * z, bounds=(-60, 60),
+                                 method="bounded", options=dict(xatol=1e-12))
+        # Brent is slow to pin a V-shaped minimum: also try the losses' kinks
+        kinks = [y, 1.0 / y, (1.0 - S) / y]
+        best = min([res.fun] + [L.loss_value(code, k, y, S) + a * k for k in kinks])
+        assert L.neg_conj(code, a, y, S) == pytest.approx(best, abs=1e-9)
+    if code != L.SQUARED:
+        assert L.neg_conj(code, 1.5 * y if code != L.ABSOLUTE else 1.5, y, S) == -np.inf
+
+
+@pytest.mark.parametrize("name,code", codes())
+def test_dual_step_maximises_the_one_dimensional_objective(name, code):
+    """Δ maximises −φ*(−(a+Δ)) − Δz − (q/2)Δ² (theory.md §3)."""
+    rng = np.random.default_rng(2)
+    for _ in range(60):
+        y = rng.choice([-1.0, 1.0])
+        a = L.project_dual(code, rng.normal(0, 0.6), y, S)
+        z, q = rng.normal(0, 2), 10 ** rng.uniform(-3, 2)
+
+        def obj(anew):
+            return L.neg_conj(code, anew, y, S) - (anew - a) * z - 0.5 * q * (anew - a) ** 2
+
+        a_new = L.dual_step(code, a, z, y, q, S)
+        assert np.isfinite(obj(a_new))
+        lo, hi = (-1.0, 1.0) if code == L.ABSOLUTE else ((min(0, y), max(0, y)) if code != L.SQUARED else (-50, 50))
+        res = so.minimize_scalar(lambda t: -obj(t), bounds=(lo, hi), method="bounded", options=dict(xatol=1e-13))
+        assert obj(a_new) >= -res.fun - 1e-10
+
+
+def _logistic_root_mp(b, yz, q):
+    mpmath.mp.dps = 60
+    b, yz, q = mpmath.mpf(b), mpmath.mpf(yz), mpmath.mpf(q)
+    f = lambda t: t + yz + q * (1 / (1 + mpmath.e ** (-t)) - b)  # in t = logit(b⁺), increasing
+    lo, hi = -yz - q * (1 - b), -yz + q * b
+    for _ in range(400):  # plain bisection at 60 digits: slow but beyond doubt
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    t = (lo + hi) / 2
+    return 1 / (1 + mpmath.e ** (-t)), 1 / (1 + mpmath.e ** t)
+
+
+@pytest.mark.parametrize("b,yz,q", [
+    (0.0, 0.3, 1.0), (1.0, -0.3, 1.0), (0.5, 0.0, 1e-8), (0.2, 40.0, 1e-3), (0.9, -40.0, 1e-3),
+    (1e-12, 30.0, 1e-6), (1 - 1e-12, -30.0, 1e-6), (1e-13, 27.6, 0.0), (0.3, 5.0, 1e4), (0.7, -3.0, 1e6),
+])
+def test_logistic_step_accurate_near_the_boundary(b, yz, q):
+    """The safeguarded Newton step is accurate to 1e-12 in b⁺ and in 1 − b⁺,
+    relatively, even when b⁺ is within 1e-12 of 0 or 1."""
+    q = max(q, 1e-300)
+    bp, one_minus = L._logistic_step(b, yz, q)
+    ref_b, ref_1mb = _logistic_root_mp(b, yz, q)
+    assert abs(bp - float(ref_b)) <= 1e-12 * max(float(ref_b), 1e-300) + 1e-300
+    assert abs(one_minus - float(ref_1mb)) <= 1e-12 * max(float(ref_1mb), 1e-300) + 1e-300
+    assert 0.0 < bp < 1.0 or (bp == 1.0 and one_minus > 0)
+
+
+def test_fenchel_young_vanishes_exactly_at_the_dual_point():
+    rng = np.random.default_rng(3)
+    for name, code in codes():
+        for _ in range(20):
+            z, y = rng.normal(0, 3), rng.choice([-1.0, 1.0])
+            a = -L.loss_deriv(code, z, y, S)
+            assert L.fenchel_young(code, z, a, y, S) <= 1e-14
+            a2 = L.project_dual(code, a + 0.1 * rng.normal(), y, S)
+            assert L.fenchel_young(code, z, a2, y, S) >= 0.0
+
+
+def test_gamma_and_unknown_loss():
+    assert L.get_loss("squared").gamma() == 1.0
+    assert L.get_loss("logistic").gamma() == 4.0
+    assert L.get_loss("smoothed_hinge").gamma(0.3) == 0.3
+    assert L.get_loss("hinge").gamma() is None
+    with pytest.raises(ValueError, match="unknown loss 'huber'"):
+        L.get_loss("huber")
+
+
+def test_logistic_value_does_not_overflow():
+    assert L.loss_value(L.LOGISTIC, 1000.0, -1.0, 1.0) == pytest.approx(1000.0)
+    assert L.loss_value(L.LOGISTIC, 1000.0, 1.0, 1.0) == pytest.approx(math.exp(-1000.0), abs=1e-300)
