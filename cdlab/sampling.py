@@ -1,4 +1,5 @@
-"""Serial samplings of coordinates: uniform, importance (face-off eq. 14), custom.
+"""Samplings of coordinates: serial (uniform, importance (face-off eq. 14),
+custom) and uniform mini-batches (m distinct indices per step).
 
 A sampler is drawn from in whole chunks by the solver driver so that one
 ``numpy.random.Generator`` seeded per run fixes the whole trace. Non-uniform
@@ -112,3 +113,54 @@ def make_sampler(sampling, size, importance_norms_sq=None, lam=0.0, gamma=1.0, n
     if "custom" not in allowed:
         raise ValueError(f"this method does not accept custom probabilities; use one of {list(allowed)}")
     return Sampler(size, "weighted", check_probabilities(sampling, size, what))
+
+
+class BatchSampler:
+    """Uniform mini-batches: each draw is ``batch_size`` distinct indices out of
+    ``size``, every such subset equally likely (the "τ-nice" sampling of the
+    arbitrary-sampling papers; SPDC and ASDCA use it), so index i lands in a
+    batch with probability batch_size/size.
+
+    ``draw(rng, k)`` returns a (k, batch_size) int64 array, one batch per row,
+    from the run's Generator only, so equal seeds give equal batches.
+    """
+
+    def __init__(self, size, batch_size):
+        self.size = int(size)
+        self.batch_size = check_batch_size(batch_size, self.size)
+
+    def draw(self, rng: np.random.Generator, k: int) -> np.ndarray:
+        m, size = self.batch_size, self.size
+        if m == 1:
+            return rng.integers(0, size, (k, 1))
+        if m * m > size:
+            # Duplicates would be likely, so rejection would waste draws:
+            # a partial shuffle per batch costs O(size), at most O(m²).
+            return np.stack([rng.choice(size, m, replace=False) for _ in range(k)]) if k else \
+                np.empty((0, m), dtype=np.int64)
+        # m² ≤ size: a batch drawn with replacement has no repeat with
+        # probability ≥ 1/2, so redrawing the rows with a repeat terminates
+        # fast; conditioning i.i.d. draws on "all distinct" is exactly uniform
+        # over ordered m-subsets.
+        out = rng.integers(0, size, (k, m))
+        bad = _rows_with_repeats(out)
+        while bad.size:
+            out[bad] = rng.integers(0, size, (bad.size, m))
+            bad = bad[_rows_with_repeats(out[bad])]
+        return out
+
+
+def _rows_with_repeats(a):
+    s = np.sort(a, axis=1)
+    return np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=1))
+
+
+def check_batch_size(batch_size, size):
+    """A mini-batch size must be an integer in [1, size]."""
+    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)):
+        if not (isinstance(batch_size, (float, np.floating)) and float(batch_size).is_integer()):
+            raise ValueError(f"batch_size must be an integer, got {batch_size!r}")
+    m = int(batch_size)
+    if not 1 <= m <= size:
+        raise ValueError(f"batch_size must be between 1 and {size}, got {m}")
+    return m

@@ -71,7 +71,9 @@ class DualCDState:
         self.p = problem
         n = problem.n_samples
         gamma = problem.gamma
-        if sampling == "importance" and gamma is None:
+        # isinstance first: ``array == "importance"`` compares elementwise and
+        # made custom probabilities crash with "truth value of an array".
+        if isinstance(sampling, str) and sampling == "importance" and gamma is None:
             raise ValueError(f"importance sampling (face-off eq. 14) needs a smooth loss, not {problem.loss!r}")
         self.sampler = make_sampler(sampling, n, problem.row_norms_sq, problem.lam, gamma or 1.0, n,
                                     allowed=ORDERS + ("importance", "custom"), what="examples")

@@ -1,0 +1,144 @@
+"""Dual RCD (face-off Algorithm 2 / Quartz serial) and SDCA: the θ/q_i gradient
+step for every smooth loss, the exact step for every loss, SDCA as its
+uniform special case sharing the kernel."""
+import numpy as np
+import pytest
+
+import cdlab
+from cdlab.solvers import dual_cd
+from independent import dual_optimum
+from test_primal_cd import (LOSSES, REAL, check_certified, check_importance_wins, real_data, real_problem,
+                            scale_rows, skewed, synthetic)
+
+STEPS = ("gradient", "exact")
+
+
+def no_time(res):
+    return res.trace.drop(columns="time")
+
+
+# ---------------------------------------------------------------- certificates
+
+@pytest.mark.parametrize("l1", [0.0, 1e-2])
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("sampling", ["uniform", "importance"])
+def test_certified_on_synthetic(loss, l1, step, sampling):
+    check_certified(synthetic(loss, l1=l1), "dual_cd", step=step, sampling=sampling)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("name", sorted(REAL))
+@pytest.mark.parametrize("step", STEPS)
+def test_certified_on_real_data(name, loss, step):
+    check_certified(real_problem(name, loss), "dual_cd", step=step)
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_certified_on_real_data_elastic_net(name):
+    check_certified(real_problem(name, "logistic", l1=1e-3), "dual_cd", sampling="importance")
+
+
+@pytest.mark.parametrize("loss, name", [("hinge", "colon-cancer"), ("hinge", "synthetic"),
+                                        ("absolute", "heart_scale")])
+def test_exact_step_certifies_non_smooth_losses(loss, name):
+    if name == "synthetic":
+        rng = np.random.default_rng(0)
+        X = scale_rows(rng.standard_normal((200, 50)))
+        y = np.where(X @ rng.standard_normal(50) + 0.3 * rng.standard_normal(200) >= 0, 1.0, -1.0)
+    else:
+        X, y = real_data(name)
+        if loss == "absolute":  # a regression target: the first feature plus label noise
+            y = 3.0 * X[:, 0].toarray().ravel() + 0.1 * y
+    problem = cdlab.Problem(X, y, loss=loss, lam=1.0 / X.shape[0])
+    res = cdlab.solve(problem, method="dual_cd", step="exact", tol=1e-9, max_passes=5000)
+    assert res.converged and res.trace.gap.iloc[-1] <= 1e-9
+    d_ref = dual_optimum(problem.X, problem.y, loss, problem.lam)
+    assert abs(res.trace.dual.iloc[-1] - d_ref) <= 1e-8 * abs(d_ref)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "absolute"])
+def test_gradient_step_needs_a_smooth_loss(loss):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 4))
+    y = np.sign(rng.standard_normal(20)) if loss == "hinge" else rng.standard_normal(20)
+    with pytest.raises(ValueError, match="step='exact' or loss='smoothed_hinge'"):
+        cdlab.solve(cdlab.Problem(X, y, loss=loss, lam=0.1), method="dual_cd")
+    with pytest.raises(ValueError, match="needs a smooth loss"):
+        cdlab.solve(cdlab.Problem(X, y, loss=loss, lam=0.1), method="dual_cd", step="exact",
+                    sampling="importance")
+
+
+# ------------------------------------------------------- SDCA is the special case
+
+@pytest.mark.parametrize("loss, l1", [("logistic", 0.0), ("hinge", 1e-2), ("squared", 0.0)])
+def test_exact_step_at_uniform_sampling_is_sdca(loss, l1):
+    X, y = real_data("heart_scale")
+    problem = cdlab.Problem(X, y, loss=loss, lam=1.0 / X.shape[0], l1=l1)
+    a = cdlab.solve(problem, method="sdca", seed=11, tol=1e-9, max_passes=200)
+    b = cdlab.solve(problem, method="dual_cd", step="exact", seed=11, tol=1e-9, max_passes=200)
+    assert len(a.trace) > 3
+    assert no_time(a).equals(no_time(b))
+    assert np.array_equal(a.w, b.w) and np.array_equal(a.alpha, b.alpha)
+
+
+def test_gradient_step_is_the_exact_step_for_squared_loss_at_importance_sampling():
+    """θ/q_i = λn/(‖x_i‖² + λn) = 1/(1 + q) there: Quartz's step and SDCA's
+    closed form are the same number, so the runs agree to rounding."""
+    problem = synthetic("squared", n=120, d=30)
+    a = cdlab.solve(problem, method="dual_cd", step="gradient", sampling="importance", seed=2, tol=1e-10)
+    b = cdlab.solve(problem, method="dual_cd", step="exact", sampling="importance", seed=2, tol=1e-10)
+    np.testing.assert_allclose(a.alpha, b.alpha, rtol=1e-9, atol=1e-13)
+    np.testing.assert_array_equal(a.trace.steps, b.trace.steps)
+
+
+def test_theta_over_q_keeps_alpha_in_the_domain():
+    problem = real_problem("heart_scale", "logistic")
+    q = np.linspace(1.0, 30.0, problem.n_samples)
+    q /= q.sum()
+    state = dual_cd.DualCDState(problem, q, np.random.default_rng(0), step="gradient")
+    lgn = problem.lam * 4.0 * problem.n_samples
+    theta = np.min(q * lgn / (problem.row_norms_sq + lgn))
+    np.testing.assert_allclose(state.step_scale, theta / q, rtol=1e-14)
+    assert state.step_scale.max() <= 1.0
+    state.run(20 * problem.n_samples)
+    b = state.alpha * problem.y
+    assert b.min() >= 0.0 and b.max() <= 1.0
+
+
+# ------------------------------------------------------------------ sampling
+
+def test_importance_beats_uniform_on_skewed_rows():
+    """Uniform θ is set by the largest row norm, so every step is short;
+    importance sampling gives each row its own step (face-off eq. 14)."""
+    check_importance_wins("dual_cd", [skewed(0, 300, 30, 0.05, 10.0, seed) for seed in range(10)])
+
+
+@pytest.mark.parametrize("method", ["sdca", "dual_cd"])
+def test_custom_probabilities_equal_importance_and_are_not_modified(method):
+    problem = synthetic("logistic")
+    imp = dual_cd.DualCDState(problem, "importance", np.random.default_rng(0)).sampler.probs
+    probs = imp.copy()
+    probs.flags.writeable = False
+    a = cdlab.solve(problem, method=method, sampling=probs, seed=4, tol=1e-9)
+    b = cdlab.solve(problem, method=method, sampling="importance", seed=4, tol=1e-9)
+    assert np.array_equal(probs, imp)
+    assert no_time(a).equals(no_time(b))
+
+
+def test_equal_seeds_equal_traces():
+    problem = real_problem("colon-cancer", "smoothed_hinge", l1=1e-3)
+    runs = [cdlab.solve(problem, method="dual_cd", sampling="importance", seed=s, tol=1e-9) for s in (8, 8, 9)]
+    assert no_time(runs[0]).equals(no_time(runs[1]))
+    assert not runs[0].trace.primal.equals(runs[2].trace.primal)
+
+
+def test_a_step_costs_its_row_nonzeros():
+    X, y = real_data("a9a")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=1e-3)
+    state = dual_cd.DualCDState(problem, "importance", np.random.default_rng(7), step="gradient")
+    state.run(1000)
+    replay = np.random.default_rng(7)
+    drawn = dual_cd.DualCDState(problem, "importance", replay).sampler.draw(replay, 1000)
+    assert state.nnz_touched == problem.row_nnz[drawn].sum()
+    np.testing.assert_allclose(state.v, problem.v_from_alpha(state.alpha), rtol=0, atol=1e-12)

@@ -1,0 +1,232 @@
+"""Primal RCD (NSync, face-off Algorithm 1): certificates on synthetic and real
+data, agreement with scipy L-BFGS-B, importance vs uniform sampling, work
+counting, refusals. The data helpers here are shared with test_dual_cd.py."""
+import bz2
+import functools
+import io
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_svmlight_file
+
+import cdlab
+from cdlab.solvers import primal_cd
+from independent import primal_optimum
+
+DATA = "/work/shared/data/"
+LOSSES = ("squared", "logistic", "smoothed_hinge")
+# (file, n_features, rows kept): small files whole, larger ones a leading slice
+REAL = {"heart_scale": (13, None), "colon-cancer": (2000, None), "a9a": (123, 2000),
+        "reuters_moneyfx": (8315, 800)}
+
+
+def scale_rows(X):
+    """Divide by the mean example norm (the face-off experiments' scaling)."""
+    sq = X.multiply(X).sum(axis=1) if hasattr(X, "multiply") else (X * X).sum(axis=1)
+    return X / np.sqrt(np.asarray(sq).ravel()).mean()
+
+
+def synthetic(loss, n=200, d=50, seed=0, l1=0.0):
+    rng = np.random.default_rng(seed)
+    X = scale_rows(rng.standard_normal((n, d)))
+    t = X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n)
+    y = t if loss == "squared" else np.where(t >= 0, 1.0, -1.0)
+    return cdlab.Problem(X, y, loss=loss, lam=1.0 / n, l1=l1)
+
+
+@functools.lru_cache(maxsize=None)
+def real_data(name):
+    n_features, rows = REAL[name]
+    with bz2.open(DATA + name + ".bz2", "rb") as f:
+        raw = f.read() if rows is None else b"".join(line for _, line in zip(range(rows), f))
+    X, y = load_svmlight_file(io.BytesIO(raw), n_features=n_features)
+    return scale_rows(X).tocsr(), y
+
+
+def real_problem(name, loss, l1=0.0):
+    X, y = real_data(name)
+    return cdlab.Problem(X, y, loss=loss, lam=1.0 / X.shape[0], l1=l1)
+
+
+_LBFGS = {}
+
+
+def lbfgs_value(problem):
+    """P* by L-BFGS-B (tests/independent.py), cached per problem content. Empty
+    columns are left out: with λ > 0 their optimal weight is 0 and they add
+    nothing to P, but they would double L-BFGS-B's work on sparse slices."""
+    key = problem.content_hash()
+    if key not in _LBFGS:
+        used = problem.col_nnz > 0
+        _LBFGS[key] = primal_optimum(problem.X[:, used], problem.y, problem.loss, problem.lam, problem.l1,
+                                     problem.s)[0]
+    return _LBFGS[key]
+
+
+def check_certified(problem, method, tol=1e-9, max_passes=5000, **options):
+    """The run's gap reaches tol, and its P agrees with L-BFGS-B's to 1e-8
+    (relative); L-BFGS-B's value respects weak duality against our D."""
+    res = cdlab.solve(problem, method=method, tol=tol, max_passes=max_passes, **options)
+    last = res.trace.iloc[-1]
+    assert res.converged and last.gap <= tol, res
+    # the trace's P and D are those of the returned iterates
+    assert problem.primal(res.w) == last.primal
+    assert problem.gap(res.w, res.alpha) == last.gap
+    p_ref = lbfgs_value(problem)
+    assert abs(last.primal - p_ref) <= 1e-8 * abs(p_ref), (last.primal, p_ref)
+    assert p_ref >= last.dual - 1e-12, (p_ref, last.dual)
+    return res
+
+
+def passes_to_gap(problem, method, sampling, seed, tol=1e-8, **options):
+    res = cdlab.solve(problem, method=method, sampling=sampling, seed=seed, tol=tol, max_passes=3000,
+                      eval_every=0.25, **options)
+    assert res.converged, res
+    return res.trace.passes.iloc[-1]
+
+
+def skewed(axis, n, d, heavy, scale, seed):
+    """Dense logistic data in which a fraction ``heavy`` of the rows (axis 0)
+    or columns (axis 1) is ``scale`` times larger than the rest."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    k = int(heavy * X.shape[axis])
+    if axis == 0:
+        X[:k] *= scale
+    else:
+        X[:, :k] *= scale
+    X = scale_rows(X)
+    y = np.where(X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n) >= 0, 1.0, -1.0)
+    return cdlab.Problem(X, y, loss="logistic", lam=1.0 / n)
+
+
+def check_importance_wins(method, problems, **options):
+    """Importance needs fewer passes than uniform: by ≥ 1.5× on the median
+    over the seeds, and on at least 80% of the seeds individually."""
+    ratios = []
+    for seed, problem in enumerate(problems):
+        uni = passes_to_gap(problem, method, "uniform", seed, **options)
+        imp = passes_to_gap(problem, method, "importance", seed, **options)
+        ratios.append(uni / imp)
+    ratios = np.array(ratios)
+    assert np.median(ratios) >= 1.5, ratios
+    assert (ratios > 1.0).sum() >= 0.8 * len(ratios), ratios
+
+
+# ---------------------------------------------------------------- certificates
+
+@pytest.mark.parametrize("l1", [0.0, 1e-2])
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("sampling", ["uniform", "importance"])
+def test_certified_on_synthetic(loss, l1, sampling):
+    res = check_certified(synthetic(loss, l1=l1), "primal_cd", sampling=sampling)
+    if l1 > 0:
+        assert 0 < np.count_nonzero(res.w) < res.w.size  # the prox step really zeroes coordinates
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_certified_on_real_data(name, loss):
+    check_certified(real_problem(name, loss), "primal_cd")
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_certified_on_real_data_elastic_net(name):
+    check_certified(real_problem(name, "logistic", l1=1e-3), "primal_cd", sampling="importance")
+
+
+def test_zero_columns_stay_zero():
+    X, y = real_data("reuters_moneyfx")  # the 800-row slice leaves most of the 8315 columns empty
+    problem = cdlab.Problem(X, y, loss="logistic", lam=1.0 / X.shape[0])
+    empty = problem.col_nnz == 0
+    assert empty.sum() > 1000
+    res = check_certified(problem, "primal_cd", sampling="importance")
+    assert np.all(res.w[empty] == 0.0)
+
+
+# ------------------------------------------------------------------ sampling
+
+def test_importance_beats_uniform_on_skewed_columns():
+    """Face-off Theorem 1: with a few heavy columns, uniform sampling pays
+    d·max_j L_j/λ iterations, importance Σ_j L_j/λ (here ~2× fewer passes)."""
+    check_importance_wins("primal_cd", [skewed(1, 150, 150, 0.05, 20.0, seed) for seed in range(10)])
+
+
+def test_importance_probabilities_are_eq14():
+    problem = synthetic("logistic")
+    state = primal_cd.PrimalCDState(problem, "importance", np.random.default_rng(0))
+    w = problem.col_norms_sq + problem.lam * 4.0 * problem.n_samples
+    np.testing.assert_allclose(state.sampler.probs, w / w.sum(), rtol=1e-14)
+
+
+def test_custom_probabilities_equal_importance_and_are_not_modified():
+    problem = synthetic("logistic")
+    imp = primal_cd.PrimalCDState(problem, "importance", np.random.default_rng(0)).sampler.probs
+    probs = imp.copy()
+    probs.flags.writeable = False
+    a = cdlab.solve(problem, method="primal_cd", sampling=probs, seed=3, tol=1e-9)
+    b = cdlab.solve(problem, method="primal_cd", sampling="importance", seed=3, tol=1e-9)
+    assert np.array_equal(probs, imp)
+    assert a.trace.drop(columns="time").equals(b.trace.drop(columns="time"))
+
+
+def test_equal_seeds_equal_traces():
+    problem = real_problem("heart_scale", "logistic", l1=1e-3)
+    runs = [cdlab.solve(problem, method="primal_cd", sampling="importance", seed=s, tol=1e-9)
+            for s in (5, 5, 6)]
+    assert runs[0].trace.drop(columns="time").equals(runs[1].trace.drop(columns="time"))
+    assert np.array_equal(runs[0].w, runs[1].w)
+    assert not runs[0].trace.primal.equals(runs[2].trace.primal)
+
+
+# ---------------------------------------------------------------- work counts
+
+def test_a_step_costs_its_column_nonzeros():
+    X, y = real_data("a9a")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=1e-3)
+    state = primal_cd.PrimalCDState(problem, "importance", np.random.default_rng(7))
+    state.run(1000)
+    replay = np.random.default_rng(7)
+    drawn = primal_cd.PrimalCDState(problem, "importance", replay).sampler.draw(replay, 1000)
+    assert state.steps == 1000 and state.data_passes == 1000 / problem.n_features
+    assert state.nnz_touched == problem.col_nnz[drawn].sum()
+    np.testing.assert_allclose(state.z, problem.X @ state.w, rtol=0, atol=1e-12)
+
+
+def test_margin_refresh_is_counted(monkeypatch):
+    monkeypatch.setattr(primal_cd, "REFRESH_PASSES", 2.0)
+    problem = real_problem("heart_scale", "logistic")
+    d = problem.n_features
+    state = primal_cd.PrimalCDState(problem, "uniform", np.random.default_rng(1))
+    replay = np.random.default_rng(1)
+    expected = last_refresh = refreshes = 0
+    for _ in range(12):  # a chunk of d steps ≈ one pass: a refresh every third chunk
+        if expected - last_refresh >= 2.0 * problem.nnz:
+            expected += problem.nnz
+            last_refresh, refreshes = expected, refreshes + 1
+        state.run(d)
+        expected += problem.col_nnz[replay.integers(0, d, d)].sum()
+        assert state.nnz_touched == expected
+    assert refreshes >= 3
+    np.testing.assert_allclose(state.z, problem.X @ state.w, rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------------- refusals
+
+@pytest.mark.parametrize("loss", ["hinge", "absolute"])
+def test_non_smooth_losses_refused_before_any_work(loss):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 4))
+    y = np.sign(rng.standard_normal(20)) if loss == "hinge" else rng.standard_normal(20)
+    calls = []
+    with pytest.raises(ValueError, match="smoothed_hinge"):
+        cdlab.solve(cdlab.Problem(X, y, loss=loss, lam=0.1), method="primal_cd", callback=calls.append)
+    assert calls == []
+
+
+def test_unknown_option_and_sampling_refused():
+    problem = synthetic("logistic")
+    with pytest.raises(ValueError, match="unknown option"):
+        cdlab.solve(problem, method="primal_cd", step="exact")
+    with pytest.raises(ValueError, match="does not support sampling 'nice'"):
+        cdlab.solve(problem, method="primal_cd", sampling="nice")

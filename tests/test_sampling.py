@@ -1,0 +1,139 @@
+"""Samplings: importance probabilities (face-off eq. 14), validation of user
+probabilities, alias-method frequencies, uniform mini-batches."""
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import cdlab
+from cdlab.sampling import AliasTable, BatchSampler, Sampler, check_probabilities, importance_probabilities
+
+
+def chi_square_pvalue(counts, probs):
+    counts = np.asarray(counts, float)
+    return stats.chisquare(counts, counts.sum() * np.asarray(probs)).pvalue
+
+
+def small_problem():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 7))
+    return cdlab.Problem(X, np.sign(rng.standard_normal(30)), loss="logistic", lam=0.1)
+
+
+def test_importance_probabilities_eq14():
+    norms_sq = np.array([0.0, 1.0, 4.0, 9.0])
+    p = importance_probabilities(norms_sq, lam=0.5, gamma=4.0, n_samples=3)
+    np.testing.assert_allclose(p, (norms_sq + 6.0) / (norms_sq + 6.0).sum(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("probs", [
+    np.array([0.5, 0.2, 0.3]),
+    np.array([1e-6, 1 - 2e-6, 1e-6]),
+    np.r_[np.full(50, 0.9 / 50), np.full(5, 0.1 / 5)],
+])
+def test_alias_frequencies_match_probabilities(probs):
+    draws = AliasTable(probs).draw(np.random.default_rng(12345), 400_000)
+    counts = np.bincount(draws, minlength=probs.size)
+    assert counts.sum() == 400_000
+    assert chi_square_pvalue(counts, probs) > 1e-3
+
+
+def test_alias_table_catches_a_wrong_distribution():
+    """The frequency test has power: draws from p are rejected against a q ≠ p."""
+    p, q = np.array([0.5, 0.2, 0.3]), np.array([0.49, 0.21, 0.30])
+    counts = np.bincount(AliasTable(p).draw(np.random.default_rng(12345), 400_000), minlength=3)
+    assert chi_square_pvalue(counts, q) < 1e-6
+
+
+def test_draws_are_reproducible():
+    s = Sampler(10, "weighted", np.arange(1, 11) / 55.0)
+    a = s.draw(np.random.default_rng(3), 1000)
+    b = s.draw(np.random.default_rng(3), 1000)
+    assert np.array_equal(a, b) and not np.array_equal(a, s.draw(np.random.default_rng(4), 1000))
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.full(4, 0.25), "length 4, but there are 5"),
+    (np.array([0.5, 0.5, 0.2, -0.2, 0.0 + 1e-12]), "must all be > 0"),
+    (np.array([0.5, 0.5, 0.0, 0.0, 0.0]), "must all be > 0"),
+    (np.array([0.2, 0.2, np.nan, 0.2, 0.2]), "NaN or inf"),
+    (np.array([0.2, 0.2, np.inf, 0.2, 0.2]), "NaN or inf"),
+    (np.full(5, 0.2 + 1e-8), "must sum to 1"),
+    (["a", "b", "c", "d", "e"], "must be numeric"),
+])
+def test_bad_probabilities_raise(bad, match):
+    with pytest.raises(ValueError, match=match):
+        check_probabilities(bad, 5)
+
+
+def test_probabilities_summing_to_one_within_1e9_pass():
+    p = np.full(5, 0.2)
+    p[0] += 5e-10
+    assert np.array_equal(check_probabilities(p, 5), p)
+
+
+@pytest.mark.parametrize("method, right, wrong, what", [
+    ("primal_cd", "n_features", "n_samples", "features"),
+    ("dual_cd", "n_samples", "n_features", "examples"),
+    ("sdca", "n_samples", "n_features", "examples"),
+])
+def test_primal_dual_length_mixup_raises_before_any_work(method, right, wrong, what):
+    problem = small_problem()
+    calls = []
+    mixed = np.full(getattr(problem, wrong), 1.0 / getattr(problem, wrong))
+    with pytest.raises(ValueError, match=f"length {mixed.size}, but there are {getattr(problem, right)} {what}"):
+        cdlab.solve(problem, method=method, sampling=mixed, callback=calls.append)
+    bad = np.full(getattr(problem, right), 1.0 / getattr(problem, right))
+    bad[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        cdlab.solve(problem, method=method, sampling=bad, callback=calls.append)
+    assert calls == []
+
+
+def test_user_probabilities_are_not_modified():
+    problem = small_problem()
+    p = np.linspace(1.0, 2.0, problem.n_features)
+    p /= p.sum()
+    keep = p.copy()
+    cdlab.solve(problem, method="primal_cd", sampling=p, tol=1e-9)
+    assert np.array_equal(p, keep)
+
+
+# ---------------------------------------------------------------- mini-batches
+
+@pytest.mark.parametrize("size, m", [(5, 2), (5, 3), (5, 5), (1000, 1), (1000, 20), (1000, 40)])
+def test_batches_are_distinct_and_reproducible(size, m):
+    sampler = BatchSampler(size, m)
+    a = sampler.draw(np.random.default_rng(9), 500)
+    assert a.shape == (500, m) and a.dtype == np.int64
+    assert a.min() >= 0 and a.max() < size
+    assert all(np.unique(row).size == m for row in a)
+    assert np.array_equal(a, sampler.draw(np.random.default_rng(9), 500))
+    assert sampler.draw(np.random.default_rng(9), 0).shape == (0, m)
+
+
+@pytest.mark.parametrize("size, m", [(5, 2), (6, 3), (7, 5)])
+def test_every_subset_equally_likely(size, m):
+    """Both code paths (rejection for m² ≤ size, shuffles otherwise) draw each
+    m-subset with probability 1/C(size, m)."""
+    draws = BatchSampler(size, m).draw(np.random.default_rng(2024), 60_000)
+    subsets = {s: k for k, s in enumerate(itertools.combinations(range(size), m))}
+    counts = np.bincount([subsets[tuple(sorted(row))] for row in draws.tolist()], minlength=len(subsets))
+    assert chi_square_pvalue(counts, np.full(len(subsets), 1.0 / len(subsets))) > 1e-3
+
+
+def test_batch_inclusion_frequency_is_m_over_size():
+    size, m, k = 400, 15, 20_000
+    counts = np.bincount(BatchSampler(size, m).draw(np.random.default_rng(5), k).ravel(), minlength=size)
+    assert chi_square_pvalue(counts, np.full(size, 1.0 / size)) > 1e-3
+
+
+@pytest.mark.parametrize("m", [0, -1, 6, 2.5, True, "3", None])
+def test_bad_batch_size_raises(m):
+    with pytest.raises(ValueError, match="batch_size"):
+        BatchSampler(5, m)
+
+
+def test_integral_float_batch_size_is_accepted():
+    assert BatchSampler(5, 3.0).batch_size == 3
