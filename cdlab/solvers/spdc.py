@@ -1,0 +1,345 @@
+"""SPDC: the stochastic primal–dual coordinate method (Zhang & Xiao, ICML 2015).
+
+Saddle form of theory.md §5 with the paper's dual y = −α (we store α):
+
+    min_w max_α  (1/n) Σ_i (−α_i x_i·w − φ_i*(−α_i)) + g(w),
+    g(w) = (λ/2)‖w‖² + μ‖w‖₁.
+
+Algorithm 1 (mini-batch m, ``sampling="uniform"``): per step, for the m
+distinct indices K drawn uniformly,
+
+    α_i⁺ = argmax_a −φ_i*(−a) − a·x_i·w̄ − (a − α_i)²/(2σ)          eq. (5)
+    w⁺   = argmin_w g(w) − ⟨U + ΔU, w⟩ + ‖w − w‖²/(2τ),  ΔU = (1/m) Σ_K Δα_k x_k   eq. (6)
+    U   += (1/n) Σ_K Δα_k x_k            (U = Xᵀα/n = −u of the paper)      eq. (7)
+    w̄    = w⁺ + θ(w⁺ − w)                                                  eq. (8)
+
+with τ, σ, θ of Theorem 1 (eq. 10). Eq. (5) is SDCA's exact coordinate step
+(``losses.dual_step``) with q = 1/σ: both maximise −φ*(−a) − a z − (q/2)(a − α_i)²
+up to a constant, so every loss gets its closed form (Newton for logistic).
+
+Algorithm 2 (``sampling="weighted"``, m = 1): p_k = 1/(2n) + ‖x_k‖/(2 Σ‖x_i‖),
+dual weight q = p_k n/σ, ΔU = Δα x_k/(p_k n), parameters of Theorem 2 (R̄).
+
+δ-perturbation (Section 3.1, Table 1; option ``delta``): for a non-smooth
+loss, φ_i* + (δ/2)(·)² (the loss becomes its 1/δ-smooth Moreau envelope, so
+γ := δ and the solution is within δL²/2 of P*); for λ = 0, g + (δ/2)‖w‖²
+(λ := δ, within (δ/2)‖w*‖²). With the perturbation the dual step maximises
+−φ*(−a) − (δ/2)a² − a z − (q/2)(a − α)², i.e. SDCA's step from the centre
+qα/(q+δ) with weight q + δ.
+
+Sparse data (Section 4): g is separable and a coordinate j that no row of the
+batch touches evolves by the fixed map w_j ← S_{τμ}(w_j + τU_j)/(1 + λτ) with
+U_j constant, so its update is delayed until a sampled row touches it and
+then applied in O(1) (``_lazy_power``: an affine closed form per linear piece
+of the map; the elastic-net map has at most three pieces and a monotone
+orbit). A step therefore costs Σ_K ‖x_k‖₀, not d.
+
+Work: ``steps`` counts mini-batch steps, ``nnz_touched`` adds Σ_K ‖x_k‖₀ per
+step (each sampled row counted once, as for SDCA, although it is read twice),
+``data_passes`` = steps·m/n ("an equivalent pass over the dataset corresponds
+to n/m iterations", Section 2.1).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .. import losses as L
+from ..sampling import Sampler
+from .base import ALL_LOSSES, MethodSpec, register
+
+
+# --------------------------------------------------------------------------
+# mini-batches of m distinct indices
+# --------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _floyd_batches(u, n, out):
+    """Floyd's algorithm: row t of ``out`` gets m distinct indices of range(n),
+    uniform over m-subsets, from the uniform floats u[t, :]."""
+    n_steps, m = u.shape
+    mark = np.zeros(n, dtype=np.bool_)
+    for t in range(n_steps):
+        for k in range(m):
+            j = n - m + k
+            c = min(int(u[t, k] * (j + 1)), j)
+            if mark[c]:
+                c = j
+            mark[c] = True
+            out[t, k] = c
+        for k in range(m):
+            mark[out[t, k]] = False
+
+
+def minibatches(rng: np.random.Generator, n: int, m: int, n_steps: int) -> np.ndarray:
+    """An (n_steps, m) int64 array: per row, m distinct indices drawn uniformly
+    from range(n) (every index has probability m/n, as Algorithm 1 asks).
+    Reproducible from ``rng`` alone."""
+    if m == 1:
+        return rng.integers(0, n, (n_steps, 1))
+    out = np.empty((n_steps, m), dtype=np.int64)
+    _floyd_batches(rng.random((n_steps, m)), n, out)
+    return out
+
+
+def check_batch_size(batch_size, n):
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+        raise ValueError(f"batch_size must be an integer, got {batch_size!r}")
+    if not 1 <= batch_size <= n:
+        raise ValueError(f"batch_size must be in [1, n_samples={n}], got {batch_size}")
+    return int(batch_size)
+
+
+# --------------------------------------------------------------------------
+# the delayed primal update
+# --------------------------------------------------------------------------
+
+@njit(inline="always", cache=True)
+def _prox_step(x, Uj, tau, lam, l1):
+    """One step of eq. (6)/(16) on a coordinate: argmin λ/2 w² + μ|w| − U w + (w − x)²/(2τ)."""
+    t = x + tau * Uj
+    a = tau * l1
+    if t > a:
+        t -= a
+    elif t < -a:
+        t += a
+    else:
+        return 0.0
+    return t / (1.0 + lam * tau)
+
+
+@njit(inline="always", cache=True)
+def _affine_power(x, k, fixed, log_r):
+    """k steps of x ← fixed + r(x − fixed), r = e^{log_r}."""
+    return fixed + math.exp(k * log_r) * (x - fixed)
+
+
+@njit(cache=True, nogil=True)
+def _lazy_power(x, k, Uj, tau, lam, l1):
+    """x after k steps of x ← S_{τμ}(x + τU)/(1 + λτ) (U fixed), in O(1).
+
+    On each linear piece the map is affine with ratio r = 1/(1+λτ):
+    x > τ(μ−U): fixed point (U−μ)/λ;  x < −τ(μ+U): fixed point (U+μ)/λ;
+    otherwise the image is 0. The map is monotone with a unique fixed point,
+    so the orbit is monotone and crosses each piece boundary at most once;
+    the number of steps spent on a piece comes from a logarithm, checked
+    against the boundary to guard against rounding.
+    """
+    log_r = -math.log1p(lam * tau)
+    if l1 == 0.0:
+        return _affine_power(x, k, Uj / lam, log_r)
+    while k > 0:
+        if x + tau * Uj > tau * l1:
+            fixed, bound, sign = (Uj - l1) / lam, tau * (l1 - Uj), 1.0
+        elif x + tau * Uj < -tau * l1:
+            fixed, bound, sign = (Uj + l1) / lam, -tau * (l1 + Uj), -1.0
+        else:
+            x = 0.0
+            k -= 1
+            if abs(Uj) <= l1:
+                return 0.0
+            continue
+        # on this piece while sign·x > sign·bound; the orbit tends to `fixed`
+        if sign * fixed >= sign * bound:
+            return _affine_power(x, k, fixed, log_r)
+        est = math.log((bound - fixed) / (x - fixed)) / log_r  # steps until the boundary
+        stay = k if est >= k else max(1, int(math.ceil(est)))
+        while stay > 1 and not sign * _affine_power(x, stay - 1, fixed, log_r) > sign * bound:
+            stay -= 1
+        while stay < k and sign * _affine_power(x, stay, fixed, log_r) > sign * bound:
+            stay += 1
+        x = _affine_power(x, stay, fixed, log_r)
+        k -= stay
+    return x
+
+
+@njit(cache=True, nogil=True)
+def _catch_up(j, t, w, w_prev, U, last, tau, lam, l1):
+    """Bring coordinate j from time last[j] < t to t: w[j] = w_j^(t), w_prev[j] = w_j^(t−1)."""
+    wp = _lazy_power(w[j], t - last[j] - 1, U[j], tau, lam, l1)
+    w_prev[j] = wp
+    w[j] = _prox_step(wp, U[j], tau, lam, l1)
+    last[j] = t
+
+
+# --------------------------------------------------------------------------
+# the kernel
+# --------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv_n,
+               delta_dual, tau, theta, lam, l1, t0, alpha, w, w_prev, U, last, dU):
+    """Run len(batches) SPDC steps (Algorithm 1 or 2) in place from global step t0.
+
+    q_dual[i]: dual prox weight (1/σ or p_i n/σ); c_primal[i]: weight of Δα_i x_i
+    in ΔU (1/m or 1/(p_i n)); inv_n: weight in U. ``dU`` is zero scratch of
+    size d and is left zero. Returns the nonzeros touched.
+    """
+    n_steps, m = batches.shape
+    zbar = np.empty(m)
+    dalpha = np.empty(m)
+    touched = 0
+    for k in range(n_steps):
+        t = t0 + k
+        for b in range(m):
+            i = batches[k, b]
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                if last[j] < t:  # the test here, not in the callee, keeps dense rows fast
+                    _catch_up(j, t, w, w_prev, U, last, tau, lam, l1)
+        for b in range(m):
+            i = batches[k, b]
+            z = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                z += data[p] * (w[j] + theta * (w[j] - w_prev[j]))
+            zbar[b] = z
+            touched += indptr[i + 1] - indptr[i]
+        for b in range(m):
+            i = batches[k, b]
+            q = q_dual[i]
+            a = alpha[i]
+            a_new = L.dual_step(code, q * a / (q + delta_dual), zbar[b], y[i], q + delta_dual, s)
+            dalpha[b] = a_new - a
+            alpha[i] = a_new
+            c = dalpha[b] * c_primal[i]
+            for p in range(indptr[i], indptr[i + 1]):
+                dU[indices[p]] += c * data[p]
+        for b in range(m):
+            i = batches[k, b]
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                if last[j] == t:
+                    w_prev[j] = w[j]
+                    w[j] = _prox_step(w[j], U[j] + dU[j], tau, lam, l1)
+                    dU[j] = 0.0
+                    last[j] = t + 1
+        for b in range(m):
+            i = batches[k, b]
+            c = dalpha[b] * inv_n
+            if c != 0.0:
+                for p in range(indptr[i], indptr[i + 1]):
+                    U[indices[p]] += c * data[p]
+    return touched
+
+
+@njit(cache=True, nogil=True)
+def spdc_sync(t, w, U, last, tau, lam, l1, out):
+    """out = w^(t) for every coordinate, without touching the state."""
+    for j in range(w.shape[0]):
+        out[j] = _lazy_power(w[j], t - last[j], U[j], tau, lam, l1)
+
+
+# --------------------------------------------------------------------------
+# parameters and state
+# --------------------------------------------------------------------------
+
+def spdc_parameters(problem, m=1, weighted=False, delta=0.0):
+    """(τ, σ, θ, γ_eff, λ_eff, δ_dual) of Theorem 1 (eq. 10) or Theorem 2,
+    with the Section 3.1 perturbation applied where the problem needs it."""
+    n = problem.n_samples
+    gamma = problem.gamma
+    delta_dual = 0.0
+    if gamma is None:
+        if not delta > 0:
+            raise ValueError(f"SPDC needs a smooth loss; for the non-smooth {problem.loss!r} loss pass "
+                             "delta > 0 (Section 3.1: the loss is smoothed to a 1/δ-smooth one, and the "
+                             "solution is within δ/2 of P*), or use loss='smoothed_hinge'")
+        gamma = delta_dual = float(delta)
+    lam = problem.lam
+    if lam == 0:
+        if not delta > 0:
+            raise ValueError("SPDC with lam = 0 needs delta > 0 (Section 3.1: g gets (δ/2)‖w‖², the solution "
+                             "is within (δ/2)‖w*‖² of P*)")
+        lam = float(delta)
+    elif delta > 0 and problem.gamma is not None:
+        raise ValueError("delta perturbs only a non-smooth loss or lam = 0 (Table 1); this problem has a "
+                         f"smooth loss and lam = {problem.lam:g}, so pass delta=0")
+    if weighted:
+        Rbar = float(np.sqrt(problem.row_norms_sq).mean())
+        if Rbar == 0:
+            raise ValueError("SPDC needs at least one nonzero row of X")
+        tau = np.sqrt(gamma / (n * lam)) / (4 * Rbar)
+        sigma = np.sqrt(n * lam / gamma) / (4 * Rbar)
+        theta = 1.0 - 1.0 / (2 * n + 2 * Rbar * np.sqrt(n / (lam * gamma)))
+    else:
+        R = problem.R
+        if R == 0:
+            raise ValueError("SPDC needs at least one nonzero row of X")
+        tau = np.sqrt(m * gamma / (n * lam)) / (2 * R)
+        sigma = np.sqrt(n * lam / (m * gamma)) / (2 * R)
+        theta = 1.0 - 1.0 / (n / m + R * np.sqrt((n / m) / (lam * gamma)))
+    return float(tau), float(sigma), float(theta), float(gamma), float(lam), delta_dual
+
+
+class SPDCState:
+    """α (n), U = Xᵀα/n, and the lazily updated w^(last_j), w^(last_j − 1)."""
+
+    def __init__(self, problem, sampling, rng, batch_size=1, delta=0.0):
+        n, d = problem.shape
+        m = check_batch_size(batch_size, n)
+        delta = float(delta)
+        if not (np.isfinite(delta) and delta >= 0):
+            raise ValueError(f"delta must be finite and ≥ 0, got {delta}")
+        weighted = sampling == "weighted"
+        if weighted and m != 1:
+            raise ValueError("sampling='weighted' is Algorithm 2, which takes one example per step "
+                             f"(batch_size=1), got batch_size={m}")
+        self.p, self.rng, self.m = problem, rng, m
+        self.tau, self.sigma, self.theta, self.gamma_eff, self.lam_eff, self.delta_dual = \
+            spdc_parameters(problem, m, weighted, delta)
+        if weighted:
+            norms = np.sqrt(problem.row_norms_sq)
+            probs = 1.0 / (2 * n) + norms / (2 * norms.sum())
+            self.sampler = Sampler(n, "weighted", probs / probs.sum())
+            self.q_dual = probs * n / self.sigma
+            self.c_primal = 1.0 / (probs * n)
+        else:
+            self.sampler = None
+            self.q_dual = np.full(n, 1.0 / self.sigma)
+            self.c_primal = np.full(n, 1.0 / m)
+        self.alpha = np.zeros(n)
+        self.w = np.zeros(d)
+        self.w_prev = np.zeros(d)  # w^(−1) = w^(0), so that w̄^(0) = w^(0)
+        self.U = np.zeros(d)
+        self.last = np.zeros(d, dtype=np.int64)
+        self._dU = np.zeros(d)
+        self._out = np.zeros(d)
+        self.steps = 0
+        self.nnz_touched = 0
+        self.data_passes = 0.0
+        self.steps_per_pass = max(1, -(-n // m))
+
+    def draw(self, n_steps):
+        if self.sampler is not None:
+            return self.sampler.draw(self.rng, n_steps).reshape(n_steps, 1)
+        return minibatches(self.rng, self.p.n_samples, self.m, n_steps)
+
+    def run(self, n_steps):
+        p = self.p
+        batches = self.draw(n_steps)
+        self.nnz_touched += spdc_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, batches,
+                                       self.q_dual, self.c_primal, 1.0 / p.n_samples, self.delta_dual,
+                                       self.tau, self.theta, self.lam_eff, p.l1, self.steps,
+                                       self.alpha, self.w, self.w_prev, self.U, self.last, self._dU)
+        self.steps += n_steps
+        self.data_passes = self.steps * self.m / p.n_samples
+
+    def iterate(self):
+        spdc_sync(self.steps, self.w, self.U, self.last, self.tau, self.lam_eff, self.p.l1, self._out)
+        return self._out, self.alpha
+
+
+def _make_spdc(problem, sampling, rng, batch_size=1, delta=0.0):
+    return SPDCState(problem, sampling, rng, batch_size=batch_size, delta=delta)
+
+
+register(MethodSpec(
+    name="spdc", make=_make_spdc, kind="primal-dual",
+    source="Zhang & Xiao 2015, Algorithms 1-2, Theorems 1-2, Sections 3.1 and 4; theory.md §5",
+    losses=ALL_LOSSES, supports_l1=True, needs_lam=False,
+    samplings=("uniform", "weighted"),
+    options={"delta": 0.0}, batch=True,
+))
