@@ -1,0 +1,115 @@
+"""Stochastic (sub)gradient descent on P(w) = (1/n) Σ_i φ_i(x_i·w) + (λ/2)‖w‖².
+
+Step t = 1, 2, ...: pick i, w ← (1 − η_t λ) w − η_t φ_i'(x_i·w) x_i, with a
+subgradient (``losses.loss_deriv``) for the hinge and absolute losses, and
+η_t one of
+
+* ``"pegasos"`` η_t = 1/(λt) (Shalev-Shwartz, Singer, Srebro & Cotter 2011,
+  Pegasos, without the optional projection); needs λ > 0. For smooth losses
+  E‖w_t − w*‖² ≤ 4G²/(λ²t) (Rakhlin, Shamir & Sridharan 2012, Lemma 1), G² a
+  bound on E‖stochastic gradient‖²: the noise floor that tests check.
+* ``"constant"`` η_t = eta0: linear convergence to a noise ball of size O(eta0).
+* ``"decaying"`` η_t = eta0/√t: the SGD baseline of Frostig et al. 2015 §5
+  (their "λ t^{−1/2}"); works for λ = 0.
+
+``eta0`` defaults to 1/L_max, L_max = max_i ‖x_i‖²/γ + λ (γ = 1 for a
+non-smooth loss: a scale, not a theorem). The iterate reported is the last one.
+
+Sparse data: w is stored as s·u with a scalar s (the classic trick of
+Shalev-Shwartz et al. and Bottou), so the shrinkage (1 − η_t λ) is one
+multiplication and a step costs ‖x_i‖₀; u is renormalised (O(d)) when |s|
+leaves [1e-100, 1e100] and zeroed when the factor is exactly 0 (Pegasos' first
+step). A step touches ‖x_i‖₀ nonzeros and is 1/n data pass.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .. import losses as L
+from ..sampling import ORDERS, make_sampler
+from .agd import check_step, smooth_constant
+from .base import ALL_LOSSES, MethodSpec, register
+
+PEGASOS, CONSTANT, DECAYING = 0, 1, 2
+_RULES = {"pegasos": PEGASOS, "constant": CONSTANT, "decaying": DECAYING}
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sgd_chunk(indptr, indices, data, y, code, s, lam, rule, eta0, t0, u, scale, order):
+    """len(order) SGD steps on w = scale·u, steps numbered t0 + 1, ...
+
+    Returns (new scale, nonzeros touched). Overflow is left to produce inf/NaN,
+    which the driver reports as divergence.
+    """
+    touched = 0
+    for k in range(order.shape[0]):
+        t = t0 + k + 1
+        if rule == PEGASOS:
+            eta = 1.0 / (lam * t)
+            shrink = 1.0 - 1.0 / t  # = 1 − ηλ exactly, so the first step really forgets w₀
+        else:
+            eta = eta0 if rule == CONSTANT else eta0 / np.sqrt(t)
+            shrink = 1.0 - eta * lam
+        i = order[k]
+        start, end = indptr[i], indptr[i + 1]
+        z = 0.0
+        for p in range(start, end):
+            z += data[p] * u[indices[p]]
+        g = L.loss_deriv(code, scale * z, y[i], s)
+        if shrink == 0.0:
+            u[:] = 0.0
+            scale = 1.0
+        else:
+            scale *= shrink
+        c = eta * g / scale
+        for p in range(start, end):
+            u[indices[p]] -= c * data[p]
+        if not (1e-100 <= abs(scale) <= 1e100):
+            u *= scale
+            scale = 1.0
+        touched += end - start
+    return scale, touched
+
+
+class SGDState:
+    def __init__(self, problem, sampling, rng, step="pegasos", eta0=None):
+        if not isinstance(step, str) or step not in _RULES:
+            raise ValueError(f"step must be one of {list(_RULES)} (set its size with eta0), got {step!r}")
+        if step == "pegasos" and problem.lam <= 0:
+            raise ValueError("the Pegasos step 1/(λt) needs lam > 0; use step='decaying' or 'constant' with eta0")
+        if problem.l1 > 0:
+            raise ValueError("SGD here handles l1 = 0 only")
+        self.eta0 = 1.0 / smooth_constant(problem) if eta0 is None else check_step(eta0, (), "eta0")
+        self.p, self.rng, self.rule = problem, rng, _RULES[step]
+        self.sampler = make_sampler(sampling, problem.n_samples, allowed=ORDERS, what="examples")
+        self.u = np.zeros(problem.n_features)
+        self.scale = 1.0
+        self.steps = 0
+        self.nnz_touched = 0
+        self.data_passes = 0.0
+        self.steps_per_pass = problem.n_samples
+
+    def run(self, n_steps):
+        p = self.p
+        order = self.sampler.draw(self.rng, n_steps)
+        self.scale, touched = sgd_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, p.lam,
+                                        self.rule, self.eta0, self.steps, self.u, self.scale, order)
+        self.nnz_touched += touched
+        self.steps += n_steps
+        self.data_passes = self.steps / p.n_samples
+
+    def iterate(self):
+        return self.scale * self.u, None
+
+
+def _make_sgd(problem, sampling, rng, step="pegasos", eta0=None):
+    return SGDState(problem, sampling, rng, step=step, eta0=eta0)
+
+
+register(MethodSpec(
+    name="sgd", make=_make_sgd, kind="primal",
+    source="Shalev-Shwartz et al. 2011 (Pegasos step 1/(λt)); Frostig et al. 2015 §5 (step eta0/√t)",
+    losses=ALL_LOSSES, supports_l1=False, needs_lam=False,
+    samplings=ORDERS, options={"step": "pegasos", "eta0": None},
+))

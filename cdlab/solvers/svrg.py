@@ -1,0 +1,236 @@
+"""SVRG (Johnson & Zhang 2013, "Accelerating stochastic gradient descent using
+predictive variance reduction", Procedure SVRG, option I), with just-in-time
+sparse updates; also the primal oracle of APPA.
+
+It minimises
+
+    f(w) = (1/n) Σ_i φ_i(x_i·w) + (λ/2)‖w‖² + (κ/2)‖w − c‖²
+
+(κ = 0 and c = 0 for ``method="svrg"``; APPA's inner problem, Frostig et al.
+2015 eq. 3, has κ > 0 and centre c). An epoch computes the snapshot gradient
+ḡ = (1/n) Σ_i φ'(x_i·w̃) x_i at w̃ = w (one pass), then takes m steps
+
+    w ← w − η [(φ_i'(x_i·w) − φ_i'(x_i·w̃)) x_i + ḡ + λw + κ(w − c)]
+      = (1 − ρ) w + b − η δ_i x_i,     ρ = η(λ + κ),  b = −η(ḡ − κc),
+
+and keeps the last iterate. Between two steps that touch feature j, b_j is
+constant, so w_j follows the affine recurrence w_j ← (1 − ρ) w_j + b_j and k
+missed steps are applied at once when j is next read (``catch_up``):
+w_j ← (1−ρ)^k w_j + b_j (1 − (1−ρ)^k)/ρ. A step then costs ‖x_i‖₀, not d; the
+φ_i'(x_i·w̃) are stored at the snapshot, so x_i·w̃ is never recomputed.
+
+Defaults: epoch length m = 2n, step η = 1/(10 L_max) with
+L_max = max_i ‖x_i‖²/γ + λ + κ. Work: a snapshot is one pass (nnz(X) nonzeros
+touched, one data pass, no "step"); an inner step touches ‖x_i‖₀ and is 1/n
+data pass (Johnson & Zhang count 2 gradients per inner step, m + n per epoch:
+our data_passes count the rows read, the same quantity up to that factor 2).
+
+Primal-oracle API (for APPA and anyone who needs SVRG outside ``cdlab.solve``)::
+
+    from cdlab.solvers.svrg import svrg_epochs, SVRGState
+    run = svrg_epochs(problem, w0, rng=np.random.default_rng(0), center=c, kappa=k,
+                      step=None, n_epochs=1, epoch_length=None)
+    run.w              # new array: the iterate after n_epochs full epochs
+    run.steps, run.nnz_touched, run.data_passes   # work done by this call
+
+``problem`` is a ``cdlab.Problem`` with a smooth loss, l1 = 0 and any λ ≥ 0;
+``w0`` (the warm start) and ``center`` (default 0) are length-d arrays, never
+modified; ``kappa`` ≥ 0; ``step`` None means 1/(10 L_max) (with κ included);
+``epoch_length`` None means 2n. For repeated stages without re-allocating,
+keep an ``SVRGState(problem, "uniform", rng, step, epoch_length, center, kappa, w0)``
+and call ``state.restart(w0, center)`` then ``state.run(n_epochs * state.m)``.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .. import losses as L
+from ..sampling import make_sampler
+from .agd import check_positive_int, check_step, loss_grad, smooth_constant
+from .base import SMOOTH_LOSSES, MethodSpec, register
+
+
+@njit(inline="always", cache=True)
+def affine_powers(a, log_a, rho, k):
+    """(a^k, (1 − a^k)/ρ) for k repetitions of w ← a w + b.
+
+    After k steps w = a^k w + b Σ_{t<k} a^t; with a = 1 − ρ (gradient form) the
+    sum is (1 − a^k)/ρ, and with a = 1/(1 + ρ) applied to (w + b) (prox form) it
+    is also (1 − a^k)/ρ times b. ``log_a`` = log a, computed with log1p so that
+    tiny ρ keeps full precision (expm1 below); a ≤ 0 only happens with a step
+    too large to converge and falls back to the plain power.
+    """
+    if k == 0:
+        return 1.0, 0.0
+    if rho == 0.0:
+        return 1.0, float(k)
+    if a > 0.0:
+        e = k * log_a
+        return math.exp(e), -math.expm1(e) / rho
+    pk = a ** k
+    return pk, (1.0 - pk) / rho
+
+
+def affine_constants(rho, prox_form=False):
+    """(a, log a) of the per-step linear factor: 1 − ρ, or 1/(1 + ρ) in prox form."""
+    if prox_form:
+        return 1.0 / (1.0 + rho), -math.log1p(rho)
+    a = 1.0 - rho
+    return a, (math.log1p(-rho) if rho < 1.0 else 0.0)
+
+
+@njit(inline="always", cache=True)
+def catch_up_dot(indices, data, start, end, w, b, b_scale, last, t, a, log_a, rho):
+    """Bring w_j for j in row i (positions start:end) to step t — w_j ← a^k w_j +
+    b_scale·b_j (1 − a^k)/ρ for the k = t − last[j] missed steps — and return x_i·w."""
+    z = 0.0
+    for p in range(start, end):
+        j = indices[p]
+        pk, qk = affine_powers(a, log_a, rho, t - last[j])
+        w[j] = pk * w[j] + qk * b_scale * b[j]
+        last[j] = t
+        z += data[p] * w[j]
+    return z
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def catch_up_all(w, b, last, t, a, log_a, rho):
+    """Bring every coordinate to step t (O(d), at chunk ends and epoch ends)."""
+    for j in range(w.shape[0]):
+        pk, qk = affine_powers(a, log_a, rho, t - last[j])
+        w[j] = pk * w[j] + qk * b[j]
+        last[j] = t
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def svrg_chunk(indptr, indices, data, y, code, s, w, b, last, t0, a, log_a, rho, eta,
+               snap_deriv, order):
+    """len(order) SVRG inner steps with just-in-time updates; returns nonzeros touched.
+
+    ``last[j]`` is the step at which w_j was last brought up to date; steps are
+    numbered t0, t0 + 1, ... inside the current epoch.
+    """
+    touched = 0
+    for k in range(order.shape[0]):
+        t = t0 + k
+        i = order[k]
+        start, end = indptr[i], indptr[i + 1]
+        z = catch_up_dot(indices, data, start, end, w, b, 1.0, last, t, a, log_a, rho)
+        delta = eta * (L.loss_deriv(code, z, y[i], s) - snap_deriv[i])
+        for p in range(start, end):
+            j = indices[p]
+            w[j] = a * w[j] + b[j] - delta * data[p]
+            last[j] = t + 1
+        touched += end - start
+    return touched
+
+
+class SVRGState:
+    """State of SVRG on f(w) = P(w) + (κ/2)‖w − c‖² (module docstring)."""
+
+    def __init__(self, problem, sampling, rng, step="auto", epoch_length=None, center=None, kappa=0.0, w0=None):
+        if problem.l1 > 0:
+            raise ValueError("SVRG here handles l1 = 0 only (no proximal step)")
+        if problem.gamma is None:
+            raise ValueError(f"SVRG needs a smooth loss, not {problem.loss!r}")
+        kappa = float(kappa)
+        if not (np.isfinite(kappa) and kappa >= 0):
+            raise ValueError(f"kappa must be finite and ≥ 0, got {kappa}")
+        n, d = problem.n_samples, problem.n_features
+        if epoch_length is None:
+            epoch_length = 2 * n
+        epoch_length = check_positive_int(epoch_length, "epoch_length")
+        step = check_step("auto" if step is None else step, ("auto",))
+        self.p, self.rng, self.kappa = problem, rng, kappa
+        self.sampler = make_sampler(sampling, n, allowed=("uniform", "permutation"), what="examples")
+        self.m = epoch_length
+        self.eta = 1.0 / (10.0 * smooth_constant(problem, kappa)) if step == "auto" else step
+        self.rho = self.eta * (problem.lam + kappa)
+        self.a, self.log_a = affine_constants(self.rho)
+        self.w = np.zeros(d)
+        self.center = np.zeros(d)
+        self.restart(np.zeros(d) if w0 is None else w0, center)
+        self.b = np.zeros(d)
+        self.snap_grad = np.zeros(d)
+        self.snap_deriv = np.zeros(n)
+        self.last = np.zeros(d, dtype=np.int64)
+        self.steps = 0
+        self.nnz_touched = 0
+        self.data_passes = 0.0
+        # inner steps in about one pass of work: m steps + n snapshot rows per epoch
+        self.steps_per_pass = max(1, int(round(n * self.m / (self.m + n))))
+
+    def restart(self, w0, center=None):
+        """Warm-start at w0 with a new centre (APPA's next stage): the next step takes a snapshot."""
+        d = self.p.n_features
+        for name, arr in (("w0", w0), ("center", center)):
+            if arr is not None:
+                arr = np.asarray(arr, dtype=np.float64)
+                if arr.shape != (d,) or not np.all(np.isfinite(arr)):
+                    raise ValueError(f"{name} must be a finite array of shape ({d},), got shape {arr.shape}")
+        self.w[:] = w0
+        self.center[:] = 0.0 if center is None else center
+        self.pos = self.m  # epoch finished: snapshot due
+
+    def _snapshot(self):
+        p = self.p
+        loss_grad(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w, self.snap_grad, self.snap_deriv)
+        self.nnz_touched += p.nnz
+        self.data_passes += 1.0
+        self.b[:] = -self.eta * (self.snap_grad - self.kappa * self.center)
+        self.last[:] = 0
+        self.pos = 0
+
+    def run(self, n_steps):
+        p = self.p
+        order = self.sampler.draw(self.rng, n_steps)
+        done = 0
+        while done < n_steps:
+            if self.pos == self.m:
+                self._snapshot()
+            k = min(n_steps - done, self.m - self.pos)
+            self.nnz_touched += svrg_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w,
+                                           self.b, self.last, self.pos, self.a, self.log_a, self.rho, self.eta,
+                                           self.snap_deriv, order[done:done + k])
+            self.pos += k
+            done += k
+            catch_up_all(self.w, self.b, self.last, self.pos, self.a, self.log_a, self.rho)
+        self.steps += n_steps
+        self.data_passes += n_steps / p.n_samples
+
+    def iterate(self):
+        return self.w.copy(), None  # a copy: the driver keeps the last finite iterate
+
+
+class SVRGRun(NamedTuple):
+    w: np.ndarray
+    steps: int
+    nnz_touched: int
+    data_passes: float
+
+
+def svrg_epochs(problem, w0, *, rng, center=None, kappa=0.0, step=None, n_epochs=1, epoch_length=None):
+    """Run ``n_epochs`` full SVRG epochs (snapshot + m inner steps each) from ``w0``
+    on P(w) + (κ/2)‖w − center‖²; see the module docstring. Returns an SVRGRun."""
+    n_epochs = check_positive_int(n_epochs, "n_epochs")
+    state = SVRGState(problem, "uniform", rng, step=step, epoch_length=epoch_length, center=center,
+                      kappa=kappa, w0=w0)
+    state.run(n_epochs * state.m)
+    return SVRGRun(state.w.copy(), state.steps, state.nnz_touched, state.data_passes)
+
+
+def _make_svrg(problem, sampling, rng, step="auto", epoch_length=None):
+    return SVRGState(problem, sampling, rng, step=step, epoch_length=epoch_length)
+
+
+register(MethodSpec(
+    name="svrg", make=_make_svrg, kind="primal",
+    source="Johnson & Zhang 2013, Procedure SVRG (option I); Frostig et al. 2015, Thm 2.2 (as APPA's oracle)",
+    losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
+    samplings=("uniform", "permutation"),
+    options={"step": "auto", "epoch_length": None},
+))
