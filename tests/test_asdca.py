@@ -7,7 +7,6 @@ import pytest
 
 import cdlab
 from cdlab.solvers.asdca import asdca_theta
-from cdlab.solvers.spdc import minibatches
 from test_spdc import real_problem, sparse_problem
 
 
@@ -40,7 +39,8 @@ def test_lazy_kernel_matches_dense_reference(loss, m):
     problem = sparse_problem(n=40, d=30, density=0.15, loss=loss, lam=0.05)
     theta = asdca_theta(problem, m)
     state = cdlab.METHODS["asdca"].make(problem, "uniform", np.random.default_rng(3), batch_size=m)
-    batches = minibatches(np.random.default_rng(3), problem.n_samples, m, 300)
+    rng = np.random.default_rng(3)  # the same draws, one step at a time as run(1) makes them
+    batches = np.array([state.sampler.draw(rng, 1).reshape(m) for _ in range(300)])
     worst = 0.0
     for w_ref, a_ref in asdca_dense(problem, batches, theta):
         state.run(1)

@@ -11,7 +11,7 @@ from scipy.optimize import minimize_scalar
 
 import cdlab
 from cdlab import losses as L
-from cdlab.solvers.spdc import _lazy_power, minibatches, spdc_parameters
+from cdlab.solvers.spdc import _lazy_power, spdc_parameters
 
 DATA = Path("/work/shared/data")
 
@@ -87,11 +87,8 @@ def test_sparse_lazy_updates_match_dense_reference(loss, lam, l1, m, sampling, d
     problem = sparse_problem(loss=loss, lam=lam, l1=l1)
     spec = cdlab.METHODS["spdc"]
     state = spec.make(problem, sampling, np.random.default_rng(7), batch_size=m, delta=delta)
-    rng = np.random.default_rng(7)
-    if sampling == "weighted":
-        batches = np.array([state.sampler.draw(rng, 1) for _ in range(400)])  # as run(1) draws
-    else:
-        batches = minibatches(rng, problem.n_samples, m, 400)
+    rng = np.random.default_rng(7)  # the same draws, one step at a time as run(1) makes them
+    batches = np.array([state.sampler.draw(rng, 1).reshape(m) for _ in range(400)])
     worst = 0.0
     for w_ref, a_ref in spdc_dense(problem, batches, sampling == "weighted", delta):
         state.run(1)
@@ -240,17 +237,6 @@ def test_bad_input_is_refused_before_any_work():
         cdlab.solve(problem, method="spdc", delta=-1.0)
     with pytest.raises(ValueError, match="sampling"):
         cdlab.solve(problem.with_params(loss="squared"), method="spdc", sampling="importance")
-
-
-def test_minibatches_are_distinct_uniform_and_reproducible():
-    a = minibatches(np.random.default_rng(4), 10, 4, 20000)
-    b = minibatches(np.random.default_rng(4), 10, 4, 20000)
-    assert np.array_equal(a, b)
-    assert all(len(set(row)) == 4 for row in a[:2000])
-    freq = np.bincount(a.ravel(), minlength=10) / a.shape[0]
-    assert np.allclose(freq, 0.4, atol=0.02)  # P(i ∈ K) = m/n
-    assert np.array_equal(np.sort(minibatches(np.random.default_rng(0), 7, 7, 3), axis=1),
-                          np.tile(np.arange(7), (3, 1)))
 
 
 def test_equal_seeds_give_equal_traces():

@@ -32,7 +32,7 @@ from numba import njit
 
 from .. import losses as L
 from .base import SMOOTH_LOSSES, MethodSpec, register
-from .spdc import check_batch_size, minibatches
+from ..sampling import BatchSampler, check_batch_size
 
 
 @njit(cache=True, nogil=True)
@@ -104,6 +104,7 @@ class ASDCAState:
         elif not (isinstance(theta, (int, float)) and 0 < theta < 1):
             raise ValueError(f"theta must be a number in (0, 1), got {theta!r}")
         self.p, self.rng, self.theta = problem, rng, float(theta)
+        self.sampler = BatchSampler(n, self.m)
         self.alpha = np.zeros(n)
         self.v = np.zeros(d)
         self.w = np.zeros(d)
@@ -116,7 +117,7 @@ class ASDCAState:
 
     def run(self, n_steps):
         p = self.p
-        batches = minibatches(self.rng, p.n_samples, self.m, n_steps)
+        batches = self.sampler.draw(self.rng, n_steps)
         self.nnz_touched += asdca_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, batches,
                                         self.theta, p.lam * p.n_samples, self.steps,
                                         self.alpha, self.v, self.w, self.last)

@@ -47,49 +47,8 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
-from ..sampling import Sampler
+from ..sampling import BatchSampler, Sampler, check_batch_size
 from .base import ALL_LOSSES, MethodSpec, register
-
-
-# --------------------------------------------------------------------------
-# mini-batches of m distinct indices
-# --------------------------------------------------------------------------
-
-@njit(cache=True, nogil=True)
-def _floyd_batches(u, n, out):
-    """Floyd's algorithm: row t of ``out`` gets m distinct indices of range(n),
-    uniform over m-subsets, from the uniform floats u[t, :]."""
-    n_steps, m = u.shape
-    mark = np.zeros(n, dtype=np.bool_)
-    for t in range(n_steps):
-        for k in range(m):
-            j = n - m + k
-            c = min(int(u[t, k] * (j + 1)), j)
-            if mark[c]:
-                c = j
-            mark[c] = True
-            out[t, k] = c
-        for k in range(m):
-            mark[out[t, k]] = False
-
-
-def minibatches(rng: np.random.Generator, n: int, m: int, n_steps: int) -> np.ndarray:
-    """An (n_steps, m) int64 array: per row, m distinct indices drawn uniformly
-    from range(n) (every index has probability m/n, as Algorithm 1 asks).
-    Reproducible from ``rng`` alone."""
-    if m == 1:
-        return rng.integers(0, n, (n_steps, 1))
-    out = np.empty((n_steps, m), dtype=np.int64)
-    _floyd_batches(rng.random((n_steps, m)), n, out)
-    return out
-
-
-def check_batch_size(batch_size, n):
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
-        raise ValueError(f"batch_size must be an integer, got {batch_size!r}")
-    if not 1 <= batch_size <= n:
-        raise ValueError(f"batch_size must be in [1, n_samples={n}], got {batch_size}")
-    return int(batch_size)
 
 
 # --------------------------------------------------------------------------
@@ -297,7 +256,7 @@ class SPDCState:
             self.q_dual = probs * n / self.sigma
             self.c_primal = 1.0 / (probs * n)
         else:
-            self.sampler = None
+            self.sampler = BatchSampler(n, m)
             self.q_dual = np.full(n, 1.0 / self.sigma)
             self.c_primal = np.full(n, 1.0 / m)
         self.alpha = np.zeros(n)
@@ -313,9 +272,8 @@ class SPDCState:
         self.steps_per_pass = max(1, -(-n // m))
 
     def draw(self, n_steps):
-        if self.sampler is not None:
-            return self.sampler.draw(self.rng, n_steps).reshape(n_steps, 1)
-        return minibatches(self.rng, self.p.n_samples, self.m, n_steps)
+        """(n_steps, m) indices: m distinct uniform ones (Alg. 1) or one from p (Alg. 2)."""
+        return self.sampler.draw(self.rng, n_steps).reshape(n_steps, self.m)
 
     def run(self, n_steps):
         p = self.p
