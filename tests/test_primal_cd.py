@@ -124,6 +124,11 @@ def test_certified_on_synthetic(loss, l1, sampling):
         assert 0 < np.count_nonzero(res.w) < res.w.size  # the prox step really zeroes coordinates
 
 
+@pytest.mark.parametrize("order", ["permutation", "cyclic"])
+def test_certified_with_orders(order):
+    check_certified(synthetic("logistic", l1=1e-2), "primal_cd", sampling=order)
+
+
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("name", sorted(REAL))
 def test_certified_on_real_data(name, loss):
