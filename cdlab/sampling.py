@@ -9,6 +9,7 @@ draw, vectorised.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 ORDERS = ("uniform", "permutation", "cyclic")
 
@@ -57,8 +58,19 @@ class AliasTable:
 
     def draw(self, rng: np.random.Generator, k: int) -> np.ndarray:
         idx = rng.integers(0, self.size, k)
-        keep = rng.random(k) < self.prob[idx]
-        return np.where(keep, idx, self.alias[idx])
+        return _alias_pick(idx, rng.random(k), self.prob, self.alias)
+
+
+@njit(cache=True, nogil=True)
+def _alias_pick(idx, u, prob, alias):
+    """Column idx[k] keeps its own index with probability prob[idx[k]], else
+    its alias; one fused loop (numpy's gathers and where cost ~20 ns a draw,
+    as much as a whole dual step on a sparse row)."""
+    out = np.empty_like(idx)
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        out[k] = i if u[k] < prob[i] else alias[i]
+    return out
 
 
 class Sampler:
