@@ -142,3 +142,15 @@ def test_a_step_costs_its_row_nonzeros():
     drawn = dual_cd.DualCDState(problem, "importance", replay).sampler.draw(replay, 1000)
     assert state.nnz_touched == problem.row_nnz[drawn].sum()
     np.testing.assert_allclose(state.v, problem.v_from_alpha(state.alpha), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_zero_rows(step):
+    """A zero row has q_i = 0: the exact step sets α_i = −φ'(0), the gradient
+    step moves toward it by θ/q_i ≤ 1; both certify."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 10)) / 3.0
+    X[::7] = 0.0
+    problem = cdlab.Problem(X, np.where(rng.standard_normal(100) >= 0, 1.0, -1.0), loss="logistic", lam=0.01)
+    res = check_certified(problem, "dual_cd", step=step, sampling="importance")
+    np.testing.assert_allclose(res.alpha[::7], 0.5 * problem.y[::7], rtol=0, atol=1e-6)
