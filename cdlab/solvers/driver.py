@@ -72,6 +72,10 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
         w, alpha = state.iterate()
         if not np.all(np.isfinite(w)):
             return None
+        # copies: the state keeps mutating its arrays, and a later divergence
+        # must not corrupt the last good iterate the result returns
+        w = np.array(w, copy=True)
+        alpha = None if alpha is None else np.array(alpha, copy=True)
         alpha, primal, dual, gap = _checkpoint(problem, w, alpha)
         row = dict(steps=state.steps, nnz_touched=state.nnz_touched,
                    passes=state.nnz_touched / problem.nnz, data_passes=state.data_passes,
@@ -119,5 +123,5 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
     trace = pd.DataFrame(rows, columns=TRACE_COLUMNS + (["subopt"] if reference is not None else []))
     trace.attrs.update(method=method, status=status, message=message,
                        reference=None if reference is None else float(reference))
-    return Result(w=np.array(w, copy=True), alpha=np.array(alpha, copy=True), trace=trace, method=method,
+    return Result(w=w, alpha=alpha, trace=trace, method=method,
                   sampling=sampling, status=status, options=opts, message=message)
