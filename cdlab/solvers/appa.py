@@ -1,0 +1,319 @@
+"""The APPA family: approximate proximal point algorithms (Frostig, Ge, Kakade &
+Sidford, ICML 2015, "Un-regularizing"; theory.md §7).
+
+F(w) = (1/n) Σ φ_i(x_i·w) + (λ/2)‖w‖², with λ = 0 allowed (F strongly convex,
+e.g. least squares with n > d) or small, is minimised through inner problems
+
+    f_{s,κ}(w) = F(w) + (κ/2)‖w − s‖²                                  eq. (3)
+
+(the paper's proximal weight λ is our ``kappa``; its losses are sums, ours
+means, so its choice λ = L R² (Cor. 2.7, 2.11) is our default κ = R²/(γn),
+which makes the inner condition number R²/(γ(κ+λ)) at most n: SDCA then
+needs O(n log c) steps, about a pass per constant factor).
+
+- ``appa`` (Algorithm 1): x^(t) = P(x^(t−1)) with a primal (c, κ)-oracle,
+  c = 2(κ+μ)/μ (Thm 2.4). SDCA is made a primal oracle by starting it from
+  the primal-to-dual map (eq. 7), α = −φ'(X s), w = c_s + Xᵀα/((κ+λ)n)
+  (two passes, ``warm_start="primal"``, the default), and run for the SDCA
+  bound's number of steps (``stage_passes="theory"``, ``sdca_oracle_steps``).
+- ``accel_appa`` (Algorithm 2): y^(t) = (x^(t) + ρ^{−1/2} v^(t))/(1 + ρ^{−1/2}),
+  x^(t+1) = P(y^(t)), g = κ(y^(t) − x^(t+1)),
+  v^(t+1) = (1 − ρ^{−1/2}) v^(t) + ρ^{−1/2}(y^(t) − ζ g), ρ = (μ + 2κ)/μ,
+  ζ = 2/μ + 1/κ, κ ≥ 2μ, default κ = 2μ + R²/(γn) (Cor. 2.7). (The text copy
+  of the paper reads P(x^(t)); g is the Moreau-envelope gradient at y^(t)
+  only if the oracle is centred at y^(t), as in the published algorithm.)
+  SDCA inside is warm-started from the previous stage's α (O(d) re-centring,
+  ``warm_start="dual"``, default) with one pass per stage.
+- ``dual_appa`` (Algorithm 3): α^(0) = ŷ(x^(0)), then SDCA on the dual of
+  f_{x^(t−1),κ} from the previous α and x^(t) = x̂(α^(t)); one pass per stage
+  (Section 5: "we set the stage size equal to the dataset size"; Thm 2.10's
+  σ = poly(n, κ) has no explicit constant to size the stage from).
+
+SDCA on f_{s,κ} in our mean notation is SDCA with regulariser
+((κ+λ)/2)‖w − c_s‖², c_s = κs/(κ+λ), i.e. w = c_s + Xᵀα/((κ+λ)n). Its steps
+only add Δ x_i/((κ+λ)n) to w, so ``dual_cd.dual_cd_chunk`` runs it unchanged
+on the array w = c_s + v (passed as both v and w, no L1 threshold: the paper
+has no L1 term); re-centring to s' (and κ') with the same α is
+w ← c_s' + (w − c_s)(κ+λ)/(κ'+λ), O(d): for λ = 0 and fixed κ, Section 4's
+w' = 2w − s.
+
+``inner="svrg"`` runs ``svrg.SVRGState`` on P(w) + (κ/2)‖w − s‖² started at
+the centre (a primal oracle, Thm 2.2): with ``stage_passes="theory"`` (its
+default) epochs of m = ⌈50 L/(μ+κ)⌉ steps at η = 1/(10L), which make Johnson &
+Zhang's Theorem 1 factor ≤ 1/2 (that theorem is for their option II; this
+SVRG keeps the last iterate), ⌈log₂ c⌉ epochs per stage; with a number,
+one epoch of stage_passes·n steps.
+
+``kappa_decay`` < 1 multiplies κ by that factor after every stage, down to
+``kappa_min`` (Section 4, "Decreasing λ"; Lemma 2.3 holds stage by stage for
+any κ_t > 0; Accelerated APPA's analysis fixes ρ, so it keeps κ fixed).
+
+Work: ``steps`` = inner steps (SDCA coordinate steps or SVRG inner steps);
+``nnz_touched`` adds their rows, SVRG snapshots (nnz each) and primal-to-dual
+starts (2·nnz each); ``data_passes`` counts the same in passes. The O(d)
+re-centring reads no data and is not counted.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import losses as L
+from ..sampling import Sampler
+from .agd import smooth_constant
+from .base import SMOOTH_LOSSES, MethodSpec, register
+from .dual_cd import dual_cd_chunk
+from .svrg import SVRGState
+
+# Above this many features the exact λ_min(XᵀX/n) behind the default μ is not computed.
+MAX_D_FOR_EIGVALS = 1000
+
+
+def strong_convexity(problem, what):
+    """μ of F: λ_min(XᵀX)/n + λ for least squares (exact, d ≤ MAX_D_FOR_EIGVALS),
+    else λ (a valid lower bound for any loss). Raises if that is not > 0."""
+    mu = problem.lam
+    if problem.loss == "squared" and problem.n_features <= MAX_D_FOR_EIGVALS:
+        gram = (problem.X_csc.T @ problem.X_csc).toarray() / problem.n_samples
+        mu += max(float(np.linalg.eigvalsh(gram)[0]), 0.0)
+    if not mu > 0:
+        raise ValueError(f"{what} needs the strong convexity μ of F and cannot certify one here "
+                         f"(loss={problem.loss!r}, lam={problem.lam:g}, d={problem.n_features}); pass mu > 0")
+    return mu
+
+
+def sdca_oracle_steps(problem, kappa, c):
+    """SDCA steps that make it a primal (c, κ)-oracle from the start α = ŷ(s).
+
+    SDCA's bound (theory.md §3): T ≥ Q log(Q (D* − D(α₀))/ε) with
+    Q = n + R²/(γλ'), λ' = κ + λ, for expected gap ≤ ε. At α₀ = ŷ(s) the gap of
+    (s, α₀) is ‖∇f(s)‖²/(2λ') ≤ (L_f/λ')(f(s) − f*), L_f ≤ R²/γ + λ', and the
+    oracle needs ε = (f(s) − f*)/c.
+    """
+    lam1 = kappa + problem.lam
+    Q = problem.n_samples + problem.R ** 2 / (problem.gamma * lam1)
+    ratio = (problem.R ** 2 / problem.gamma + lam1) / lam1
+    return max(1, math.ceil(Q * math.log(Q * ratio * c)))
+
+
+def svrg_oracle_epochs(problem, kappa, mu, c):
+    """(epoch length, epochs) that make SVRG a primal (c, κ)-oracle (module docstring)."""
+    L_max = smooth_constant(problem, kappa)
+    return max(1, math.ceil(50 * L_max / (mu + kappa))), max(1, math.ceil(math.log2(c)))
+
+
+def _positive(value, name):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+class SDCAOracle:
+    """SDCA on f_{s,κ}: dual α, primal w = c_s + Xᵀα/((κ+λ)n)."""
+
+    def __init__(self, problem, rng):
+        self.p, self.rng = problem, rng
+        self.sampler = Sampler(problem.n_samples, "uniform")
+        self.center = np.zeros(problem.n_features)
+        self.kappa = None
+        self._no_scale = np.zeros(1)
+
+    def _c(self, center, kappa):
+        return kappa / (kappa + self.p.lam) * center
+
+    def start(self, center, kappa, stage_len):
+        """Primal-to-dual start (eq. 7): α = −φ'(X s), w = c_s + Xᵀα/((κ+λ)n); returns the nnz read."""
+        p = self.p
+        self.alpha = L.neg_deriv(p.loss_code, p.X @ center, p.y, p.s)
+        self.w = self._c(center, kappa) + (p.X_csc.T @ self.alpha) / ((kappa + p.lam) * p.n_samples)
+        self.center[:], self.kappa = center, kappa
+        return 2 * p.nnz
+
+    def recenter(self, center, kappa, stage_len):
+        """Dual warm start: the same α, a new centre and κ; O(d), reads no data."""
+        lam = self.p.lam
+        v = self.w - self._c(self.center, self.kappa)
+        self.w = self._c(center, kappa) + v * ((self.kappa + lam) / (kappa + lam))
+        self.center[:], self.kappa = center, kappa
+        return 0
+
+    def run(self, k):
+        """k SDCA steps; returns (nonzeros read, data passes)."""
+        p = self.p
+        order = self.sampler.draw(self.rng, k)
+        nnz = dual_cd_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
+                            (self.kappa + p.lam) * p.n_samples, 0.0, p.row_norms_sq,
+                            self.alpha, self.w, self.w, order, self._no_scale, True)
+        return nnz, k / p.n_samples
+
+    def iterate(self):
+        return self.w, self.alpha
+
+
+class SVRGOracle:
+    """SVRG on P(w) + (κ/2)‖w − s‖², started at s."""
+
+    def __init__(self, problem, rng):
+        self.p, self.rng = problem, rng
+        self.state = None
+
+    def start(self, center, kappa, epoch_length):
+        s = self.state
+        if s is None or s.kappa != kappa or s.m != epoch_length:
+            self.state = SVRGState(self.p, "uniform", self.rng, epoch_length=epoch_length,
+                                   center=center, kappa=kappa, w0=center)
+        else:
+            s.restart(center, center)
+        return 0
+
+    recenter = start
+
+    def run(self, k):
+        """k inner steps (and the snapshots SVRG takes on the way); returns (nnz, passes)."""
+        nnz, passes = self.state.nnz_touched, self.state.data_passes
+        self.state.run(k)
+        return self.state.nnz_touched - nnz, self.state.data_passes - passes
+
+    def iterate(self):
+        return self.state.w.copy(), None
+
+
+class APPAState:
+    """Stages of an approximate proximal point method around an inner oracle."""
+
+    def __init__(self, problem, sampling, rng, variant, kappa=None, kappa_decay=1.0, kappa_min=None,
+                 inner="sdca", stage_passes=None, warm_start=None, mu=None):
+        if problem.R == 0:
+            raise ValueError("APPA needs at least one nonzero row of X")
+        n = problem.n_samples
+        if inner not in ("sdca", "svrg"):
+            raise ValueError(f"inner must be 'sdca' or 'svrg', got {inner!r}")
+        if warm_start is None:
+            warm_start = "dual" if variant != "appa" and inner == "sdca" else "primal"
+        if warm_start not in ("primal", "dual"):
+            raise ValueError(f"warm_start must be 'primal' or 'dual', got {warm_start!r}")
+        if inner == "svrg" and warm_start == "dual":
+            raise ValueError("the SVRG oracle starts at the centre (a primal start); warm_start='dual' "
+                             "needs inner='sdca'")
+        if stage_passes is None:
+            stage_passes = "theory" if warm_start == "primal" else 1.0
+        if stage_passes != "theory":
+            stage_passes = _positive(stage_passes, "stage_passes ('theory' or a number of passes)")
+        self.kappa_decay = _positive(kappa_decay, "kappa_decay")
+        if self.kappa_decay > 1:
+            raise ValueError(f"kappa_decay must be in (0, 1], got {kappa_decay}")
+        self.p, self.variant, self.inner, self.warm, self.stage_passes = problem, variant, inner, warm_start, \
+            stage_passes
+        if mu is not None:
+            self.mu = _positive(mu, "mu")
+        elif variant == "accel_appa" or stage_passes == "theory":
+            self.mu = strong_convexity(problem, variant if variant == "accel_appa" else
+                                       f"{variant} with stage_passes='theory'")
+        else:
+            self.mu = None
+        base_kappa = problem.R ** 2 / (problem.gamma * n)
+        if variant == "accel_appa":
+            kappa = 2 * self.mu + base_kappa if kappa is None else _positive(kappa, "kappa")
+            if kappa < 2 * self.mu:
+                raise ValueError(f"accel_appa needs kappa ≥ 2μ = {2 * self.mu:g} (Algorithm 2), got {kappa:g}")
+            self.rho = (self.mu + 2 * kappa) / self.mu
+            self.zeta = 2 / self.mu + 1 / kappa
+        else:
+            kappa = base_kappa if kappa is None else _positive(kappa, "kappa")
+        self.kappa = kappa
+        if kappa_min is None:
+            if self.kappa_decay < 1 and problem.lam == 0:
+                raise ValueError("kappa_decay < 1 with lam = 0 needs kappa_min > 0 (κ must stay positive)")
+            self.kappa_min = 0.0
+        else:
+            self.kappa_min = _positive(kappa_min, "kappa_min")
+        self.oracle = SDCAOracle(problem, rng) if inner == "sdca" else SVRGOracle(problem, rng)
+        self.x = np.zeros(problem.n_features)  # x^(0) = 0, the first centre
+        self.v = self.x.copy()
+        self.stage, self.pos, self.steps = 0, 0, 0
+        self.nnz_touched, self.data_passes = 0, 0.0
+        self._begin_stage(self.x, self.oracle.start)  # Alg. 3: α^(0) = ŷ(x^(0))
+        self.steps_per_pass = n if inner == "sdca" else max(1, n * self.stage_len // (self.stage_len + n))
+
+    def oracle_c(self):
+        """The oracle's relative accuracy: 2(κ+μ)/μ (Thm 2.4) or 4ρ^{3/2} (Thm 2.6)."""
+        if self.variant == "accel_appa":
+            return 4 * self.rho ** 1.5
+        return 2 * (self.kappa + self.mu) / self.mu
+
+    def _begin_stage(self, center, move):
+        n = self.p.n_samples
+        if self.stage_passes != "theory":
+            self.stage_len = epoch = max(1, int(round(self.stage_passes * n)))
+        elif self.inner == "sdca":
+            self.stage_len = epoch = sdca_oracle_steps(self.p, self.kappa, self.oracle_c())
+        else:
+            epoch, epochs = svrg_oracle_epochs(self.p, self.kappa, self.mu, self.oracle_c())
+            self.stage_len = epoch * epochs
+        nnz = move(center, self.kappa, epoch)
+        self.nnz_touched += nnz
+        self.data_passes += nnz / self.p.nnz
+        self.pos = 0
+
+    def _end_stage(self):
+        """Algorithms 1 and 3 re-centre on the stage's output, Algorithm 2 on y^(t+1)."""
+        x_new = np.array(self.oracle.iterate()[0], copy=True)
+        if self.variant == "accel_appa":
+            r = self.rho ** -0.5
+            y = (self.x + r * self.v) / (1 + r)  # y^(t), the centre of the stage just finished
+            g = self.kappa * (y - x_new)
+            self.v = (1 - r) * self.v + r * (y - self.zeta * g)
+            self.x = x_new
+            center = (self.x + r * self.v) / (1 + r)  # y^(t+1)
+        else:
+            self.x = center = x_new
+            self.kappa = max(self.kappa * self.kappa_decay, self.kappa_min)
+        self.stage += 1
+        self._begin_stage(center, self.oracle.start if self.warm == "primal" else self.oracle.recenter)
+
+    def run(self, n_steps):
+        done = 0
+        while done < n_steps:
+            k = min(n_steps - done, self.stage_len - self.pos)
+            nnz, passes = self.oracle.run(k)
+            self.nnz_touched += nnz
+            self.data_passes += passes
+            self.pos += k
+            done += k
+            if self.pos == self.stage_len:
+                self._end_stage()
+        self.steps += n_steps
+
+    def iterate(self):
+        return self.oracle.iterate()
+
+
+def _maker(variant):
+    def make(problem, sampling, rng, **options):
+        return APPAState(problem, sampling, rng, variant, **options)
+    return make
+
+
+_COMMON = dict(kind="primal-dual", losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
+               samplings=("uniform",))
+
+register(MethodSpec(
+    name="appa", make=_maker("appa"),
+    source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 1 (APPA), Lemma 2.3, Thm 2.4; theory.md §7",
+    options={"kappa": None, "kappa_decay": 1.0, "kappa_min": None, "inner": "sdca", "stage_passes": None,
+             "warm_start": None, "mu": None},
+    **_COMMON))
+
+register(MethodSpec(
+    name="accel_appa", make=_maker("accel_appa"),
+    source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 2 (Accelerated APPA), Thm 2.6; theory.md §7",
+    options={"kappa": None, "mu": None, "inner": "sdca", "stage_passes": None, "warm_start": None},
+    **_COMMON))
+
+register(MethodSpec(
+    name="dual_appa", make=_maker("dual_appa"),
+    source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 3 (Dual APPA), Thm 2.10, Section 4; theory.md §7",
+    options={"kappa": None, "kappa_decay": 1.0, "kappa_min": None, "stage_passes": None},
+    **_COMMON))

@@ -1,0 +1,215 @@
+"""The APPA family (Frostig, Ge, Kakade & Sidford 2015): stage recursions
+against exact proximal point iterations, O(d) re-centring, work counting,
+convergence on unregularised least squares (λ = 0, against numpy lstsq) and
+weakly regularised real problems (duality-gap certificates), Lemma 2.3's
+contraction with the theory-sized SDCA oracle, and refused bad input."""
+import numpy as np
+import pytest
+
+import cdlab
+from cdlab.solvers.appa import sdca_oracle_steps, strong_convexity
+from test_spdc import real_problem
+
+
+def least_squares(n=300, d=20, cond=1.5, seed=0):
+    """Overdetermined least squares, λ = 0; columns scaled over 10^cond."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) @ np.diag(np.logspace(-cond, 0, d))
+    y = X @ rng.standard_normal(d) + 0.1 * rng.standard_normal(n)
+    return cdlab.Problem(X, y, loss="squared", lam=0.0)
+
+
+def lstsq_optimum(problem):
+    X = problem.X.toarray()
+    w = np.linalg.lstsq(X, problem.y, rcond=None)[0]
+    return problem.primal(w)
+
+
+def exact_prox(problem, s, kappa):
+    """argmin F(w) + (κ/2)‖w − s‖² for least squares, by a linear solve."""
+    X = problem.X.toarray()
+    n, d = X.shape
+    A = X.T @ X / n + (problem.lam + kappa) * np.eye(d)
+    return np.linalg.solve(A, X.T @ problem.y / n + kappa * s)
+
+
+def stage_outputs(problem, method, stages, **options):
+    state = cdlab.METHODS[method].make(problem, "uniform", np.random.default_rng(0), **options)
+    out = []
+    for _ in range(stages):
+        state.run(state.stage_len - state.pos)
+        out.append(state.x.copy())
+    return state, out
+
+
+@pytest.mark.parametrize("method,options", [
+    ("dual_appa", {}),
+    ("appa", {"warm_start": "primal"}),
+    ("appa", {"warm_start": "dual"}),
+])
+def test_stages_are_proximal_point_steps(method, options):
+    """With the inner problem solved to machine precision, APPA / Dual APPA
+    are the exact proximal point method x_t = prox_{F/κ}(x_{t−1})."""
+    problem = least_squares(n=40, d=4, cond=1.0)
+    state, xs = stage_outputs(problem, method, 6, stage_passes=400, **options)
+    x = np.zeros(4)
+    for got in xs:
+        x = exact_prox(problem, x, state.kappa)
+        assert np.linalg.norm(got - x) <= 1e-10 * np.linalg.norm(x)
+
+
+def test_accelerated_stages_follow_algorithm_2():
+    problem = least_squares(n=40, d=4, cond=1.0)
+    state, xs = stage_outputs(problem, "accel_appa", 6, stage_passes=400)
+    mu = np.linalg.eigvalsh(problem.X.toarray().T @ problem.X.toarray() / 40)[0]
+    kappa = 2 * mu + problem.R ** 2 / (problem.gamma * 40)  # Cor. 2.7's κ = 2μ + LR² (mean notation)
+    assert state.mu == pytest.approx(mu, rel=1e-12) and state.kappa == pytest.approx(kappa, rel=1e-12)
+    rho = (mu + 2 * kappa) / mu
+    zeta = 2 / mu + 1 / kappa
+    r = rho ** -0.5
+    x = v = np.zeros(4)
+    for got in xs:
+        yk = (x + r * v) / (1 + r)
+        x_new = exact_prox(problem, yk, kappa)
+        v = (1 - r) * v + r * (yk - zeta * kappa * (yk - x_new))
+        x = x_new
+        assert np.linalg.norm(got - x) <= 1e-10 * np.linalg.norm(x)
+
+
+def test_recentring_keeps_the_primal_dual_pair():
+    """The O(d) re-centring (Section 4) keeps w = c_s + Xᵀα/((κ+λ)n),
+    c_s = κs/(κ+λ), also when κ changes between stages."""
+    problem = real_problem("heart_scale", loss="logistic", lam=1e-3)
+    state = cdlab.METHODS["dual_appa"].make(problem, "uniform", np.random.default_rng(1),
+                                            kappa_decay=0.7, stage_passes=0.5)
+    kappas = []
+    for _ in range(7):
+        state.run(state.stage_len - state.pos)
+        o = state.oracle
+        lam1 = o.kappa + problem.lam
+        expect = o.kappa * o.center / lam1 + problem.X.T @ o.alpha / (lam1 * problem.n_samples)
+        assert np.abs(o.w - expect).max() <= 1e-12 * (1 + np.abs(expect).max())
+        assert np.array_equal(o.center, state.x)
+        kappas.append(o.kappa)
+    assert np.allclose(np.diff(np.log(kappas)), np.log(0.7))
+
+
+@pytest.mark.parametrize("problem_name", ["synthetic", "heart_scale"])
+def test_dual_appa_solves_unregularised_least_squares(problem_name):
+    """λ = 0, n > d, F strongly convex: Dual APPA to suboptimality 1e-8
+    against numpy's lstsq (SDCA alone cannot run: it needs λ > 0)."""
+    problem = least_squares() if problem_name == "synthetic" else \
+        real_problem("heart_scale", loss="squared", lam=0.0)
+    p_star = lstsq_optimum(problem)
+    res = cdlab.solve(problem, method="dual_appa", max_passes=600, reference=p_star, tol=0)
+    sub = res.trace.subopt
+    assert sub.iloc[-1] <= 1e-8 and sub.iloc[-1] <= 1e-8 * p_star
+    assert sub.min() >= -1e-12 * p_star
+    assert np.isinf(res.trace.gap).all()
+    with pytest.raises(ValueError, match="lam"):
+        cdlab.solve(problem, method="sdca")
+
+
+@pytest.mark.parametrize("method,options", [
+    ("appa", {}),
+    ("appa", {"inner": "svrg"}),
+    ("accel_appa", {}),
+    ("accel_appa", {"inner": "svrg"}),
+    ("accel_appa", {"warm_start": "primal"}),
+    ("dual_appa", {"kappa_decay": 0.8, "kappa_min": 1e-3}),
+])
+@pytest.mark.parametrize("data", ["gaussian", "heart_scale"])
+def test_every_variant_reaches_the_least_squares_optimum(method, options, data):
+    if data == "gaussian":
+        rng = np.random.default_rng(4)
+        X = rng.standard_normal((500, 10))
+        problem = cdlab.Problem(X, X @ rng.standard_normal(10) + 0.5 * rng.standard_normal(500),
+                                loss="squared", lam=0.0)
+    else:
+        problem = real_problem("heart_scale", loss="squared", lam=0.0)
+    p_star = lstsq_optimum(problem)
+    res = cdlab.solve(problem, method=method, max_passes=1500, reference=p_star, tol=0,
+                      callback=lambda row: row["subopt"] > 1e-9 * p_star, **options)
+    assert res.status == "cancelled", res  # stopped by the callback: subopt reached 1e-9 relative
+    assert res.trace.subopt.iloc[-1] <= 1e-9 * p_star
+
+
+@pytest.mark.parametrize("method", ["dual_appa", "accel_appa", "appa"])
+@pytest.mark.parametrize("name,rows,lam", [("heart_scale", None, 1e-4), ("a9a", 1000, 1e-3)])
+def test_weakly_regularised_logistic_is_certified(method, name, rows, lam):
+    problem = real_problem(name, rows, loss="logistic", lam=lam)
+    res = cdlab.solve(problem, method=method, tol=1e-9, max_passes=1500, reference=True, eval_every=2)
+    assert res.converged, res
+    last = res.trace.iloc[-1]
+    assert last.gap <= 1e-9 and abs(last.subopt) <= 1e-8 * last.primal
+
+
+def test_dual_appa_beats_sdca_when_weakly_regularised():
+    """heart_scale, logistic, λ = 1e-4 (κ_SDCA = R²/(λγ) ≈ 100 n): the proximal
+    term κ = R²/(γn) ≫ λ makes every stage well conditioned."""
+    problem = real_problem("heart_scale", loss="logistic", lam=1e-4)
+    sdca = cdlab.solve(problem, method="sdca", tol=1e-8, max_passes=3000, eval_every=2)
+    dual = cdlab.solve(problem, method="dual_appa", tol=1e-8, max_passes=3000, eval_every=2)
+    assert sdca.converged and dual.converged
+    assert dual.trace.passes.iloc[-1] < sdca.trace.passes.iloc[-1] / 2
+
+
+def test_theory_sized_oracle_contracts_as_lemma_2_3():
+    """APPA with the theory-sized SDCA oracle (c = 2(κ+μ)/μ): every stage
+    should cut F − F* by r = (κ + μ/2)/(κ + μ) in expectation (Lemma 2.3)."""
+    problem = real_problem("heart_scale", loss="squared", lam=0.0)
+    p_star = lstsq_optimum(problem)
+    state = cdlab.METHODS["appa"].make(problem, "uniform", np.random.default_rng(2))
+    mu, kappa = strong_convexity(problem, "test"), state.kappa
+    assert state.stage_len == sdca_oracle_steps(problem, kappa, 2 * (kappa + mu) / mu)
+    r = (kappa + mu / 2) / (kappa + mu)
+    errs = [problem.primal(state.x) - p_star]
+    for _ in range(8):
+        state.run(state.stage_len)
+        errs.append(problem.primal(state.x) - p_star)
+    ratios = np.array(errs[1:]) / np.array(errs[:-1])
+    assert np.all(ratios <= r)
+
+
+def test_work_is_counted():
+    """appa with the primal start reads 2·nnz per stage on top of the SDCA
+    rows (dense data: d nonzeros a row); the O(d) re-centring reads nothing."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 5))
+    problem = cdlab.Problem(X, X @ np.ones(5), loss="squared", lam=0.0)
+    res = cdlab.solve(problem, method="appa", stage_passes=1.5, max_passes=30, tol=0)
+    stages = res.trace.steps // 90  # stage = 1.5 n = 90 steps
+    last = res.trace.iloc[-1]
+    starts = stages.iloc[-1] + 1
+    assert last.nnz_touched == last.steps * 5 + 2 * problem.nnz * starts
+    assert last.data_passes == pytest.approx(last.steps / 60 + 2 * starts)
+    dual = cdlab.solve(problem, method="dual_appa", max_passes=30, tol=0).trace.iloc[-1]
+    assert dual.nnz_touched == dual.steps * 5 + 2 * problem.nnz  # α⁽⁰⁾ = ŷ(x⁽⁰⁾) once, then O(d) moves
+    svrg = cdlab.solve(problem, method="appa", inner="svrg", stage_passes=1.0, max_passes=30, tol=0).trace.iloc[-1]
+    epochs = -(-svrg.steps // 60)  # one snapshot (a full pass) per epoch begun
+    assert svrg.nnz_touched == svrg.steps * 5 + problem.nnz * epochs
+
+
+def test_bad_input_is_refused():
+    problem = least_squares(n=50, d=5)
+    bad = [
+        (dict(method="appa", kappa=0.0), "kappa"),
+        (dict(method="appa", kappa_decay=1.5), "kappa_decay"),
+        (dict(method="dual_appa", kappa_decay=0.5), "kappa_min"),
+        (dict(method="appa", inner="sag"), "inner"),
+        (dict(method="appa", inner="svrg", warm_start="dual"), "warm_start"),
+        (dict(method="accel_appa", kappa=1e-9), "2μ"),
+        (dict(method="appa", stage_passes="lots"), "stage_passes"),
+        (dict(method="accel_appa", mu=-1.0), "mu"),
+        (dict(method="dual_appa", inner="svrg"), "unknown option"),
+    ]
+    for kwargs, match in bad:
+        with pytest.raises(ValueError, match=match):
+            cdlab.solve(problem, **kwargs)
+    logistic = real_problem("heart_scale", loss="logistic", lam=0.0)
+    with pytest.raises(ValueError, match="pass mu"):
+        cdlab.solve(logistic, method="accel_appa")
+    with pytest.raises(ValueError, match="loss"):
+        cdlab.solve(logistic.with_params(loss="hinge"), method="dual_appa")
+    with pytest.raises(ValueError, match="l1"):
+        cdlab.solve(logistic.with_params(lam=1e-3, l1=1e-3), method="dual_appa")
