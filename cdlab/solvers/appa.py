@@ -235,7 +235,8 @@ class APPAState:
         self.stage, self.pos, self.steps = 0, 0, 0
         self.nnz_touched, self.data_passes = 0, 0.0
         self._begin_stage(self.x, self.oracle.start)  # Alg. 3: α^(0) = ŷ(x^(0))
-        self.steps_per_pass = n if inner == "sdca" else max(1, n * self.stage_len // (self.stage_len + n))
+        # inner steps in about one pass of work (SVRG also reads the data once per epoch for its snapshot)
+        self.steps_per_pass = n if inner == "sdca" else self.oracle.state.steps_per_pass
 
     def oracle_c(self):
         """The oracle's relative accuracy: 2(κ+μ)/μ (Thm 2.4) or 4ρ^{3/2} (Thm 2.6)."""
