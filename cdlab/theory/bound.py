@@ -1,0 +1,206 @@
+"""A complexity bound: a sympy expression, its source, and its numbers on a Problem.
+
+Every bound in cdlab has the same shape. ``expr`` is the number of iterations
+(the solver's ``steps``) after which the theorem guarantees that the
+*expected* ``quantity`` is ≤ ε:
+
+* "gap"          P(w_k) − D(α_k) at the pair the trace reports,
+* "subopt"       P(w_k) − P*,
+* "dual_subopt"  D* − D(α_k),
+* "dist"         ‖w_k − w*‖².
+
+``iterate`` says which point: "last" or "average" (SGD, Lipschitz SDCA).
+For a linear rate, ``curve`` draws ε(k) = eps0 · (1 − rate)^⌊k/period⌋, with
+``eps0`` = prefactor × ε₀, where ε₀ (``eps_start``) is the honest initial
+error the theorem starts from: by default an upper bound computable without
+solving (the initial duality gap of the method's own starting point), or
+the exact value when a reference optimum is passed. Sublinear bounds are drawn
+by inverting ``expr`` numerically.
+
+Work: ``cost_expr`` is the expected number of nonzeros touched per iteration
+(amortised over periodic full passes), so ``work_expr = expr · cost_expr``
+and ``passes = work / nnz`` (theory.md §9).
+
+A theorem bounds an expectation; one run is one sample. ``iterations(eps,
+delta=...)`` gives the high-probability form by Markov's inequality:
+E[Q_k] ≤ ε·δ implies P(Q_k > ε) ≤ δ.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.special
+import sympy as sp
+
+from .symbols import SYMBOLS, evaluate
+
+QUANTITIES = ("gap", "subopt", "dual_subopt", "dist")
+# sympy's LambertW(x, k) for lambdify (SGD's bound): scipy returns a complex number
+_LAMBERTW = {"LambertW": lambda x, k=0: float(np.real(scipy.special.lambertw(x, k)))}
+
+
+def _tex_escape(text: str) -> str:
+    for ch, rep in (("\\", r"\backslash "), ("&", r"\&"), ("%", r"\%"), ("#", r"\#"), ("_", r"\_"),
+                    ("{", r"\{"), ("}", r"\}")):
+        text = text.replace(ch, rep)
+    return text
+
+
+@dataclass
+class Bound:
+    method: str
+    problem: object
+    sampling: object
+    expr: sp.Expr
+    cost_expr: sp.Expr
+    source: str
+    quantity: str
+    values: dict = field(default_factory=dict)  # symbol name -> float the Problem cannot supply
+    rate_expr: object = None  # contraction per period (None: sublinear)
+    prefactor_expr: object = sp.Integer(1)
+    period_expr: object = sp.Integer(1)  # iterations per contraction (SVRG epoch, APPA stage)
+    iterate: str = "last"
+    exact: bool = True  # False: an O(·) statement with unit constants (the paper's constant is not in our copy)
+    note: str = ""
+    eps0_how: str = ""
+
+    def __post_init__(self):
+        if self.quantity not in QUANTITIES:
+            raise ValueError(f"quantity must be one of {QUANTITIES}, got {self.quantity!r}")
+
+    # ------------------------------------------------------------ numbers
+    def evaluate(self, expr, **extra) -> float:
+        """Any expression in SYMBOLS evaluated on this bound's problem and values."""
+        return evaluate(expr, self.problem, **{**self.values, **extra})
+
+    @property
+    def work_expr(self) -> sp.Expr:
+        return self.expr * self.cost_expr
+
+    @property
+    def eps_start(self) -> float:
+        """ε₀: the initial error the theorem starts from (see eps0_how)."""
+        return float(self.values["eps0"])
+
+    @property
+    def eps0(self) -> float:
+        """The constant in front of the contraction: prefactor × ε₀."""
+        return self.evaluate(self.prefactor_expr) * self.eps_start
+
+    @property
+    def rate(self):
+        return None if self.rate_expr is None else self.evaluate(self.rate_expr)
+
+    @property
+    def period(self) -> float:
+        return self.evaluate(self.period_expr)
+
+    @property
+    def cost_per_step(self) -> float:
+        return self.evaluate(self.cost_expr)
+
+    def iterations(self, eps, delta=None) -> float:
+        """Iterations after which E[quantity] ≤ eps (or, with ``delta``, the
+        quantity itself is ≤ eps with probability ≥ 1 − delta, by Markov)."""
+        eps = float(eps)
+        if not eps > 0:
+            raise ValueError(f"eps must be > 0, got {eps}")
+        if delta is not None:
+            if not 0 < delta <= 1:
+                raise ValueError(f"delta must be in (0, 1], got {delta}")
+            eps *= delta
+        return max(0.0, self.evaluate(self.expr, eps=eps))
+
+    def passes(self, eps, delta=None) -> float:
+        """Total work of ``iterations(eps)`` in passes (nonzeros touched / nnz)."""
+        return self.iterations(eps, delta) * self.cost_per_step / self.problem.nnz
+
+    def steps_from_passes(self, passes):
+        return np.asarray(passes, dtype=float) * self.problem.nnz / self.cost_per_step
+
+    def curve(self, passes) -> np.ndarray:
+        """The guaranteed expected ``quantity`` after ``passes`` passes (array in, array out)."""
+        k = self.steps_from_passes(passes)
+        if np.any(k < 0):
+            raise ValueError("passes must be ≥ 0")
+        if self.rate is not None:
+            return self.eps0 * (1.0 - self.rate) ** np.floor(k / self.period)
+        return self._invert(k)
+
+    def _invert(self, k):
+        """ε(k) for a sublinear bound: the smallest ε whose iteration count is ≤ k."""
+        f = sp.lambdify(SYMBOLS["eps"], self.expr.subs(
+            {SYMBOLS[name]: val for name, val in self._all_values().items()}), [_LAMBERTW, "numpy"])
+        out = np.empty_like(k)
+        for idx, kk in np.ndenumerate(k):
+            lo, hi = -300.0, 300.0  # bisection on log10 ε; the count decreases in ε
+            if max(0.0, float(f(10.0 ** hi))) > kk:
+                out[idx] = np.inf
+                continue
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                if max(0.0, float(f(10.0 ** mid))) <= kk:
+                    hi = mid
+                else:
+                    lo = mid
+            out[idx] = 10.0 ** hi
+        return out
+
+    def _all_values(self):
+        from .symbols import problem_values
+        by_symbol = {s: name for name, s in SYMBOLS.items()}
+        names = {by_symbol[s] for s in self.expr.free_symbols} - {"eps"} - set(self.values)
+        return {**problem_values(self.problem, names), **self.values}
+
+    # ------------------------------------------------------------ display
+    def latex(self, source=True) -> str:
+        tex = r"T(\epsilon) = " + sp.latex(self.expr)
+        if source:
+            tex += r" \quad \text{" + _tex_escape(self.source) + "}"
+        return tex
+
+    def as_dict(self, eps=None) -> dict:
+        out = dict(method=self.method, sampling=self.sampling if isinstance(self.sampling, str) else "custom",
+                   quantity=self.quantity, iterate=self.iterate, source=self.source, exact=self.exact,
+                   note=self.note, expr=str(self.expr), latex=self.latex(source=False),
+                   rate=self.rate, eps0=self.eps0, eps_start=self.eps_start, eps0_how=self.eps0_how,
+                   cost_per_step=self.cost_per_step)
+        if eps is not None:
+            out.update(eps=eps, iterations=self.iterations(eps), passes=self.passes(eps))
+        return out
+
+    def __repr__(self):
+        return (f"Bound({self.method!r}, sampling={self.sampling if isinstance(self.sampling, str) else 'custom'!r}, "
+                f"quantity={self.quantity!r}, source={self.source!r})")
+
+
+# ---------------------------------------------------------------- registry
+BOUNDS: dict = {}
+NO_BOUND = {
+    "sag": "SAG's guarantee (Schmidt, Le Roux & Bach) is not in the project's papers; no bound is implemented",
+    "lbfgs": "L-BFGS has no global linear-rate bound of the kind the papers give",
+}
+
+
+def register_bound(name):
+    def deco(fn):
+        BOUNDS[name] = fn
+        return fn
+    return deco
+
+
+def bound(method, problem, sampling="uniform", **options) -> Bound:
+    """The complexity bound of ``method`` on ``problem`` (see the module docstring).
+
+    ``options`` are the method's options that change its guarantee
+    (``batch_size``, ``step``, ``kappa``, ...) plus ``reference`` (P*, or
+    True to compute it), ``eps0`` (override ε₀) and ``quantity``.
+    Raises ValueError for an unknown method, a loss or sampling the theorem
+    does not cover, or parameters outside its assumptions.
+    """
+    if method in NO_BOUND:
+        raise ValueError(f"no bound for {method!r}: {NO_BOUND[method]}")
+    if method not in BOUNDS:
+        raise ValueError(f"unknown method {method!r}; bounds exist for {sorted(BOUNDS)}")
+    return BOUNDS[method](problem, sampling, **options)

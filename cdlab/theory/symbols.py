@@ -1,0 +1,167 @@
+"""The named sympy symbols every bound is written in, and their values on a Problem.
+
+Names follow theory.md §1. Two clashes between the papers are resolved here:
+``kappa`` is APPA's proximal weight (theory.md §1: "in code call that one
+kappa"), while the condition number R²/(λγ) of SPDC/APPA is ``cond``; and the
+strong convexity of the un-regularised objective F (APPA's μ) is ``mu_F``,
+because μ already names the L1 strength.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+import scipy.sparse.linalg as spla
+import sympy as sp
+
+_pos = dict(positive=True, real=True)
+
+SYMBOLS: dict[str, sp.Symbol] = {
+    "n": sp.Symbol("n", integer=True, positive=True),
+    "d": sp.Symbol("d", integer=True, positive=True),
+    "nnz": sp.Symbol(r"\mathrm{nnz}", **_pos),
+    "lam": sp.Symbol(r"\lambda", **_pos),
+    "gamma": sp.Symbol(r"\gamma", **_pos),
+    "R": sp.Symbol("R", **_pos),  # max_i ‖x_i‖
+    "Rbar": sp.Symbol(r"\bar{R}", **_pos),  # mean_i ‖x_i‖
+    "Rf": sp.Symbol(r"R_f", **_pos),  # max_j ‖f_j‖ (the column analogue of R)
+    "F2": sp.Symbol(r"\|X\|_F^2", **_pos),
+    "C_P": sp.Symbol("C_P", **_pos),
+    "C_D": sp.Symbol("C_D", **_pos),
+    "L": sp.Symbol("L", **_pos),  # Lipschitz constant of a non-smooth loss
+    "L_P": sp.Symbol("L_P", **_pos),  # smoothness of P: λ + ‖X‖₂²/(γn)
+    "mu_F": sp.Symbol(r"\mu_F", **_pos),  # strong convexity of P (APPA's μ)
+    "cond": sp.Symbol(r"\kappa_{c}", **_pos),  # R²/(λγ)
+    "kappa": sp.Symbol(r"\kappa", **_pos),  # APPA proximal weight
+    "m": sp.Symbol("m", integer=True, positive=True),  # mini-batch size
+    "eps": sp.Symbol(r"\epsilon", **_pos),
+    "eps0": sp.Symbol(r"\epsilon_0", **_pos),  # initial error of the quantity the theorem starts from
+    "theta": sp.Symbol(r"\theta", **_pos),  # contraction of a custom sampling (Thm 1 of the face-off)
+    "cost": sp.Symbol(r"\bar{c}", **_pos),  # expected nonzeros per step of a custom sampling
+    "eta": sp.Symbol(r"\eta", **_pos),  # step size (SVRG)
+    "epoch": sp.Symbol(r"m_{\mathrm{in}}", integer=True, positive=True),  # SVRG inner loop length
+    "k": sp.Symbol("k", integer=True, nonnegative=True),
+    "delta": sp.Symbol(r"\delta", **_pos),  # failure probability of a high-probability bound
+    "Dx": sp.Symbol(r"\|w_0 - w^\star\|^2", **_pos),
+    "Dy": sp.Symbol(r"\|\alpha_0 - \alpha^\star\|^2", **_pos),
+}
+
+# data-only quantities that need a linear-algebra call, cached per data matrix
+# (sparse matrices are unhashable: key by id, dropped when the matrix dies)
+_DATA_CACHE: dict[int, dict] = {}
+
+
+def _data_cache(problem) -> dict:
+    key = id(problem.X)
+    if key not in _DATA_CACHE:
+        _DATA_CACHE[key] = {}
+        weakref.finalize(problem.X, _DATA_CACHE.pop, key, None)
+    return _DATA_CACHE[key]
+
+
+def spectral_norm_sq(problem) -> float:
+    """‖X‖₂² (largest eigenvalue of XᵀX), padded by 1e-9 relative so that it is
+    an upper bound despite the eigen-solver's tolerance."""
+    cache = _data_cache(problem)
+    if "spec" not in cache:
+        X = problem.X
+        n, d = X.shape
+        if min(n, d) <= 500:
+            A = X.toarray()
+            G = A @ A.T if n <= d else A.T @ A
+            val = float(np.linalg.eigvalsh(G)[-1])
+        else:
+            op = spla.LinearOperator((d, d), matvec=lambda v: X.T @ (X @ v), dtype=float)
+            val = float(spla.eigsh(op, k=1, which="LA", tol=1e-10, return_eigenvectors=False)[0])
+        cache["spec"] = val * (1 + 1e-9)
+    return cache["spec"]
+
+
+def smallest_gram_eig(problem) -> float:
+    """λ_min(XᵀX) (0 whenever d > n), floored at 0."""
+    cache = _data_cache(problem)
+    if "gram_min" not in cache:
+        n, d = problem.X.shape
+        if d > n:
+            val = 0.0
+        elif d <= 3000:
+            A = problem.X_csc
+            val = float(np.linalg.eigvalsh((A.T @ A).toarray())[0])
+        else:
+            raise ValueError(f"λ_min(XᵀX) for d = {d} features is too costly here; pass mu_F=... explicitly")
+        cache["gram_min"] = max(val, 0.0)
+    return cache["gram_min"]
+
+
+def strong_convexity(problem) -> float:
+    """μ_F: strong convexity of P. λ for every loss, plus λ_min(XᵀX)/n for the
+    squared loss (φ'' = 1); the other losses have no positive lower bound on φ''."""
+    mu = problem.lam
+    if problem.loss == "squared":
+        mu += smallest_gram_eig(problem) / problem.n_samples
+    return mu
+
+
+def problem_values(problem, names) -> dict[str, float]:
+    """Numbers for the symbol names in ``names`` (only those are computed)."""
+    n = problem.n_samples
+    out = {}
+    cheap = {
+        "n": lambda: n,
+        "d": lambda: problem.n_features,
+        "nnz": lambda: problem.nnz,
+        "lam": lambda: problem.lam,
+        "R": lambda: problem.R,
+        "Rbar": lambda: float(np.sqrt(problem.row_norms_sq).mean()),
+        "Rf": lambda: float(np.sqrt(problem.col_norms_sq.max())),
+        "F2": lambda: problem.frob_sq,
+        "C_P": lambda: float(problem.col_nnz @ problem.col_norms_sq),
+        "C_D": lambda: float(problem.row_nnz @ problem.row_norms_sq),
+    }
+    for name in names:
+        if name in cheap:
+            out[name] = float(cheap[name]())
+        elif name == "gamma":
+            if problem.gamma is None:
+                raise ValueError(f"the {problem.loss} loss is not smooth: γ is undefined")
+            out[name] = float(problem.gamma)
+        elif name == "L":
+            if problem.loss_info.lipschitz is None:
+                raise ValueError(f"the {problem.loss} loss is not Lipschitz: L is undefined")
+            out[name] = float(problem.loss_info.lipschitz)
+        elif name == "L_P":
+            if problem.gamma is None:
+                raise ValueError(f"the {problem.loss} loss is not smooth: L_P is undefined")
+            out[name] = problem.lam + spectral_norm_sq(problem) / (problem.gamma * n)
+        elif name == "mu_F":
+            out[name] = strong_convexity(problem)
+        elif name == "cond":
+            if problem.gamma is None:
+                raise ValueError(f"the {problem.loss} loss is not smooth: R²/(λγ) is undefined")
+            out[name] = problem.R ** 2 / (problem.lam * problem.gamma)
+    return out
+
+
+def evaluate(expr, problem, **extra) -> float:
+    """Substitute ``problem``'s numbers (and ``extra``: name -> value, names as in
+    SYMBOLS) into a sympy expression and return a float.
+
+    Raises ValueError naming any symbol left without a value.
+    """
+    expr = sp.sympify(expr)
+    by_symbol = {s: name for name, s in SYMBOLS.items()}
+    unknown = set(extra) - set(SYMBOLS)
+    if unknown:
+        raise ValueError(f"unknown symbol name(s) {sorted(unknown)}; known: {sorted(SYMBOLS)}")
+    free = {by_symbol[s] for s in expr.free_symbols if s in by_symbol}
+    foreign = [str(s) for s in expr.free_symbols if s not in by_symbol]
+    if foreign:
+        raise ValueError(f"expression has symbols outside theory.SYMBOLS: {foreign}")
+    values = problem_values(problem, free - set(extra))
+    values.update({k: float(v) for k, v in extra.items()})
+    missing = free - set(values)
+    if missing:
+        raise ValueError(f"no value for symbol(s) {sorted(missing)}; pass them as keywords, e.g. "
+                         f"evaluate(expr, problem, {sorted(missing)[0]}=...)")
+    val = expr.subs({SYMBOLS[k]: v for k, v in values.items() if k in free})
+    return float(sp.N(val, 17))

@@ -1,0 +1,251 @@
+"""Face-off quantities (theory.faceoff) against direct numpy computations, and the
+theorems of Csiba & Richtárik 2016 on random, extreme and exhaustively enumerated data.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cdlab
+from cdlab import theory
+
+
+def random_sparse(n, d, density, rng, skew=0.0):
+    """A random sparse matrix with no zero rows or columns; column scales ~ exp(skew·N(0,1))."""
+    A = sp.random(n, d, density=density, random_state=rng, data_rvs=rng.standard_normal).toarray()
+    for i in np.flatnonzero(~A.any(axis=1)):
+        A[i, rng.integers(d)] = rng.standard_normal()
+    for j in np.flatnonzero(~A.any(axis=0)):
+        A[rng.integers(n), j] = rng.standard_normal()
+    return A * np.exp(skew * rng.standard_normal(d))
+
+
+def labels(A, rng):
+    return np.sign(A @ rng.standard_normal(A.shape[1]) + 0.1 + 0.01 * rng.standard_normal(A.shape[0]))
+
+
+def direct(A, lam, gamma):
+    """Every face-off quantity straight from the dense matrix and the explicit samplings."""
+    n, d = A.shape
+    c = lam * gamma * n
+    fnz, fsq = (A != 0).sum(axis=0), (A ** 2).sum(axis=0)
+    xnz, xsq = (A != 0).sum(axis=1), (A ** 2).sum(axis=1)
+    out = {}
+    for side, nz, sq in (("primal", fnz, fsq), ("dual", xnz, xsq)):
+        size = len(nz)
+        for sampling, p in (("uniform", np.full(size, 1.0 / size)), ("importance", (sq + c) / (sq + c).sum())):
+            iters = max((sq[k] + c) / (p[k] * c) for k in range(size))  # Thm 1
+            cost = sum(p[k] * nz[k] for k in range(size))  # eqs. (10), (11)
+            out[f"iters_{side}_{sampling}"] = iters
+            out[f"cost_{side}_{sampling}"] = cost
+            out[f"T_{side[0].upper()}_{sampling}"] = iters * cost  # eqs. (12), (13)
+    out["C_P"] = sum(fnz[j] * fsq[j] for j in range(d))
+    out["C_D"] = sum(xnz[i] * xsq[i] for i in range(n))
+    return out
+
+
+@pytest.mark.parametrize("n,d,density,skew,loss,lam", [
+    (60, 25, 0.2, 0.0, "logistic", 1e-3), (30, 80, 0.05, 1.5, "squared", 1e-2),
+    (120, 40, 0.6, 0.7, "smoothed_hinge", 1e-4), (40, 40, 1.0, 0.0, "logistic", 1e-1)])
+def test_faceoff_quantities_equal_direct_numpy(n, d, density, skew, loss, lam):
+    rng = np.random.default_rng(n + d)
+    A = random_sparse(n, d, density, rng, skew)
+    P = cdlab.Problem(sp.csr_matrix(A), labels(A, rng), loss=loss, lam=lam)
+    fo = theory.faceoff(P)
+    ref = direct(A, lam, P.gamma)
+    for key, val in ref.items():
+        assert getattr(fo, key) == pytest.approx(val, rel=1e-10), key
+    # eq. (15) closed forms and Theorem 2's "importance ≤ uniform" on the bound's total work
+    c = lam * P.gamma * n
+    assert fo.T_P_importance == pytest.approx(P.nnz + ref["C_P"] / c, rel=1e-10)
+    assert fo.T_D_importance == pytest.approx(P.nnz + ref["C_D"] / c, rel=1e-10)
+    assert fo.T_P_importance <= fo.T_P_uniform * (1 + 1e-12)
+    assert fo.T_D_importance <= fo.T_D_uniform * (1 + 1e-12)
+    # the prediction is the best of the four, and its ratio the other side's best over it
+    works = {("primal_cd", s): getattr(fo, f"T_P_{s}") for s in ("uniform", "importance")}
+    works.update({("dual_cd", s): getattr(fo, f"T_D_{s}") for s in ("uniform", "importance")})
+    (m, s), w = min(works.items(), key=lambda kv: kv[1])
+    other = min(v for k, v in works.items() if k[0] != m)
+    assert fo.prediction["work"] == pytest.approx(w, rel=1e-12)
+    assert fo.prediction["ratio"] == pytest.approx(other / w, rel=1e-12)
+    if other / w > 1 + 1e-9:
+        assert (fo.prediction["method"], fo.prediction["sampling"]) == (m, s)
+    else:  # a dense square matrix with equal norms: C_P = C_D, a tie either way
+        assert "tie" in fo.prediction["text"]
+    table = fo.table()
+    assert table.loc[("dual", "importance"), "total_work"] == pytest.approx(fo.T_D_importance)
+    flat = fo.as_dict()
+    assert flat["C_P"] == fo.C_P and flat["prediction_work"] == fo.prediction["work"]
+    assert flat["theorem3_holds"] is True
+
+
+def test_faceoff_work_matches_the_bounds_per_step_cost():
+    rng = np.random.default_rng(3)
+    A = random_sparse(50, 30, 0.3, rng, 1.0)
+    P = cdlab.Problem(sp.csr_matrix(A), labels(A, rng), loss="logistic", lam=1e-3)
+    fo = theory.faceoff(P)
+    for method, side in (("primal_cd", "primal"), ("dual_cd", "dual")):
+        for sampling in ("uniform", "importance"):
+            b = theory.bound(method, P, sampling, quantity="gap" if side == "dual" else "subopt")
+            assert b.cost_per_step == pytest.approx(getattr(fo, f"cost_{side}_{sampling}"), rel=1e-12)
+            assert 1 / b.rate == pytest.approx(getattr(fo, f"iters_{side}_{sampling}"), rel=1e-12)
+
+
+def test_faceoff_refuses_non_smooth_loss():
+    rng = np.random.default_rng(0)
+    A = random_sparse(10, 5, 0.5, rng)
+    with pytest.raises(ValueError, match="smooth loss"):
+        theory.faceoff(cdlab.Problem(A, labels(A, rng), loss="hinge", lam=0.1))
+
+
+# ------------------------------------------------------------------ Theorem 3
+def theorem3_ratio(A):
+    fnz, fsq = (A != 0).sum(0), (A ** 2).sum(0)
+    xnz, xsq = (A != 0).sum(1), (A ** 2).sum(1)
+    return (fnz @ fsq), (xnz @ xsq), (A ** 2).sum()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_theorem3_holds_on_random_matrices(seed):
+    rng = np.random.default_rng(seed)
+    n, d = rng.integers(2, 80, size=2)
+    A = random_sparse(n, d, rng.uniform(0.02, 1.0), rng, rng.uniform(0, 2))
+    P = cdlab.Problem(sp.csr_matrix(A), labels(A, rng), loss="squared", lam=1.0)
+    t3 = theory.theorem3_check(P)
+    C_P, C_D, F2 = theorem3_ratio(A)
+    assert t3["assumption"] and t3["holds"]
+    assert F2 <= C_P <= n * F2 * (1 + 1e-12) and F2 <= C_D <= d * F2 * (1 + 1e-12)
+    assert 1 / d <= C_P / C_D <= n
+    assert t3["ratio"] == pytest.approx(C_P / C_D, rel=1e-12)
+
+
+def one_dense_column(n, d, tiny):
+    """Column 0 is 1 on rows ≥ d−1 and `tiny` on rows 0..d−2, which hold the other
+    columns' single `tiny` entries: as tiny → 0, C_P → n‖X‖_F², C_D → ‖X‖_F², C_P/C_D → n."""
+    A = np.zeros((n, d))
+    A[:, 0] = 1.0
+    A[: d - 1, 0] = tiny
+    A[np.arange(d - 1), np.arange(1, d)] = tiny
+    return A
+
+
+@pytest.mark.parametrize("n,d", [(50, 5), (200, 30), (20, 20)])
+def test_theorem3_is_approached_by_the_extreme_matrices(n, d):
+    for tiny, tol in ((1e-3, 1e-4), (1e-6, 1e-10)):
+        A = one_dense_column(n, d, tiny)
+        rng = np.random.default_rng(0)
+        P = cdlab.Problem(sp.csr_matrix(A), labels(A, rng), loss="squared", lam=1.0)
+        t3 = theory.theorem3_check(P)
+        assert t3["holds"] and t3["assumption"]
+        C_P, C_D, F2 = theorem3_ratio(A)
+        assert C_P / (n * F2) > 1 - 2 * tol * n and C_D / F2 < 1 + 2 * tol * n
+        assert t3["ratio"] / n > 1 - 4 * tol * n
+        # the transpose pattern approaches the other end, 1/d
+        P_t = cdlab.Problem(sp.csr_matrix(A.T), labels(A.T, rng), loss="squared", lam=1.0)
+        t3t = theory.theorem3_check(P_t)
+        assert t3t["holds"] and t3t["ratio"] * n < 1 + 4 * tol * n  # P_t has n features
+
+
+# ------------------------------------------------------------------ binary data
+def all_binary(n, d):
+    """Every 0/1 n×d matrix with no zero rows or columns (signs do not change C_P, C_D)."""
+    N = n * d
+    M = ((np.arange(2 ** N)[:, None] >> np.arange(N)) & 1).reshape(-1, n, d)
+    M = M[(M.sum(2) > 0).all(1) & (M.sum(1) > 0).all(1)]
+    return (M.sum(1) ** 2).sum(1), (M.sum(2) ** 2).sum(1), M.sum((1, 2))
+
+
+@pytest.mark.parametrize("n,d", [(1, 4), (2, 2), (2, 5), (3, 3), (3, 4), (4, 3), (4, 4), (2, 7)])
+def test_binary_extremes_and_theorem4_equal_exhaustive_enumeration(n, d):
+    cp, cd, om = all_binary(n, d)
+    for omega in np.unique(om):
+        sel = om == omega
+        e = theory.binary_extremes(n, d, int(omega))
+        assert (e["min_C_P"], e["max_C_P"]) == (cp[sel].min(), cp[sel].max())
+        assert (e["min_C_D"], e["max_C_D"]) == (cd[sel].min(), cd[sel].max())
+        lo, hi = theory.theorem4_bounds(n, d, int(omega))
+        ratio = cp[sel] / cd[sel]
+        assert ratio.min() == pytest.approx(lo, rel=1e-14) and ratio.max() == pytest.approx(hi, rel=1e-14)
+
+
+def max_ratio_binary(n, d, omega):
+    """A binary matrix attaining Theorem 4's upper bound: columns piled up (max C_P:
+    t full columns, one with 1 + ρ, the rest with 1) and the leftover entries dealt
+    round-robin over the rows (min C_D: row counts differ by at most one)."""
+    A = np.zeros((n, d))
+    t, rho = divmod(omega - d, n - 1)
+    if t >= d:
+        return np.ones((n, d))
+    A[:, :t] = 1
+    row = 0
+    for j, count in [(t, 1 + rho)] + [(j, 1) for j in range(t + 1, d)]:
+        for _ in range(count):
+            A[row % n, j] = 1
+            row += 1
+    return A
+
+
+@pytest.mark.parametrize("n,d,omega", [(30, 10, 45), (30, 10, 200), (12, 40, 100), (50, 50, 60), (8, 3, 24)])
+def test_theorem4_bounds_hold_and_are_attained_at_scale(n, d, omega):
+    lo, hi = theory.theorem4_bounds(n, d, omega)
+    A = max_ratio_binary(n, d, omega)
+    assert A.sum() == omega and A.any(0).all() and A.any(1).all()
+    C_P, C_D, _ = theorem3_ratio(A)
+    assert C_P / C_D == pytest.approx(hi, rel=1e-14)
+    B = max_ratio_binary(d, n, omega).T  # the transpose construction attains the lower bound
+    C_P, C_D, _ = theorem3_ratio(B)
+    assert C_P / C_D == pytest.approx(lo, rel=1e-14)
+    rng = np.random.default_rng(omega)
+    for _ in range(20):  # random binary matrices with the same n, d, omega stay inside
+        M = random_binary(n, d, omega, rng)
+        C_P, C_D, _ = theorem3_ratio(M)
+        assert lo <= C_P / C_D <= hi
+
+
+def random_binary(n, d, omega, rng):
+    """A random ±1 matrix with omega nonzeros and no zero rows or columns."""
+    A = np.zeros((n, d))
+    k = max(n, d)
+    A[np.arange(k) % n, rng.permutation(k) % d] = 1  # covers every row and column
+    free = np.flatnonzero(A.ravel() == 0)
+    A.ravel()[rng.choice(free, omega - int(A.sum()), replace=False)] = 1
+    return A * rng.choice([-1.0, 1.0], size=A.shape)
+
+
+@pytest.mark.parametrize("n,d", [(3, 9), (4, 20), (5, 25)])
+def test_corollary6_on_random_binary_matrices(n, d):
+    assert theory.corollary6(n, d) == "primal" and theory.corollary6(d, n) == "dual"
+    rng = np.random.default_rng(n * d)
+    for omega in np.linspace(d, n * d, 8).astype(int):
+        for _ in range(10):
+            A = random_binary(n, d, int(omega), rng)
+            C_P, C_D, _ = theorem3_ratio(A)
+            assert C_P <= C_D
+            C_P, C_D, _ = theorem3_ratio(A.T)  # n ≥ d² for the transpose: dual wins
+            assert C_D <= C_P
+    assert theory.corollary6(5, 10) is None
+
+
+def test_figure1_map():
+    d, ns, omegas = 10, [2, 5, 10, 40], [5, 10, 50, 100, 400]
+    M = theory.figure1_map(d, ns, omegas)
+    assert M.shape == (len(omegas), len(ns))
+    for a, omega in enumerate(omegas):
+        for b, n in enumerate(ns):
+            if max(n, d) <= omega <= n * d:
+                assert M[a, b] == theory.theorem4_bounds(n, d, omega)[1]
+            else:
+                assert np.isnan(M[a, b])
+    # Corollary 6 on the map: n² ≤ d means the upper bound is ≤ 1 for every feasible omega
+    col = M[:, ns.index(2)]
+    assert np.all(col[~np.isnan(col)] <= 1)
+
+
+def test_binary_functions_reject_bad_input():
+    with pytest.raises(ValueError, match="omega"):
+        theory.binary_extremes(3, 4, 2)
+    with pytest.raises(ValueError, match="omega"):
+        theory.theorem4_bounds(3, 4, 13)
+    with pytest.raises(ValueError, match="positive integer"):
+        theory.binary_extremes(3.5, 4, 5)
+    with pytest.raises(ValueError, match="positive integer"):
+        theory.corollary6(0, 4)
