@@ -81,6 +81,8 @@ def test_evaluate(heart):
     assert theory.evaluate(S["L_P"], P) == pytest.approx(
         P.lam + np.linalg.eigvalsh((P.X.T @ P.X).toarray())[-1] / (P.gamma * P.n_samples), rel=1e-8)
     assert theory.evaluate(S["eps"] * 2, P, eps=0.5) == 1.0
+    b = theory.bound("sdca", P)
+    assert theory.evaluate(b, P, eps=1e-5) == pytest.approx(b.iterations(1e-5), rel=1e-14)
     with pytest.raises(ValueError, match="no value for symbol"):
         theory.evaluate(S["eps"], P)
     with pytest.raises(ValueError, match="unknown symbol"):

@@ -194,7 +194,9 @@ def appa_bound(problem, sampling="uniform", **options):
     c = 2 * (kappa + mu_F) / mu_F
     r = (kappa + mu_F / 2) / (kappa + mu_F)
     lam1 = kappa + lam
-    note = "every stage meets the oracle's factor in expectation (Lemma 2.3 holds in expectation, footnote 2)"
+    note = ("every stage meets the oracle's factor in expectation (Lemma 2.3 holds in expectation, footnote 2); "
+            "the guarantee is for the stage-end iterates x^(t): checkpoints inside a stage show the inner "
+            "solver's point, which can be above the curve")
     if inner_kind == "sdca":
         if options.get("warm_start", "primal") not in (None, "primal"):
             raise ValueError("the APPA bound's SDCA oracle starts from the primal-to-dual map (warm_start='primal')")

@@ -146,8 +146,12 @@ def evaluate(expr, problem, **extra) -> float:
     """Substitute ``problem``'s numbers (and ``extra``: name -> value, names as in
     SYMBOLS) into a sympy expression and return a float.
 
+    ``expr`` may also be a Bound: its iteration count with its own values
+    (pass ``eps=...``), i.e. ``bound.iterations(eps)`` without the clamp at 0.
     Raises ValueError naming any symbol left without a value.
     """
+    if hasattr(expr, "expr") and hasattr(expr, "values"):  # a theory.Bound
+        expr, extra = expr.expr, {**expr.values, **extra}
     expr = sp.sympify(expr)
     by_symbol = {s: name for name, s in SYMBOLS.items()}
     unknown = set(extra) - set(SYMBOLS)
