@@ -66,10 +66,9 @@ def spectral_norm_sq(problem) -> float:
     if "spec" not in cache:
         X = problem.X
         n, d = X.shape
-        if min(n, d) <= 500:
-            A = X.toarray()
-            G = A @ A.T if n <= d else A.T @ A
-            val = float(np.linalg.eigvalsh(G)[-1])
+        if min(n, d) <= 500:  # the smaller Gram matrix, formed sparse, is small and dense
+            G = (X @ X.T) if n <= d else (problem.X_csc.T @ problem.X_csc)
+            val = float(np.linalg.eigvalsh(G.toarray())[-1])
         else:
             op = spla.LinearOperator((d, d), matvec=lambda v: X.T @ (X @ v), dtype=float)
             val = float(spla.eigsh(op, k=1, which="LA", tol=1e-10, return_eigenvectors=False)[0])
