@@ -22,6 +22,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 
 import cdlab
+from cdlab.data import make_synthetic
 from cdlab.solvers.dual_cd import DualCDState
 
 
@@ -76,10 +77,7 @@ def datasets(quick):
         X, y = cdlab.load_dataset(name)
         out.append((name, X, y))
     n, d, density = (100_000, 20_000, 2.5e-4) if quick else (250_000, 40_000, 5e-4)
-    rng = np.random.default_rng(0)
-    X = sp.random(n, d, density=density, format="csr", random_state=0, data_rvs=rng.standard_normal)
-    y = np.sign(X @ rng.standard_normal(d) + 0.1)
-    y[y == 0] = 1
+    X, y = make_synthetic(n, d, density=density, seed=0)
     out.append((f"synthetic sparse {n}x{d}", X, y))
     return out
 
