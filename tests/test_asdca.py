@@ -122,3 +122,21 @@ def test_bad_input_is_refused():
         cdlab.solve(problem.with_params(loss="squared"), method="asdca", batch_size=10 ** 6)
     with pytest.raises(ValueError, match="lam"):
         cdlab.solve(problem.with_params(loss="squared", lam=0.0), method="asdca")
+
+
+@pytest.mark.parametrize("name,rows,loss,lam,m", [
+    ("heart_scale", None, "smoothed_hinge", 1e-2, 1),
+    ("heart_scale", None, "smoothed_hinge", 1e-2, 8),
+    ("a9a", 1000, "logistic", 1e-3, 4),
+])
+def test_measured_steps_stay_within_theorem_1(name, rows, loss, lam, m):
+    """Theorem 1 through cdlab.theory.bound: E[gap] ≤ ε after (n/(mθ)) log(·) iterations."""
+    from cdlab import theory
+    from test_spdc import first_steps
+    problem = real_problem(name, rows, loss=loss, lam=lam)
+    bound = theory.bound("asdca", problem, batch_size=m)
+    assert bound.quantity == "gap" and bound.exact
+    res = cdlab.solve(problem, method="asdca", batch_size=m, tol=1e-10, max_passes=3000)
+    assert res.converged
+    for eps in (1e-3, 1e-6, 1e-9):
+        assert first_steps(res.trace, "gap", eps) <= bound.iterations(eps)

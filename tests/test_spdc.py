@@ -260,3 +260,30 @@ def test_fewer_passes_than_sdca_on_an_ill_conditioned_problem():
         assert spdc.converged
         assert spdc.trace.passes.iloc[-1] < sdca.trace.passes.iloc[-1]
         assert spdc.trace.data_passes.iloc[-1] < sdca.trace.data_passes.iloc[-1]
+
+
+def first_steps(trace, column, eps):
+    """Steps at the first checkpoint where ``column`` ≤ eps (inf if never)."""
+    hit = trace[trace[column] <= eps]
+    return hit.steps.iloc[0] if len(hit) else np.inf
+
+
+@pytest.mark.parametrize("name,rows,loss,lam,sampling,m", [
+    ("heart_scale", None, "smoothed_hinge", 1e-2, "uniform", 1),
+    ("heart_scale", None, "smoothed_hinge", 1e-2, "uniform", 4),
+    ("heart_scale", None, "smoothed_hinge", 1e-2, "weighted", 1),
+    ("a9a", 1000, "logistic", 1e-3, "uniform", 2),
+])
+def test_measured_steps_stay_within_the_theorem_bounds(name, rows, loss, lam, sampling, m):
+    """Theorem 1 (uniform, batch m) and Theorem 2 (weighted) through
+    cdlab.theory.bound: the steps a run needs to reach P − P* ≤ ε stay below
+    the iterations after which the theorem guarantees E[P − P*] ≤ ε."""
+    from cdlab import theory
+    problem = real_problem(name, rows, loss=loss, lam=lam)
+    p_star = cdlab.reference_optimum(problem)
+    bound = theory.bound("spdc", problem, sampling, batch_size=m, reference=p_star)
+    assert bound.quantity == "subopt" and bound.exact
+    res = cdlab.solve(problem, method="spdc", sampling=sampling, batch_size=m, tol=0, max_passes=2000,
+                      reference=p_star, callback=lambda row: row["subopt"] > 1e-10)
+    for eps in (1e-3, 1e-6, 1e-9):
+        assert first_steps(res.trace, "subopt", eps) <= bound.iterations(eps)

@@ -66,17 +66,16 @@ from .base import SMOOTH_LOSSES, MethodSpec, register
 from .dual_cd import dual_cd_chunk
 from .svrg import SVRGState
 
-# Above this many features the exact λ_min(XᵀX/n) behind the default μ is not computed.
-MAX_D_FOR_EIGVALS = 1000
-
-
 def strong_convexity(problem, what):
-    """μ of F: λ_min(XᵀX)/n + λ for least squares (exact, d ≤ MAX_D_FOR_EIGVALS),
-    else λ (a valid lower bound for any loss). Raises if that is not > 0."""
-    mu = problem.lam
-    if problem.loss == "squared" and problem.n_features <= MAX_D_FOR_EIGVALS:
-        gram = (problem.X_csc.T @ problem.X_csc).toarray() / problem.n_samples
-        mu += max(float(np.linalg.eigvalsh(gram)[0]), 0.0)
+    """μ of F as the theory layer computes it (``cdlab.theory.symbols.strong_convexity``:
+    λ, plus λ_min(XᵀX)/n for least squares), so that a run and its bound agree.
+    Raises ValueError (asking for ``mu``) when that is not > 0 or too costly."""
+    from ..theory.symbols import strong_convexity as mu_F  # imported here: sympy is not needed to solve
+
+    try:
+        mu = mu_F(problem)
+    except ValueError as exc:
+        raise ValueError(f"{what} needs the strong convexity μ of F: {exc}; pass mu > 0") from None
     if not mu > 0:
         raise ValueError(f"{what} needs the strong convexity μ of F and cannot certify one here "
                          f"(loss={problem.loss!r}, lam={problem.lam:g}, d={problem.n_features}); pass mu > 0")
