@@ -34,6 +34,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 import cdlab
+from cdlab import theory
 
 DATA = "/work/shared/data/"
 N_FEATURES = {"a9a": 123, "w8a": 300, "reuters_moneyfx": 8315, "colon-cancer": 2000, "rcv1_small": 47236}
@@ -155,15 +156,6 @@ def warm_up():
 
 # ----------------------------------------------------------------- one problem
 
-def face_off_prediction(problem):
-    """Face-off eq. (15)-(16): work of primal and dual RCD with importance
-    sampling, T = nnz + C/(λγn), in passes."""
-    lgn = problem.lam * 4.0 * problem.n_samples
-    c_p = float(problem.col_nnz @ problem.col_norms_sq)
-    c_d = float(problem.row_nnz @ problem.row_norms_sq)
-    return 1 + c_p / (lgn * problem.nnz), 1 + c_d / (lgn * problem.nnz)
-
-
 def run_ours(problem, p_star, target, max_passes, eval_every):
     """Each cdlab variant until gap ≤ GAP and P ≤ target (or the budget)."""
     rows, traces = [], {}
@@ -199,9 +191,11 @@ def bench(name, make, quick):
     target = max(min(p for _, p, _ in fitted.values()), floor)
     ours, traces = run_ours(problem, p_star, target, max_passes=300 if quick else 2000,
                             eval_every=0.5 if quick else 1.0)
-    t_p, t_d = face_off_prediction(problem)
+    fo = theory.faceoff(problem)  # eq. (15)-(16): T = nnz + C/(λγn), importance sampling
+    t_p, t_d = fo.T_P_importance / problem.nnz, fo.T_D_importance / problem.nnz
     print(f"face-off eq. 15 (importance): T_P = {t_p:.3g} passes, T_D = {t_d:.3g} passes "
-          f"→ predicts {'primal' if t_p < t_d else 'dual'} by {max(t_p, t_d) / min(t_p, t_d):.2g}×")
+          f"→ predicts {'primal' if t_p < t_d else 'dual'} by {max(t_p, t_d) / min(t_p, t_d):.2g}×; "
+          f"empty columns: {int((problem.col_nnz == 0).sum())}")
     print(ours.to_string(index=False, na_rep="n/r", float_format=lambda v: f"{v:.3g}"))
     fastest = ours.set_index("solver").seconds.idxmin()
     rows = []
