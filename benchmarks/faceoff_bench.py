@@ -24,8 +24,6 @@ problem before anything is timed.
 from __future__ import annotations
 
 import argparse
-import bz2
-import io
 import time
 import warnings
 
@@ -36,8 +34,6 @@ import scipy.sparse as sp
 import cdlab
 from cdlab import theory
 
-DATA = "/work/shared/data/"
-N_FEATURES = {"a9a": 123, "w8a": 300, "reuters_moneyfx": 8315, "colon-cancer": 2000, "rcv1_small": 47236}
 GAP = 1e-6
 OURS = [("primal_cd", "uniform", {}), ("primal_cd", "importance", {}),
         ("dual_cd", "uniform", {}), ("dual_cd", "importance", {}), ("sdca", "uniform", {})]
@@ -59,12 +55,8 @@ def scaled(X):
 
 
 def real(name, rows=None):
-    from sklearn.datasets import load_svmlight_file
-
-    with bz2.open(DATA + name + ".bz2", "rb") as f:
-        raw = f.read() if rows is None else b"".join(line for _, line in zip(range(rows), f))
-    X, y = load_svmlight_file(io.BytesIO(raw), n_features=N_FEATURES[name])
-    return scaled(X), y
+    X, y = cdlab.load_dataset(name)
+    return scaled(X[:rows]), y[:rows]
 
 
 def labels(X, rng):

@@ -1,23 +1,18 @@
 """Primal RCD (NSync, face-off Algorithm 1): certificates on synthetic and real
 data, agreement with scipy L-BFGS-B, importance vs uniform sampling, work
 counting, refusals. The data helpers here are shared with test_dual_cd.py."""
-import bz2
 import functools
-import io
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_svmlight_file
 
 import cdlab
 from cdlab.solvers import primal_cd
 from independent import primal_optimum
 
-DATA = "/work/shared/data/"
 LOSSES = ("squared", "logistic", "smoothed_hinge")
-# (file, n_features, rows kept): small files whole, larger ones a leading slice
-REAL = {"heart_scale": (13, None), "colon-cancer": (2000, None), "a9a": (123, 2000),
-        "reuters_moneyfx": (8315, 800)}
+# dataset → rows kept: small sets whole, larger ones a leading slice
+REAL = {"heart_scale": None, "colon-cancer": None, "a9a": 2000, "reuters_moneyfx": 800}
 
 
 def scale_rows(X):
@@ -36,10 +31,10 @@ def synthetic(loss, n=200, d=50, seed=0, l1=0.0):
 
 @functools.lru_cache(maxsize=None)
 def real_data(name):
-    n_features, rows = REAL[name]
-    with bz2.open(DATA + name + ".bz2", "rb") as f:
-        raw = f.read() if rows is None else b"".join(line for _, line in zip(range(rows), f))
-    X, y = load_svmlight_file(io.BytesIO(raw), n_features=n_features)
+    X, y = cdlab.load_dataset(name)
+    rows = REAL[name]
+    if rows is not None:
+        X, y = X[:rows], y[:rows]
     return scale_rows(X).tocsr(), y
 
 
