@@ -56,8 +56,10 @@ class MethodSpec:
         """Refuse an unsupported combination before any work is done."""
         if problem.loss not in self.losses:
             hint = ""
-            if problem.loss in ("hinge", "absolute") and "smoothed_hinge" in self.losses:
+            if problem.loss == "hinge" and "smoothed_hinge" in self.losses:
                 hint = " (it needs a smooth loss: try loss='smoothed_hinge')"
+            elif problem.loss == "absolute" and "squared" in self.losses:
+                hint = " (it needs a smooth loss: for regression try loss='squared')"
             raise ValueError(f"method {self.name!r} does not support the {problem.loss} loss{hint}; "
                              f"supported: {sorted(self.losses)}")
         if problem.l1 > 0 and not self.supports_l1:
