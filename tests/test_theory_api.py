@@ -16,7 +16,7 @@ ALL = ["sdca", "dual_cd", "primal_cd", "spdc", "asdca", "appa", "accel_appa", "d
 
 @pytest.fixture(scope="module")
 def heart():
-    X, y = real("heart_scale.bz2")
+    X, y = real("heart_scale")
     P = cdlab.Problem(X, y, loss="logistic", lam=30.0 / X.shape[0])  # well conditioned: SVRG's Thm 1 applies
     return P, cdlab.reference_optimum(P)
 
@@ -103,7 +103,7 @@ def test_other_bounds_lie_above_real_runs(method, sampling, opts, data):
     """Every checkpoint of one run under the bound's curve (expectations; the runs sit
     well below: SPDC at ≤ 0.03 of its curve, the others lower). The SVRG bound is
     Johnson & Zhang's option II, cdlab's svrg is option I: checked as an observation."""
-    X, y = real("heart_scale.bz2") if data == "heart_scale" else synthetic(data)
+    X, y = real("heart_scale") if data == "heart_scale" else synthetic(data)
     P = cdlab.Problem(X, y, loss="logistic", lam=30.0 / X.shape[0])
     p_star = cdlab.reference_optimum(P)
     b = theory.bound(method, P, sampling, reference=p_star, **opts)

@@ -19,24 +19,21 @@ every problem here (measured/bound ≤ 0.6).
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
 
 import cdlab
 from cdlab import theory
+from cdlab.data import normalize_data
 
-DATA = "/work/shared/data/"
 EPS = (1e-4, 1e-7)
 
 
 def mean_normalised(X):
     """X divided by the mean example norm (the face-off experiments' scaling)."""
-    X = sp.csr_matrix(X, dtype=float, copy=True)
-    X.data /= np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()).mean()
-    return X
+    return normalize_data(X, "mean")
 
 
 def real(name, n_max=None):
-    X, y = load_svmlight_file(DATA + name)
+    X, y = cdlab.load_dataset(name)
     if n_max:
         X, y = X[:n_max], y[:n_max]
     return mean_normalised(X), y
@@ -57,9 +54,9 @@ def synthetic(kind, seed=0):
 
 
 PROBLEMS = {
-    "heart_scale": lambda: real("heart_scale.bz2"),
-    "colon-cancer": lambda: real("colon-cancer.bz2"),
-    "a9a[:1500]": lambda: real("a9a.bz2", 1500),
+    "heart_scale": lambda: real("heart_scale"),
+    "colon-cancer": lambda: real("colon-cancer"),
+    "a9a[:1500]": lambda: real("a9a", 1500),
     "dense_skewed_columns": lambda: synthetic("dense_skewed_columns"),
     "sparse_wide": lambda: synthetic("sparse_wide"),
 }

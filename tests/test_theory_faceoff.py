@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 import cdlab
 from cdlab import theory
+from cdlab.data import binary_extreme, extreme_matrix
 
 
 def random_sparse(n, d, density, rng, skew=0.0):
@@ -145,6 +146,16 @@ def test_theorem3_is_approached_by_the_extreme_matrices(n, d):
         assert t3t["holds"] and t3t["ratio"] * n < 1 + 4 * tol * n  # P_t has n features
 
 
+@pytest.mark.parametrize("n,d", [(100, 8), (30, 30)])
+def test_theorem3_is_approached_by_cdlab_data_extreme_matrices(n, d):
+    for eps in (1e-2, 1e-5):
+        for kind, target in (("primal_worst", n), ("dual_worst", 1 / d)):
+            X = extreme_matrix(n, d, kind=kind, eps=eps)
+            t3 = theory.theorem3_check(cdlab.Problem(X, np.ones(n), loss="squared", lam=1.0))
+            assert t3["assumption"] and t3["holds"]
+            assert t3["ratio"] / target == pytest.approx(1.0, abs=10 * max(n, d) ** 2 * eps ** 2)
+
+
 # ------------------------------------------------------------------ binary data
 def all_binary(n, d):
     """Every 0/1 n×d matrix with no zero rows or columns (signs do not change C_P, C_D)."""
@@ -165,6 +176,19 @@ def test_binary_extremes_and_theorem4_equal_exhaustive_enumeration(n, d):
         lo, hi = theory.theorem4_bounds(n, d, int(omega))
         ratio = cp[sel] / cd[sel]
         assert ratio.min() == pytest.approx(lo, rel=1e-14) and ratio.max() == pytest.approx(hi, rel=1e-14)
+
+
+@pytest.mark.parametrize("n,d,omega", [(30, 10, 45), (12, 40, 100), (8, 3, 24), (1, 5, 5), (6, 6, 20)])
+def test_binary_extremes_match_cdlab_data_constructions(n, d, omega):
+    """Two independent implementations of Lemma 9: the closed forms here, the patterns in cdlab.data."""
+    e = theory.binary_extremes(n, d, omega)
+    for which in ("min_CP", "max_CP", "min_CD", "max_CD"):
+        X = binary_extreme(n, d, omega, which=which, signed=True, seed=1).toarray()
+        C_P, C_D, _ = theorem3_ratio(X)
+        key = which.replace("CP", "C_P").replace("CD", "C_D")  # data's "max_CP" is our "max_C_P"
+        assert (C_P if which.endswith("CP") else C_D) == e[key]
+        lo, hi = theory.theorem4_bounds(n, d, omega)
+        assert lo * (1 - 1e-14) <= C_P / C_D <= hi * (1 + 1e-14)
 
 
 def max_ratio_binary(n, d, omega):
