@@ -8,6 +8,8 @@ from .problem import Problem
 from .solvers import METHODS, Result, solve
 from .reference import reference_optimum
 from .data import load_dataset
+from .experiments import sweep
+from .store import results
 
-__all__ = ["Problem", "solve", "Result", "METHODS", "reference_optimum", "load_dataset"]
+__all__ = ["Problem", "solve", "Result", "METHODS", "reference_optimum", "load_dataset", "sweep", "results"]
 __version__ = "0.1.0"

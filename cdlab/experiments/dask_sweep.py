@@ -1,0 +1,203 @@
+"""``cdlab.sweep``: run every configuration of a grid on Dask, into a results store.
+
+How a sweep runs:
+
+1. The grid is expanded on the client (:func:`cdlab.experiments.grid.expand_grid`).
+2. Each distinct dataset is fingerprinted by a small task on a worker, which
+   loads it and returns ``Problem.content_hash()`` and its shape: the data
+   never travel through the scheduler, only the hash does.
+3. Each configuration's key hashes the configuration and that fingerprint;
+   keys already in the store are skipped (failed ones too, unless
+   ``retry_failed``), so a second run computes nothing new and a sweep
+   killed half-way resumes.
+4. The remaining configurations are submitted as tasks carrying only their
+   configuration; workers load the data themselves (cached per process).
+   As each task completes, the client writes its result atomically to the
+   store: nothing that finished is ever lost, and only the client writes.
+5. A configuration that raises is recorded with its message and traceback
+   and does not stop the sweep; a worker that dies has its tasks re-run
+   elsewhere by the Dask scheduler (a task that kills workers repeatedly is
+   recorded as failed with Dask's KilledWorker error).
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..store import ResultStore, results
+from .grid import canonical_json, expand_grid, load_grid
+from .runner import config_key, error_record, fingerprint, run_config
+
+
+@dataclass
+class SweepReport:
+    """What a sweep did: ``keys`` (one per configuration, grid order), those
+    ``computed`` now, those ``skipped`` (already in the store) and those that
+    ``failed`` (now or before)."""
+
+    store: ResultStore
+    keys: list = field(default_factory=list)
+    computed: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    failed: list = field(default_factory=list)
+
+    def runs(self):
+        """One row per configuration of this sweep (see :func:`cdlab.results`)."""
+        return results(self.store, what="runs", keys=self.keys)
+
+    def traces(self):
+        """The traces of this sweep's configurations, one table."""
+        return results(self.store, what="traces", keys=self.keys)
+
+    def __repr__(self):
+        return (f"SweepReport({len(self.keys)} configurations: {len(self.computed)} computed, "
+                f"{len(self.skipped)} already in {str(self.store.path)!r}, {len(self.failed)} failed)")
+
+
+def local_cluster(n_workers=2):
+    """A LocalCluster of single-threaded worker processes (numba kernels hold no GIL, but one
+    thread per process keeps timings honest and a crash confined to one configuration)."""
+    import logging
+
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                        silence_logs=logging.ERROR)
+
+
+def _connect(client, n_workers):
+    """(client, things to close): an existing Client, a scheduler address, or a new LocalCluster."""
+    from distributed import Client
+
+    if isinstance(client, Client):
+        return client, []
+    if isinstance(client, str):
+        try:
+            c = Client(client, timeout=30)
+        except (OSError, TimeoutError) as exc:
+            raise ValueError(f"cannot reach the Dask scheduler at {client!r}: {exc}") from None
+        return c, [c]
+    if client is not None:
+        raise ValueError(f"client must be None, a scheduler address or a distributed.Client, got {client!r}")
+    if not (isinstance(n_workers, int) and n_workers >= 1):
+        raise ValueError(f"n_workers must be an integer ≥ 1, got {n_workers!r}")
+    cluster = local_cluster(n_workers)
+    c = Client(cluster)
+    return c, [c, cluster]
+
+
+def _fingerprints(client, configs):
+    """data fingerprint of each distinct (dataset, normalize), computed on the workers."""
+    todo = {}
+    for c in configs:
+        todo.setdefault(canonical_json([c["dataset"], c["normalize"]]), (c["dataset"], c["normalize"]))
+    futures = {k: client.submit(fingerprint, spec, how, pure=False) for k, (spec, how) in todo.items()}
+    out = {}
+    for k, fut in futures.items():
+        try:
+            out[k] = fut.result()
+        except Exception as exc:  # the worker died repeatedly while loading
+            out[k] = {"data_hash": None, "error": f"{type(exc).__name__}: {exc}", "traceback": ""}
+    return out
+
+
+def _progress_bar(total, initial, enabled):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc="cdlab sweep", unit="run", disable=not enabled,
+                dynamic_ncols=True)
+
+
+def sweep(grid, store=None, client=None, n_workers=2, progress=True, retry_failed=False, on_result=None):
+    """Run every configuration of ``grid`` on Dask and store each result as it finishes.
+
+    Parameters
+    ----------
+    grid : dict, or path to a YAML/JSON grid file
+        (format: :mod:`cdlab.experiments.grid`).
+    store : path of the results directory (default: the grid's ``store`` key;
+        one of the two is required).
+    client : None (a new LocalCluster of ``n_workers`` single-threaded worker
+        processes, closed at the end), a scheduler address ``"tcp://host:port"``,
+        or a ``distributed.Client`` (left open). Workers need cdlab installed
+        and the grid's data paths readable.
+    progress : show a progress bar (tqdm: terminal or notebook).
+    retry_failed : re-run configurations recorded as failed.
+    on_result : callable(record) called after each result is stored.
+
+    Returns
+    -------
+    SweepReport (``.runs()`` and ``.traces()`` give its tables).
+    """
+    if isinstance(grid, (str, os.PathLike)):
+        grid = load_grid(grid)
+    if not isinstance(grid, dict):
+        raise ValueError(f"a grid is a mapping or a grid file path, got {type(grid).__name__}")
+    configs = expand_grid(grid)
+    if store is None and grid.get("store"):
+        store = Path(grid.get("_base_dir") or ".") / str(grid["store"])
+    if store is None:
+        raise ValueError("sweep needs a store: pass store=DIRECTORY or put 'store:' in the grid")
+    store = ResultStore(store)
+    report = SweepReport(store)
+    if not configs:
+        return report
+
+    client, to_close = _connect(client, n_workers)
+    futures = []
+    try:
+        prints = _fingerprints(client, configs)
+        done, pending = store.keys(), []
+        for config in configs:
+            fp = prints[canonical_json([config["dataset"], config["normalize"]])]
+            key = config_key(config, fp["data_hash"] or "unloadable")
+            report.keys.append(key)
+            if key in done and not (retry_failed and store.status(key) == "error"):
+                report.skipped.append(key)
+            else:
+                pending.append((key, config, fp))
+        report.failed.extend(k for k in report.skipped if store.status(k) == "error")
+        with _progress_bar(len(report.keys), len(report.skipped), progress) as bar:
+            _run(client, store, pending, report, bar, on_result, futures)
+    finally:
+        for fut in futures:
+            fut.cancel()
+        for thing in to_close:
+            thing.close()
+    return report
+
+
+def _finish(store, report, bar, on_result, record, trace=None):
+    store.put(record, trace)
+    report.computed.append(record["key"])
+    if record["status"] == "error":
+        report.failed.append(record["key"])
+    bar.update(1)
+    bar.set_postfix(failed=len(report.failed), refresh=False)
+    if on_result is not None:
+        on_result(record)
+
+
+def _run(client, store, pending, report, bar, on_result, futures):
+    from distributed import as_completed
+
+    submitted = {}
+    for key, config, fp in pending:
+        if fp["data_hash"] is None:  # its data did not load: nothing to run
+            _finish(store, report, bar, on_result, error_record(config, key, None, fp["error"], fp["traceback"]))
+            continue
+        # a fresh task name per submission: a cancelled task's name may linger on the scheduler
+        name = f"cdlab-run-{key[:12]}-{uuid.uuid4().hex[:8]}"
+        fut = client.submit(run_config, config, key, fp["data_hash"], key=name)
+        submitted[fut.key] = (key, config, fp["data_hash"])
+        futures.append(fut)
+    for fut in as_completed(futures):
+        key, config, data_hash = submitted[fut.key]
+        try:
+            record, trace = fut.result()
+        except Exception as exc:  # raised by Dask itself (KilledWorker, ...), not by the configuration
+            record, trace = error_record(config, key, data_hash, f"{type(exc).__name__}: {exc}"), None
+        _finish(store, report, bar, on_result, record, trace)
+        fut.release()
