@@ -192,3 +192,15 @@ def test_high_probability_form_is_markov(problems):
     assert b.iterations(1e-6) == pytest.approx(k * np.log(k * b.eps_start / 1e-6), rel=1e-12)
     assert b.passes(1e-6) == pytest.approx(b.iterations(1e-6) / P.n_samples, rel=1e-12)
     assert b.iterations(1e3) == 0.0  # already below ε at the start
+
+
+def test_lambda_zero_bound_with_reference_optimum():
+    """λ = 0 has no dual: a reference P* must still give a finite bound (exact ε₀ = P(0) − P*)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 10))
+    y = X @ rng.standard_normal(10)
+    problem = cdlab.Problem(X, y, loss="squared", lam=0.0)
+    pstar = problem.primal(np.linalg.lstsq(X, y, rcond=None)[0])
+    b = theory.bound("dual_appa", problem, reference=pstar)
+    assert b.eps0 == pytest.approx(problem.primal(np.zeros(10)) - pstar)
+    assert np.isfinite(b.iterations(1e-8))

@@ -15,6 +15,9 @@ import numpy as np
 def start_values(problem):
     w0 = np.zeros(problem.n_features)
     p0 = problem.primal(w0)
+    if problem.lam <= 0:
+        # no dual without λ: only a reference optimum (or eps0) gives a finite ε₀
+        return p0, -np.inf, -np.inf
     d0 = problem.dual(np.zeros(problem.n_samples))
     d_alpha_w0 = problem.dual(problem.alpha_from_w(w0))
     return p0, d0, d_alpha_w0
