@@ -220,16 +220,20 @@ def _logistic_step(b, yz, q):
             break
         dh = 1.0 + q * sg * (1.0 - sg)
         t_new = t - h / dh
-        # Newton converges quadratically here, so a Newton step below 1e-10
-        # leaves an error far below 1e-12 in t, hence in b⁺ and 1 − b⁺
-        # relatively (|d log b| = (1 − b)|dt| ≤ |dt|). A bisection step
-        # (Newton left the bracket) proves nothing and never stops the loop.
-        done = abs(t_new - t) <= 1e-10
+        # |t − root| ≤ |h|/h' ≈ |t_new − t| and Newton converges
+        # quadratically (|h''|/h' ≤ q/10), so after a Newton step below 1e-10
+        # the error in t_new is far below 1e-12, hence so is the relative
+        # error of b⁺ and 1 − b⁺ (|d log b| = (1 − b)|dt| ≤ |dt|). When h is
+        # rounding-level the bracket has shrunk onto t and t_new may sit on
+        # or just outside it: t is then a root to working precision.
+        if abs(t_new - t) <= 1e-10:
+            if lo <= t_new <= hi:
+                t = t_new
+            break
         if not (lo < t_new < hi):
-            t_new = 0.5 * (lo + hi)
-            done = False
+            t_new = 0.5 * (lo + hi)  # safeguard: bisect
         t = t_new
-        if done or hi - lo <= 1e-15 * (1.0 + abs(t)):
+        if hi - lo <= 1e-15 * (1.0 + abs(t)):
             break
     return _sigmoid(t), _sigmoid(-t)
 
