@@ -1,12 +1,10 @@
-"""The face-off dashboard: `panel serve apps/faceoff.py`."""
+"""The face-off dashboard: `panel serve apps/faceoff.py`.
+
+Thin by design: the state object, views and runner live in ``cdlab.ui``.
+"""
 import panel as pn
 
-import cdlab
-
-
-def create_app():
-    return pn.Column("# cdlab face-off", f"Methods available: {', '.join(sorted(cdlab.METHODS))}")
-
+from cdlab.ui import build_app
 
 if pn.state.served:
-    create_app().servable(title="cdlab face-off")
+    build_app().servable(title="cdlab face-off")

@@ -1,0 +1,159 @@
+"""What the dashboard knows about the current data before any run: the
+problem, its face-off quantities (theory.md §4), each planned run's bound,
+the Figure 1 map for its d, and P* when the P − P* axis is asked for.
+
+Computed on the session's worker thread (a dataset can take seconds to load)
+and cached on primitive keys.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..problem import Problem
+from . import datasource
+from .cache import LRUCache
+from .runner import check, sampling_argument
+
+_PROBLEMS = LRUCache(maxsize=6)  # data key -> base Problem (loss/λ/μ applied by with_params)
+_THEORY = LRUCache(maxsize=64)  # problem key -> face-off; (problem key, run) -> bound
+_FIG1 = LRUCache(maxsize=16)  # (d, n_max) -> (n_values, omega_values, map)
+_PSTAR = LRUCache(maxsize=64)
+
+
+class TheoryMissing(ValueError):
+    """The theory layer (cdlab.theory) is not installed in this checkout."""
+
+
+def _theory():
+    try:
+        from .. import theory
+    except ImportError as exc:
+        raise TheoryMissing(f"cdlab.theory is not available ({exc})") from None
+    if not hasattr(theory, "faceoff"):
+        raise TheoryMissing("cdlab.theory does not provide faceoff/bound/figure1_map yet")
+    return theory
+
+
+@dataclass(frozen=True)
+class BoundInfo:
+    """A run's bound from ``cdlab.theory.bound`` (or why there is none)."""
+
+    label: str
+    latex: str = ""
+    source: str = ""
+    quantity: str = "gap"
+    passes_to_target: float = float("nan")
+    error: str = ""
+    bound: object = None  # the theory layer's bound object (has .curve(passes))
+
+    def curve(self, last_passes, points=120):
+        """(passes, guaranteed ε) over [0, last_passes], or None without a bound."""
+        if self.bound is None:
+            return None
+        passes = np.linspace(0.0, max(float(last_passes), 1e-12), points)
+        return passes, np.asarray(self.bound.curve(passes), dtype=float)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    data_key: tuple
+    problem_key: tuple
+    problem: Problem
+    note: str = ""
+    binary: bool = False
+    faceoff: object = None
+    faceoff_note: str = ""
+    refusals: dict = field(default_factory=dict)  # run label -> reason
+    bounds: dict = field(default_factory=dict)  # run label -> BoundInfo
+    figure1: tuple = None  # (n_values, omega_values, upper-bound map) or None
+    figure1_error: str = ""
+    p_star: float = None
+
+
+def build_problem(data_key, loss, lam_rule, log10_lam, l1):
+    """(problem, problem_key): λ = 1/n under the "1/n" rule, else 10^log10_lam."""
+    base = _PROBLEMS.get_or_compute(data_key, lambda: _base_problem(data_key))
+    lam = 1.0 / base.n_samples if lam_rule == "1/n" else float(10.0 ** log10_lam)
+    problem = base.with_params(loss=loss, lam=lam, l1=float(l1))
+    return problem, (data_key, problem.loss, float(lam), float(l1))
+
+
+def _base_problem(data_key):
+    X, y, _ = datasource.load(data_key)
+    return Problem(X, y, loss="squared", lam=1.0)
+
+
+def is_binary(problem) -> bool:
+    """Every stored entry is ±1 (the setting of face-off §6 and Figure 1)."""
+    return bool(np.all(np.abs(problem.X.data) == 1.0))
+
+
+def faceoff_of(problem, problem_key):
+    """(face-off, note). Non-smooth losses have no γ: C_P, C_D and Theorem 3
+    do not depend on the loss, so they come from the same data under the
+    squared loss, and the page says the T's are not defined."""
+    theory = _theory()
+    if problem.is_smooth:
+        return _THEORY.get_or_compute(("faceoff", problem_key), lambda: theory.faceoff(problem)), ""
+    key = ("faceoff", problem_key[0], "squared", problem_key[2], problem_key[3])
+    fo = _THEORY.get_or_compute(key, lambda: theory.faceoff(problem.with_params(loss="squared")))
+    return fo, (f"the {problem.loss} loss is not smooth, so the face-off's total-work formulas (which "
+                "need γ) do not apply; C_P, C_D and Theorem 3 depend on X only and are shown")
+
+
+def bound_of(run, problem, problem_key, target):
+    """BoundInfo of a run from the theory layer (its error message if it has no bound)."""
+    def compute():
+        try:
+            b = _theory().bound(run.method, problem, sampling_argument(run, problem), **run.options)
+        except ValueError as exc:
+            return BoundInfo(run.label, error=str(exc))
+        return b
+
+    b = _THEORY.get_or_compute(("bound", problem_key, run.method, run.sampling, run.batch_size), compute)
+    if isinstance(b, BoundInfo):
+        return b
+    return BoundInfo(run.label, latex=b.latex(source=False), source=b.source, quantity=b.quantity,
+                     passes_to_target=float(b.passes(target)), error="", bound=b)
+
+
+def figure1_of(problem):
+    """The Theorem 4 upper bound on C_P/C_D over (n, ω) for this d (face-off Figure 1)."""
+    d, n = problem.n_features, problem.n_samples
+    n_max = int(10 ** np.ceil(np.log10(max(10 * n, 4 * d * d, 100))))
+
+    def compute():
+        n_values = np.unique(np.round(np.logspace(0, np.log10(n_max), 90))).astype(np.int64)
+        omega_values = np.unique(np.round(np.logspace(np.log10(max(d, 1)), np.log10(float(n_max) * d), 90)))
+        grid = _theory().figure1_map(d, n_values, omega_values.astype(np.int64))
+        return n_values, omega_values, np.asarray(grid, dtype=float)
+
+    return _FIG1.get_or_compute((int(d), n_max), compute)
+
+
+def p_star_of(problem, problem_key):
+    from ..reference import reference_optimum
+    return _PSTAR.get_or_compute(problem_key, lambda: float(reference_optimum(problem)))
+
+
+def analyse(settings, runs, need_p_star=False):
+    """Build the Analysis of ``settings`` (a frozen Settings) for ``runs``."""
+    problem, pkey = build_problem(settings.data_key, settings.loss, settings.lam_rule, settings.log10_lam,
+                                  settings.l1)
+    refusals = {r.label: reason for r in runs if (reason := check(r, problem)) is not None}
+    try:
+        fo, fo_note = faceoff_of(problem, pkey)
+    except ValueError as exc:
+        fo, fo_note = None, str(exc)
+    bounds = {r.label: bound_of(r, problem, pkey, settings.target) for r in runs if r.label not in refusals}
+    try:
+        fig1, fig1_error = figure1_of(problem), ""
+    except ValueError as exc:
+        fig1, fig1_error = None, str(exc)
+    p_star = p_star_of(problem, pkey) if need_p_star else None
+    return Analysis(data_key=settings.data_key, problem_key=pkey, problem=problem,
+                    note=datasource.load(settings.data_key)[2], binary=is_binary(problem), faceoff=fo,
+                    faceoff_note=fo_note, refusals=refusals, bounds=bounds, figure1=fig1,
+                    figure1_error=fig1_error, p_star=p_star)

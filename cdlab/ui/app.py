@@ -1,0 +1,63 @@
+"""Assemble the face-off page from the state object and its views."""
+from __future__ import annotations
+
+import holoviews as hv
+import panel as pn
+
+from .state import SYNCED, Experiment
+from .views import Controls, ConvergenceView, DataView, FaceoffCard, Figure1View, ResultsView, TheoryCard
+from .warmup import WARMUP
+
+INTRO = ("Primal or dual coordinate descent — which wins on *your* data, with which sampling, and how far is "
+         "each method from its bound? Every curve is certified by the duality gap. Pick a scenario or your own "
+         "data on the left.")
+
+
+def build_app(state: Experiment | None = None):
+    """The page for one session (call once per session: nothing is shared)."""
+    pn.extension("tabulator", "mathjax", notifications=False)
+    hv.extension("bokeh")
+    state = state if state is not None else Experiment()
+    compiling = pn.pane.Alert(WARMUP.message(), alert_type="warning", visible=False,
+                              css_classes=["cdlab-compiling"], sizing_mode="stretch_width")
+    main = [
+        compiling,
+        pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
+        pn.Row(pn.Column(ConvergenceView(state=state),
+                         pn.Card(ResultsView(state=state), title="Results", collapsible=False,
+                                 sizing_mode="stretch_width"), sizing_mode="stretch_width"),
+               pn.Column(FaceoffCard(state=state), TheoryCard(state=state), width=460),
+               sizing_mode="stretch_width"),
+        pn.Row(pn.Card(DataView(state=state), title="Data: nonzeros and sampling", collapsible=False,
+                       sizing_mode="stretch_width"),
+               pn.Card(Figure1View(state=state), title="Figure 1: binary data map", collapsible=False,
+                       sizing_mode="stretch_width"), sizing_mode="stretch_width"),
+    ]
+    template = pn.template.BootstrapTemplate(title="cdlab face-off: primal vs dual coordinate descent",
+                                             sidebar=[Controls(state=state)], main=main, sidebar_width=400)
+    if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+        _serve_session(state, compiling)
+    template.state = state  # for tests and notebooks: the page's experiment
+    return template
+
+
+def _serve_session(state, compiling):
+    """Per-session wiring: URL sync, kernel warm-up notice, first run, clean-up."""
+    def sync_failed(values):
+        state.error = f"some settings in the link could not be applied: {sorted(values)}"
+
+    with state.quiet():
+        pn.state.location.sync(state, {p: p for p in SYNCED}, on_error=sync_failed)
+    WARMUP.ensure_started()
+
+    def poll():
+        text = WARMUP.message()
+        compiling.object, compiling.visible = text, bool(text)
+        if WARMUP.finished.is_set() and callback is not None:
+            callback.stop()
+    callback = None
+    poll()
+    if not WARMUP.finished.is_set():
+        callback = pn.state.add_periodic_callback(poll, period=500)
+    pn.state.onload(lambda: state.start(solve=state.auto_run))
+    pn.state.on_session_destroyed(lambda ctx: state.cancel())

@@ -1,0 +1,132 @@
+"""Where the dashboard's data come from: a small primitive key -> (X, y).
+
+A *data key* is a tuple of strings and numbers (see :func:`data_key`); the
+matrices are built from it by ``cdlab.data`` and cached on it, so two
+sessions asking for the same data share one copy and a scenario fits in a URL.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..data.synthetic import make_synthetic, normalize_data
+from .cache import LRUCache
+
+UPLOAD_LIMIT_MB = 10
+SYNTHETIC = "synthetic"
+UPLOAD = "uploaded file"
+
+_DATA = LRUCache(maxsize=12)
+_UPLOADS = LRUCache(maxsize=8)  # content hash -> (X, y, note); the bytes themselves are not kept
+
+
+def _data_module():
+    from .. import data
+    return data
+
+
+def extreme_sources() -> dict:
+    """Display name -> extreme-matrix kind known to ``cdlab.data``."""
+    data = _data_module()
+    kinds = getattr(data, "EXTREME_KINDS", None)
+    if kinds is None:
+        return {}
+    return {f"extreme: {label}": kind for kind, label in kinds.items()}
+
+
+def dataset_names() -> list:
+    data = _data_module()
+    registry = getattr(data, "DATASETS", None)
+    return sorted(registry) if registry else []
+
+
+def source_names() -> list:
+    return [SYNTHETIC, *extreme_sources(), *dataset_names(), UPLOAD]
+
+
+def data_key(source, *, n_samples, n_features, density, row_skew, col_skew, value_dist, normalise, data_seed,
+             omega, upload_hash=""):
+    """The primitive key of the data a source and its settings describe."""
+    if source == SYNTHETIC:
+        return ("synthetic", int(n_samples), int(n_features), float(density), float(row_skew),
+                float(col_skew), str(value_dist), str(normalise), int(data_seed))
+    if source in extreme_sources():
+        return ("extreme", extreme_sources()[source], int(n_samples), int(n_features), int(omega), str(normalise))
+    if source == UPLOAD:
+        return ("upload", str(upload_hash), str(normalise))
+    if source in dataset_names():
+        return ("dataset", str(source), str(normalise))
+    raise ValueError(f"unknown data source {source!r}; choose one of {source_names()}")
+
+
+def load(key):
+    """(X, y, note) for a data key, cached; raises ValueError with a user-facing reason."""
+    return _DATA.get_or_compute(key, lambda: _build(key))
+
+
+def _build(key):
+    data = _data_module()
+    kind = key[0]
+    note = ""
+    if kind == "synthetic":
+        _, n, d, density, row_skew, col_skew, value_dist, normalise, seed = key
+        X, y = make_synthetic(n_samples=n, n_features=d, density=density, row_skew=row_skew,
+                                   col_skew=col_skew, values=value_dist, normalize=normalise, seed=seed)
+        return X, y, note
+    elif kind == "extreme":
+        _, which, n, d, omega, normalise = key
+        X, y = data.extreme_matrix(which, n_samples=n, n_features=d, omega=omega)
+    elif kind == "dataset":
+        _, name, normalise = key
+        X, y = data.load_dataset(name)
+    elif kind == "upload":
+        _, digest, normalise = key
+        hit = _UPLOADS.get((digest,))
+        if hit is None:
+            raise ValueError("the uploaded file is no longer in memory; upload it again")
+        X, y, note = hit
+    else:
+        raise ValueError(f"unknown data key {key!r}")
+    X = _normalise(sp.csr_matrix(X, dtype=np.float64), normalise)
+    return X, np.asarray(y, dtype=np.float64), note
+
+
+def _normalise(X, how):
+    return normalize_data(X, how)
+
+
+def parse_upload(content: bytes, filename: str):
+    """Parse an uploaded LIBSVM/svmlight file; returns its content hash (the cache key).
+
+    Labels with exactly two values are mapped to -1/+1 (the smaller to -1) so
+    that classification losses apply; the page says so. Raises ValueError with
+    the reader's message (file and line) for a malformed file.
+    """
+    if content is None or len(content) == 0:
+        raise ValueError(f"{filename or 'the upload'} is empty")
+    if len(content) > UPLOAD_LIMIT_MB * 2**20:
+        raise ValueError(f"{filename} is {len(content) / 2**20:.1f} MB; the limit is {UPLOAD_LIMIT_MB} MB")
+    digest = hashlib.sha256(content).hexdigest()[:24]
+    if (digest,) in _UPLOADS:
+        return digest
+    suffix = os.path.splitext(filename or "")[1] or ".svm"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, os.path.basename(filename or "upload") or "upload" + suffix)
+        with open(path, "wb") as fh:
+            fh.write(content)
+        X, y = _data_module().load_dataset(path)
+    y = np.asarray(y, dtype=np.float64)
+    labels = np.unique(y)
+    note = ""
+    if len(labels) == 2 and not np.array_equal(labels, [-1.0, 1.0]):
+        y = np.where(y == labels[1], 1.0, -1.0)
+        note = f"labels {labels[0]:g}/{labels[1]:g} mapped to -1/+1"
+    elif len(labels) > 2:
+        note = (f"{len(labels)} distinct labels: only the squared and absolute losses apply "
+                "(the classification losses need two classes)")
+    _UPLOADS.put((digest,), (sp.csr_matrix(X, dtype=np.float64), y, note))
+    return digest

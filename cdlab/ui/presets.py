@@ -1,0 +1,67 @@
+"""Scenario presets: each sets data, problem and methods to show one regime of
+the face-off (theory.md §4) or of the accelerated methods (§5-7)."""
+from __future__ import annotations
+
+from ..solvers import METHODS
+from . import datasource
+
+_FACEOFF = {"methods": ["primal_cd", "dual_cd"],
+            "samplings": {"primal_cd": "uniform + importance", "dual_cd": "uniform + importance"}}
+
+PRESETS = {
+    "dense n≫d (dual wins)": dict(
+        source=datasource.SYNTHETIC, n_samples=2000, n_features=20, density=1.0, row_skew=0.0, col_skew=0.0,
+        value_dist="gaussian", normalise="mean", loss="logistic", lam_rule="1/n", max_passes=30.0, **_FACEOFF),
+    "dense d≫n (primal wins)": dict(
+        source=datasource.SYNTHETIC, n_samples=40, n_features=2000, density=1.0, row_skew=0.0, col_skew=0.0,
+        value_dist="gaussian", normalise="mean", loss="logistic", lam_rule="1/n", max_passes=30.0, **_FACEOFF),
+    "sparse news-like skew": dict(
+        source=datasource.SYNTHETIC, n_samples=2000, n_features=4000, density=0.005, row_skew=1.0,
+        col_skew=1.5, value_dist="uniform", normalise="rows", loss="logistic", lam_rule="1/n",
+        max_passes=30.0, **_FACEOFF),
+    "Theorem 3 extreme: C_P/C_D → n": dict(
+        source="extreme: C_P/C_D → n", n_samples=400, n_features=40, normalise="mean", loss="logistic",
+        lam_rule="1/n", max_passes=30.0, **_FACEOFF),
+    "Theorem 3 extreme: C_P/C_D → 1/d": dict(
+        source="extreme: C_P/C_D → 1/d", n_samples=40, n_features=400, normalise="mean",
+        loss="logistic", lam_rule="1/n", max_passes=30.0, **_FACEOFF),
+    "ill-conditioned κ≫n": dict(
+        source=datasource.SYNTHETIC, n_samples=500, n_features=100, density=1.0, row_skew=0.0, col_skew=0.0,
+        value_dist="gaussian", normalise="rows", loss="smoothed_hinge", lam_rule="manual", log10_lam=-6.0,
+        max_passes=60.0, methods=["sdca", "asdca", "spdc", "accel_appa", "svrg"],
+        samplings={m: "uniform" for m in ["sdca", "asdca", "spdc", "accel_appa", "svrg"]}),
+}
+
+
+NORMALISATION_LABELS = {"none": "none", "rows": "unit rows", "mean": "divide by the mean example norm"}
+
+
+def value_kinds():
+    from ..data.synthetic import VALUES
+    return VALUES
+
+
+def normalisations():
+    """Display name -> value of ``cdlab.data.normalize_data``'s ``how``."""
+    from ..data.synthetic import NORMALIZE
+    return {NORMALISATION_LABELS.get(h, h): h for h in NORMALIZE}
+
+
+def available():
+    """The presets whose data source this server has."""
+    sources = set(datasource.source_names())
+    return [name for name, values in PRESETS.items() if values["source"] in sources]
+
+
+def values_of(name):
+    """The parameter values of a preset, keeping only methods this server has."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {list(PRESETS)}")
+    values = dict(PRESETS[name])
+    if values["source"] not in datasource.source_names():
+        raise ValueError(f"preset {name!r} needs the data source {values['source']!r}, which this server lacks")
+    methods = [m for m in values["methods"] if m in METHODS] or ["sdca"]
+    values["methods"] = methods
+    values["samplings"] = {m: values["samplings"].get(m, "uniform") for m in methods}
+    values.setdefault("batch_sizes", {})
+    return values

@@ -1,0 +1,255 @@
+"""Run plans and the background worker that streams solver checkpoints.
+
+A session owns one :class:`Worker`. ``Worker.start(job)`` cancels the job
+running before it, and runs the new one on a daemon thread (never on the
+server's event loop, so the page stays responsive): load the data, analyse it
+(face-off quantities, bounds), then solve each planned run through
+``cdlab.solve``, whose per-checkpoint callback appends rows to a
+:class:`Live` record. ``publish`` — given by the session — is called at most a
+few times a second with that record; in a served app it schedules the UI
+update on the session's event loop (``pn.state.execute``).
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..solvers import METHODS, solve
+from .cache import LRUCache
+
+BOTH = "uniform + importance"
+SAMPLING_ORDER = ("uniform", "importance", "weighted", "permutation", "cyclic")
+PUBLISH_EVERY = 0.25  # seconds between UI updates while a run streams
+
+_RESULTS = LRUCache(maxsize=256)  # finished traces, keyed on primitives only
+_AXIS = {}  # method -> "examples" | "features": which index a custom sampling weights
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One curve: a method, its sampling and its mini-batch size."""
+
+    method: str
+    sampling: str = "uniform"
+    batch_size: int = 1
+
+    @property
+    def label(self) -> str:
+        extra = f", m={self.batch_size}" if self.batch_size > 1 else ""
+        return f"{self.method} ({self.sampling}{extra})"
+
+    @property
+    def options(self) -> dict:
+        return {"batch_size": self.batch_size} if self.batch_size > 1 else {}
+
+
+def sampling_choices(method: str) -> list:
+    """The samplings the dashboard offers for a method, from its MethodSpec."""
+    spec = METHODS[method]
+    have = set(spec.samplings) | ({"weighted"} if "custom" in spec.samplings else set())
+    names = [s for s in SAMPLING_ORDER if s in have]
+    names += sorted(have - set(SAMPLING_ORDER) - {"custom"})
+    if "uniform" in have and "importance" in have:
+        names.append(BOTH)
+    return names
+
+
+def plan(methods, samplings, batch_sizes) -> list:
+    """The list of RunSpec for the chosen methods (BOTH expands to two runs)."""
+    runs = []
+    for m in methods:
+        if m not in METHODS:
+            continue
+        s = samplings.get(m, "uniform")
+        b = max(1, int(batch_sizes.get(m, 1)))
+        for one in (("uniform", "importance") if s == BOTH else (s,)):
+            runs.append(RunSpec(m, one, b))
+    return runs
+
+
+def weighted_probabilities(norms_sq):
+    """p ∝ ‖·‖² (the coordinate-wise Lipschitz weights without the λγn term of
+    face-off eq. 14); a tiny floor keeps every probability > 0 on zero rows."""
+    w = np.asarray(norms_sq, dtype=float)
+    w = w + 1e-9 * max(float(w.mean()), 1e-300)
+    return w / w.sum()
+
+
+def sampling_argument(run: RunSpec, problem):
+    """What ``cdlab.solve`` takes for the run's sampling (an array for "weighted")."""
+    if run.sampling != "weighted" or "weighted" in METHODS[run.method].samplings:
+        return run.sampling
+    axis = _axis_of(run.method, problem)
+    return weighted_probabilities(problem.row_norms_sq if axis == "examples" else problem.col_norms_sq)
+
+
+def _axis_of(method, problem=None):
+    """Whether a method samples examples or features. MethodSpec does not say,
+    so ask the method once, on a 3×2 probe problem: a state built with
+    3-entry probabilities samples examples, one built with 2 entries samples
+    features (``check_probabilities`` rejects the wrong length)."""
+    if method not in _AXIS:
+        from ..problem import Problem
+        spec = METHODS[method]
+        probe = Problem(np.array([[1.0, 0.5], [0.5, 1.0], [1.0, 1.0]]), [1.0, -1.0, 1.0], loss="logistic", lam=1.0)
+        _AXIS[method] = "examples"
+        for axis, size in (("examples", 3), ("features", 2)):
+            try:
+                spec.make(probe, np.full(size, 1.0 / size), np.random.default_rng(0), **spec.options)
+            except ValueError:
+                continue
+            _AXIS[method] = axis
+            break
+    return _AXIS[method]
+
+
+def check(run: RunSpec, problem):
+    """None if the run can go, else the reason (MethodSpec.check's message)."""
+    spec = METHODS.get(run.method)
+    if spec is None:
+        return f"method {run.method!r} is not available in this server"
+    if run.batch_size > 1 and not spec.batch:
+        return f"method {run.method!r} has no mini-batch variant; set its batch size to 1"
+    try:
+        spec.check(problem, sampling_argument(run, problem), run.options)
+        if run.batch_size > problem.n_samples:
+            raise ValueError(f"batch size {run.batch_size} exceeds the {problem.n_samples} examples")
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_passes: float = 30.0
+    tol: float = 1e-7
+    seed: int = 0
+    max_seconds: float = 20.0
+
+    @property
+    def eval_every(self) -> float:
+        # ~60 checkpoints per curve: smooth enough to read, few enough that the
+        # O(nnz) checkpoint evaluations stay a small part of the run
+        return max(0.05, self.max_passes / 60.0)
+
+
+@dataclass
+class Live:
+    """What a job has produced so far; written by the worker under ``lock``."""
+
+    runs: list
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    phase: str = "starting"
+    analysis: object = None
+    rows: dict = field(default_factory=dict)  # label -> list of dict rows
+    status: dict = field(default_factory=dict)  # label -> "queued"|"running"|status|"refused"|"error"
+    message: dict = field(default_factory=dict)  # label -> text
+    cached: set = field(default_factory=set)
+    done: bool = False
+    error: str = ""
+
+    def snapshot(self):
+        with self.lock:
+            traces = {k: pd.DataFrame(v) for k, v in self.rows.items() if v}
+            return (self.phase, self.analysis, traces, dict(self.status), dict(self.message), self.done,
+                    self.error, set(self.cached))
+
+
+def run_key(problem_key, run: RunSpec, budget: Budget):
+    return (problem_key, run.method, run.sampling, run.batch_size, budget.seed, float(budget.max_passes),
+            float(budget.tol), float(budget.max_seconds))
+
+
+class Worker:
+    """One background thread per session at a time; ``start`` supersedes."""
+
+    def __init__(self):
+        self._thread = None
+        self._cancel = None
+        self.live = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, job, publish):
+        """Run ``job(live, cancel, publish)`` in the background; returns its Live."""
+        previous, prev_cancel = self._thread, self._cancel
+        if prev_cancel is not None:
+            prev_cancel.set()
+        cancel = threading.Event()
+        live = Live(runs=list(getattr(job, "runs", [])))
+        self._cancel, self.live = cancel, live
+
+        def target():
+            if previous is not None:
+                previous.join()  # one solver thread per session: cores are shared
+            try:
+                job(live, cancel, publish)
+            except Exception as exc:  # shown in the page; the session goes on
+                with live.lock:
+                    live.error = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc()
+            finally:
+                with live.lock:
+                    live.done = True
+                publish(live)
+
+        self._thread = threading.Thread(target=target, name="cdlab-ui-worker", daemon=True)
+        self._thread.start()
+        return live
+
+    def cancel(self):
+        if self._cancel is not None:
+            self._cancel.set()
+
+    def join(self, timeout=None):
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return not self.running
+
+
+def run_one(problem, problem_key, run: RunSpec, budget: Budget, live: Live, cancel, publish):
+    """Solve one planned run, streaming its rows into ``live`` (or replaying the cache)."""
+    label = run.label
+    key = run_key(problem_key, run, budget)
+    hit = _RESULTS.get(key)
+    if hit is not None:
+        with live.lock:
+            live.rows[label] = hit[0].to_dict("records")
+            live.status[label], live.message[label] = hit[1], hit[2]
+            live.cached.add(label)
+        return
+    with live.lock:
+        live.status[label] = "running"
+        live.rows[label] = []
+    last = [0.0]
+
+    def on_row(row):
+        with live.lock:
+            live.rows[label].append(dict(row))
+        now = time.monotonic()
+        if now - last[0] >= PUBLISH_EVERY:
+            last[0] = now
+            publish(live)
+        return not cancel.is_set()
+
+    try:
+        res = solve(problem, method=run.method, sampling=sampling_argument(run, problem),
+                    max_passes=budget.max_passes, tol=budget.tol, seed=budget.seed, callback=on_row,
+                    max_time=budget.max_seconds, eval_every=budget.eval_every, cancel=cancel, **run.options)
+    except ValueError as exc:
+        with live.lock:
+            live.status[label], live.message[label] = "refused", str(exc)
+        return
+    trace = res.trace
+    with live.lock:
+        live.rows[label] = trace.to_dict("records")
+        live.status[label], live.message[label] = res.status, res.message
+    if res.status in ("converged", "max_passes", "diverged"):
+        _RESULTS.put(key, (trace, res.status, res.message))

@@ -1,0 +1,301 @@
+"""The dashboard's one state object (design.md: one ``param.Parameterized``
+experiment, thin views that only read it).
+
+An :class:`Experiment` holds every setting as a primitive parameter (so the
+whole scenario syncs to the URL) and every output as a parameter the views
+watch. Changing a setting restarts the session's background job; outputs are
+written only by :meth:`Experiment._apply`, on the session's event loop when
+served (``pn.state.execute``) or directly when used headless in tests.
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import panel as pn
+import param
+from panel.io.state import set_curdoc
+
+from ..losses import LOSSES
+from ..solvers import METHODS
+from . import datasource, presets
+from .analysis import analyse
+from .runner import BOTH, Budget, Worker, plan, run_one, sampling_choices
+
+INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalise",
+          "data_seed", "omega", "upload_hash", "loss", "lam_rule", "log10_lam", "l1", "methods", "samplings",
+          "batch_sizes", "max_passes", "log10_tol", "seed", "max_seconds", "yaxis"]
+SYNCED = INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis"]  # the upload itself cannot travel in a URL
+FINAL = ("converged", "max_passes", "max_time", "diverged")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A frozen copy of the inputs a job needs (the worker never reads params)."""
+
+    data_key: tuple
+    loss: str
+    lam_rule: str
+    log10_lam: float
+    l1: float
+    target: float
+    budget: Budget
+    need_p_star: bool
+
+
+class Experiment(param.Parameterized):
+    """Data, problem, methods, budget — and the runs' results."""
+
+    preset = param.Selector(default="custom", objects=["custom", *presets.PRESETS], doc="a scenario")
+    # -- data
+    source = param.Selector(default=datasource.SYNTHETIC, objects=[datasource.SYNTHETIC])
+    n_samples = param.Integer(default=400, bounds=(4, 200_000), doc="n, examples")
+    n_features = param.Integer(default=40, bounds=(2, 200_000), doc="d, features")
+    density = param.Number(default=1.0, bounds=(1e-4, 1.0))
+    row_skew = param.Number(default=0.0, bounds=(0.0, 3.0), doc="power-law skew of row nonzero counts")
+    col_skew = param.Number(default=0.0, bounds=(0.0, 3.0), doc="power-law skew of column nonzero counts")
+    value_dist = param.Selector(default="gaussian", objects=["gaussian"])
+    normalise = param.Selector(default="mean", objects=["mean"])
+    data_seed = param.Integer(default=0, bounds=(0, None))
+    omega = param.Integer(default=0, bounds=(0, None), doc="nonzeros ω of a binary extreme (0: automatic)")
+    upload_hash = param.String(default="")
+    # -- problem
+    loss = param.Selector(default="logistic", objects=list(LOSSES))
+    lam_rule = param.Selector(default="1/n", objects=["1/n", "manual"])
+    log10_lam = param.Number(default=-3.0, bounds=(-10.0, 1.0))
+    l1 = param.Number(default=0.0, bounds=(0.0, None))
+    # -- methods
+    methods = param.ListSelector(default=[], objects=[])
+    samplings = param.Dict(default={}, doc="method -> sampling name")
+    batch_sizes = param.Dict(default={}, doc="method -> mini-batch size")
+    # -- budget and display
+    max_passes = param.Number(default=30.0, bounds=(0.5, 2000.0))
+    log10_tol = param.Number(default=-7.0, bounds=(-13.0, -1.0), doc="stop a run when gap ≤ 10^this")
+    log10_target = param.Number(default=-5.0, bounds=(-13.0, -1.0), doc="the gap the results table times")
+    seed = param.Integer(default=0, bounds=(0, None))
+    max_seconds = param.Number(default=20.0, bounds=(0.5, 600.0), doc="time budget per run")
+    xaxis = param.Selector(default="passes", objects=["passes", "steps", "seconds"])
+    yaxis = param.Selector(default="gap", objects=["gap", "subopt"], doc="duality gap or P − P*")
+    auto_run = param.Boolean(default=True, doc="run as soon as a setting changes")
+    # -- outputs (written by _apply only)
+    analysis = param.Parameter(default=None, doc="analysis.Analysis of the current data")
+    traces = param.Dict(default={}, doc="run label -> trace DataFrame (partial while running)")
+    run_status = param.Dict(default={})
+    run_message = param.Dict(default={})
+    cached = param.List(default=[])
+    progress = param.Number(default=0.0, bounds=(0.0, 1.0))
+    running = param.Boolean(default=False)
+    phase = param.String(default="")
+    jobs = param.Integer(default=0, doc="jobs started in this session (the status line shows it)")
+    error = param.String(default="")
+    upload_message = param.String(default="")
+
+    def __init__(self, **params):
+        self._ready = False  # no job while the constructor sets things up
+        self._worker = Worker()
+        self._settings = None
+        super().__init__()
+        self.param.source.objects = datasource.source_names()
+        self.param.preset.objects = ["custom", *presets.available()]
+        self.param.methods.objects = sorted(METHODS)
+        self.param.value_dist.objects = list(presets.value_kinds())
+        self.param.normalise.objects = presets.normalisations()
+        self._set_default_methods()
+        if params.get("preset", "custom") != "custom":
+            self.param.update(**presets.values_of(params["preset"]))
+        self.param.update(**params)
+        self._ready = True
+
+    def _set_default_methods(self):
+        chosen = [m for m in ("primal_cd", "dual_cd") if m in METHODS] or ["sdca"]
+        self.param.update(methods=chosen, samplings={m: self.default_sampling(m) for m in chosen})
+
+    @staticmethod
+    def default_sampling(method):
+        choices = sampling_choices(method)
+        return BOTH if BOTH in choices else choices[0]
+
+    # ------------------------------------------------------------ settings
+    @property
+    def target(self) -> float:
+        return 10.0 ** self.log10_target
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(max_passes=float(self.max_passes), tol=10.0 ** self.log10_tol, seed=int(self.seed),
+                      max_seconds=float(self.max_seconds))
+
+    def data_key(self):
+        return datasource.data_key(self.source, n_samples=self.n_samples, n_features=self.n_features,
+                                   density=self.density, row_skew=self.row_skew, col_skew=self.col_skew,
+                                   value_dist=self.value_dist, normalise=self.normalise, data_seed=self.data_seed,
+                                   omega=self.omega, upload_hash=self.upload_hash)
+
+    def runs(self):
+        return plan(self.methods, self.samplings, self.batch_sizes)
+
+    def settings(self) -> Settings:
+        return Settings(data_key=self.data_key(), loss=self.loss, lam_rule=self.lam_rule,
+                        log10_lam=float(self.log10_lam), l1=float(self.l1), target=self.target,
+                        budget=self.budget, need_p_star=self.yaxis == "subopt")
+
+    # ------------------------------------------------------------- actions
+    @contextmanager
+    def quiet(self):
+        """Change settings without starting a job (e.g. while a URL is applied)."""
+        ready, self._ready = self._ready, False
+        try:
+            yield self
+        finally:
+            self._ready = ready
+
+    @param.depends("preset", watch=True)
+    def _apply_preset(self):
+        if self._ready and self.preset != "custom":
+            try:
+                values = presets.values_of(self.preset)
+            except ValueError as exc:
+                self.error = str(exc)
+                return
+            self.param.update(**values)
+
+    @param.depends(*INPUTS, watch=True)
+    def _inputs_changed(self):
+        if self._ready:
+            self.start(solve=self.auto_run)
+
+    def start(self, solve=True):
+        """Start a job for the current settings (cancels the one running)."""
+        try:
+            settings = self.settings()
+        except ValueError as exc:
+            self.param.update(error=str(exc), running=False)
+            return None
+        runs = self.runs()
+        self._settings = settings
+        job = Job(settings, runs, solve)
+        self.param.update(error="", running=True, phase="starting", progress=0.0, jobs=self.jobs + 1)
+        return self._worker.start(job, self._make_publisher())
+
+    def run(self, timeout=None):
+        """Start and wait (headless use); returns True if the job finished."""
+        self.start(solve=True)
+        return self.wait(timeout)
+
+    def wait(self, timeout=None):
+        return self._worker.join(timeout)
+
+    def cancel(self):
+        self._worker.cancel()
+
+    def set_sampling(self, method, sampling):
+        if sampling not in sampling_choices(method):
+            raise ValueError(f"{method} offers the samplings {sampling_choices(method)}, not {sampling!r}")
+        self.samplings = {**self.samplings, method: sampling}
+
+    def set_batch_size(self, method, batch_size):
+        self.batch_sizes = {**self.batch_sizes, method: int(batch_size)}
+
+    def upload(self, content: bytes, filename: str):
+        """Use an uploaded LIBSVM file; a bad file leaves a message and the data unchanged."""
+        try:
+            digest = datasource.parse_upload(content, filename)
+        except ValueError as exc:
+            self.upload_message = f"Could not read {filename}: {exc}"
+            return False
+        self.upload_message = f"Loaded {filename}."
+        self.param.update(source=datasource.UPLOAD, upload_hash=digest)
+        return True
+
+    # ------------------------------------------------------------- outputs
+    def _make_publisher(self):
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            return self._apply
+
+        def publish(live):
+            # the worker thread may not touch Bokeh models: hand over to the loop
+            with set_curdoc(doc):
+                pn.state.execute(partial(self._apply, live), schedule=True)
+        return publish
+
+    def _apply(self, live):
+        if live is not self._worker.live:
+            return  # a superseded job
+        phase, analysis, traces, status, message, done, error, cached = live.snapshot()
+        updates = dict(traces=traces, run_status=status, run_message=message, cached=sorted(cached),
+                       running=not done, phase=phase, error=error,
+                       progress=self._progress(live.runs, traces, status, done))
+        if analysis is not None and analysis is not self.analysis:
+            updates["analysis"] = analysis
+        self.param.update(**updates)
+
+    def _progress(self, runs, traces, status, done):
+        if done:
+            return 1.0
+        if not runs:
+            return 0.0
+        budget = self._settings.budget
+        total = 0.0
+        for run in runs:
+            st = status.get(run.label)
+            if st in FINAL or st in ("refused", "cancelled"):
+                total += 1.0
+            elif run.label in traces and len(traces[run.label]):
+                t = traces[run.label]
+                frac = t.passes.iloc[-1] / budget.max_passes
+                g0, g = t.gap.iloc[0], t.gap.iloc[-1]
+                if g0 > budget.tol and g > 0 and math.isfinite(g0):
+                    frac = max(frac, math.log(g0 / g) / math.log(g0 / budget.tol))
+                total += min(1.0, max(0.0, frac))
+        return total / len(runs)
+
+
+class Job:
+    """Load, analyse, then solve each planned run (in the worker thread)."""
+
+    def __init__(self, settings: Settings, runs, solve=True):
+        self.settings, self.runs, self.solve = settings, runs, solve
+
+    def __call__(self, live, cancel, publish):
+        s = self.settings
+        with live.lock:
+            live.phase = "loading data and computing P*" if s.need_p_star else "loading data"
+        publish(live)
+        try:
+            analysis = analyse(s, self.runs, s.need_p_star)
+        except (ValueError, RuntimeError) as exc:
+            with live.lock:
+                live.error, live.phase = str(exc), "error"
+            return
+        with live.lock:
+            live.analysis = analysis
+            for run in self.runs:
+                if run.label in analysis.refusals:
+                    live.status[run.label] = "refused"
+                    live.message[run.label] = analysis.refusals[run.label]
+                elif self.solve:
+                    live.status[run.label] = "queued"
+            live.phase = "ready" if not self.solve else "running"
+        publish(live)
+        if not self.solve:
+            return
+        todo = [r for r in self.runs if r.label not in analysis.refusals]
+        for k, run in enumerate(todo):
+            if cancel.is_set():
+                break
+            with live.lock:
+                live.phase = f"running {run.label} ({k + 1}/{len(todo)})"
+            publish(live)
+            run_one(analysis.problem, analysis.problem_key, run, s.budget, live, cancel, publish)
+        with live.lock:
+            if cancel.is_set():
+                for run in todo:
+                    if live.status.get(run.label) in ("queued", "running"):
+                        live.status[run.label] = "cancelled"
+                live.phase = "cancelled"
+            else:
+                live.phase = "finished"

@@ -1,0 +1,169 @@
+"""The sidebar: every setting of the Experiment as a widget (sliders throttled)."""
+from __future__ import annotations
+
+import panel as pn
+import param
+
+from ...solvers import METHODS
+from .. import datasource
+from ..runner import sampling_choices
+from ..state import Experiment
+
+
+class MethodRow(pn.viewable.Viewer):
+    """A method's checkbox, sampling and mini-batch size, two-way linked to the state."""
+
+    state = param.ClassSelector(class_=Experiment)
+    method = param.String()
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        s, m = self.state, self.method
+        spec = METHODS[m]
+        self.check = pn.widgets.Checkbox(label=m, value=m in s.methods, width=100, margin=(12, 5, 0, 5),
+                                         css_classes=[f"cdlab-method-{m}"])
+        self.sampling = pn.widgets.Select(options=sampling_choices(m), value=s.samplings.get(m) or
+                                          s.default_sampling(m), width=185, margin=(5, 5),
+                                          css_classes=[f"cdlab-sampling-{m}"])
+        self.batch = pn.widgets.IntInput(value=int(s.batch_sizes.get(m, 1)), start=1, width=65, margin=(5, 5),
+                                         visible=spec.batch, placeholder="batch",
+                                         css_classes=[f"cdlab-batch-{m}"])
+        self.check.param.watch(self._to_state, "value")
+        self.sampling.param.watch(self._to_state, "value")
+        self.batch.param.watch(self._to_state, "value")
+        s.param.watch(self._from_state, ["methods", "samplings", "batch_sizes"])
+
+    def _to_state(self, event):
+        s, m = self.state, self.method
+        if event.obj is self.check:
+            chosen = set(s.methods) | {m} if event.new else set(s.methods) - {m}
+            updates = {"methods": [x for x in s.param.methods.objects if x in chosen]}
+            if event.new and m not in s.samplings:
+                updates["samplings"] = {**s.samplings, m: self.sampling.value}
+            s.param.update(**updates)
+        elif event.obj is self.sampling:
+            s.set_sampling(m, event.new)
+        elif event.obj is self.batch and event.new is not None:
+            s.set_batch_size(m, max(1, int(event.new)))
+
+    def _from_state(self, *events):
+        s, m = self.state, self.method
+        self.check.value = m in s.methods
+        if s.samplings.get(m) in self.sampling.options:
+            self.sampling.value = s.samplings[m]
+        self.batch.value = int(s.batch_sizes.get(m, 1))
+
+    def __panel__(self):
+        return pn.Row(self.check, self.sampling, self.batch, margin=0)
+
+
+class Controls(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=Experiment)
+
+    def _data(self):
+        s = self.state
+        synthetic = pn.bind(lambda src: src == datasource.SYNTHETIC, s.param.source)
+        extreme = pn.bind(lambda src: src in datasource.extreme_sources(), s.param.source)
+        shaped = pn.bind(lambda src: src == datasource.SYNTHETIC or src in datasource.extreme_sources(),
+                         s.param.source)
+        slider = dict(throttled=True, sizing_mode="stretch_width")
+        upload = pn.widgets.FileInput(accept=".svm,.svmlight,.libsvm,.txt,.dat,.data,.bz2,.gz",
+                                      multiple=False,
+                                      css_classes=["cdlab-upload"], sizing_mode="stretch_width")
+
+        def on_upload(event):
+            if event.new is not None:
+                s.upload(event.new, upload.filename)
+        upload.param.watch(on_upload, "value")
+        return pn.Column(
+            pn.widgets.Select.from_param(s.param.source, label="data", sizing_mode="stretch_width",
+                                         css_classes=["cdlab-source"]),
+            pn.Row(pn.widgets.IntInput.from_param(s.param.n_samples, label="n (examples)", visible=shaped, width=165),
+                   pn.widgets.IntInput.from_param(s.param.n_features, label="d (features)", visible=shaped,
+                                                  width=165)),
+            pn.widgets.FloatSlider.from_param(s.param.density, label="density", step=0.001, visible=synthetic,
+                                              **slider),
+            pn.widgets.FloatSlider.from_param(s.param.row_skew, label="row skew (power law)", step=0.1,
+                                              visible=synthetic, **slider),
+            pn.widgets.FloatSlider.from_param(s.param.col_skew, label="column skew (power law)", step=0.1,
+                                              visible=synthetic, **slider),
+            pn.Row(pn.widgets.Select.from_param(s.param.value_dist, label="values", visible=synthetic, width=140),
+                   pn.widgets.IntInput.from_param(s.param.data_seed, label="data seed", visible=synthetic,
+                                                  width=100)),
+            pn.widgets.IntInput.from_param(s.param.omega, label="ω = nnz of a binary extreme (0 = auto)",
+                                           visible=extreme, sizing_mode="stretch_width"),
+            pn.widgets.Select.from_param(s.param.normalise, label="normalisation", sizing_mode="stretch_width"),
+            pn.pane.Markdown(f"**Your own data** (LIBSVM/svmlight text, optionally .gz/.bz2; at most "
+                             f"{datasource.UPLOAD_LIMIT_MB} MB):", margin=(10, 10, 0, 10)),
+            upload,
+            pn.pane.Markdown(s.param.upload_message, css_classes=["cdlab-upload-message"]),
+            sizing_mode="stretch_width")
+
+    def _problem(self):
+        s = self.state
+        lam = pn.widgets.FloatSlider.from_param(s.param.log10_lam, label="log10 λ", step=0.1, throttled=True,
+                                                sizing_mode="stretch_width")
+
+        def manual(event):  # moving the λ slider means "I choose λ"
+            s.lam_rule = "manual"
+        lam.param.watch(manual, "value_throttled")
+
+        def lam_text(analysis, rule, log10_lam):
+            if rule == "1/n":
+                if analysis is None:
+                    return "λ = 1/n"
+                return f"λ = 1/n = {1.0 / analysis.problem.n_samples:.3g}"
+            return f"λ = {10.0 ** log10_lam:.3g} (manual)"
+
+        def l1_note(methods, l1):
+            no = [m for m in methods if m in METHODS and not METHODS[m].supports_l1]
+            if not no:
+                return "All chosen methods support l1 (elastic net)."
+            return f"Without l1 support: {', '.join(no)}" + (" — they will be refused while l1 > 0." if l1 > 0 else ".")
+        return pn.Column(
+            pn.widgets.Select.from_param(s.param.loss, label="loss", sizing_mode="stretch_width",
+                                         css_classes=["cdlab-loss"]),
+            pn.widgets.RadioButtonGroup.from_param(s.param.lam_rule, color="light"),
+            lam,
+            pn.pane.Markdown(pn.bind(lam_text, s.param.analysis, s.param.lam_rule, s.param.log10_lam),
+                             css_classes=["cdlab-lam"]),
+            pn.widgets.FloatInput.from_param(s.param.l1, label="l1 (μ, elastic net)", step=1e-4, start=0.0,
+                                             sizing_mode="stretch_width"),
+            pn.pane.Markdown(pn.bind(l1_note, s.param.methods, s.param.l1), styles={"font-size": "0.85em"}),
+            sizing_mode="stretch_width")
+
+    def _methods(self):
+        rows = [MethodRow(state=self.state, method=m) for m in sorted(METHODS)]
+        head = pn.pane.Markdown("method · sampling · mini-batch", styles={"font-size": "0.85em"}, margin=(0, 10))
+        return pn.Column(head, *rows, sizing_mode="stretch_width", css_classes=["cdlab-methods"])
+
+    def _budget(self):
+        s = self.state
+        return pn.Column(
+            pn.widgets.FloatSlider.from_param(s.param.max_passes, label="max passes", step=0.5, throttled=True,
+                                              sizing_mode="stretch_width"),
+            pn.widgets.FloatSlider.from_param(s.param.log10_tol, label="stop at gap 10^", step=0.5,
+                                              throttled=True, sizing_mode="stretch_width"),
+            pn.widgets.FloatSlider.from_param(s.param.max_seconds, label="max seconds per run", step=1,
+                                              throttled=True, sizing_mode="stretch_width"),
+            pn.widgets.IntInput.from_param(s.param.seed, label="seed", sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+
+    def __panel__(self):
+        s = self.state
+        run = pn.widgets.Button(label="Run", color="primary", css_classes=["cdlab-run"], width=90)
+        cancel = pn.widgets.Button(label="Cancel", color="danger", css_classes=["cdlab-cancel"], width=90,
+                                   disabled=pn.bind(lambda r: not r, s.param.running))
+        run.on_click(lambda e: s.start(solve=True))
+        cancel.on_click(lambda e: s.cancel())
+        auto = pn.widgets.Checkbox.from_param(s.param.auto_run, label="run on every change")
+        card = dict(sizing_mode="stretch_width", collapsible=True, margin=(5, 0))
+        return pn.Column(
+            pn.widgets.Select.from_param(s.param.preset, label="scenario preset", sizing_mode="stretch_width",
+                                         css_classes=["cdlab-preset"]),
+            pn.Row(run, cancel, auto),
+            pn.Card(self._data(), title="Data", **card),
+            pn.Card(self._problem(), title="Problem", **card),
+            pn.Card(self._methods(), title="Methods", **card),
+            pn.Card(self._budget(), title="Budget", collapsed=True, **card),
+            sizing_mode="stretch_width")

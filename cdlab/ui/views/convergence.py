@@ -1,0 +1,110 @@
+"""Convergence curves: one per run, its bound dashed beside it (theory layer)."""
+from __future__ import annotations
+
+import holoviews as hv
+import numpy as np
+import panel as pn
+import param
+
+from ..state import Experiment
+
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+           "#7f7f7f", "#bcbd22"]
+X_COLUMN = {"passes": "passes", "steps": "steps", "seconds": "time"}
+X_LABEL = {"passes": "passes (nonzeros touched / nnz)", "steps": "steps", "seconds": "solver seconds"}
+QUANTITY = {"gap": "gap", "subopt": "P − P*", "dual_subopt": "D* − D", "dist": "‖w − w*‖²"}
+Y_LABEL = {"gap": "duality gap P(w) − D(α)", "subopt": "P(w) − P*"}
+
+
+def y_values(trace, yaxis, p_star):
+    if yaxis == "gap":
+        return trace.gap.to_numpy(dtype=float)
+    if p_star is None:
+        return np.full(len(trace), np.nan)
+    return trace.primal.to_numpy(dtype=float) - p_star
+
+
+def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), target=None):
+    """The overlay of run curves (solid) and bound curves (dashed).
+
+    Only positive values are drawn (log axis); a bound is mapped to steps or
+    seconds through its own run's trace (passes -> x by interpolation).
+    """
+    xcol = X_COLUMN[xaxis]
+    order = list(labels) + sorted(set(traces) - set(labels))
+    layers = []
+    for k, label in enumerate(order):
+        trace = traces.get(label)
+        if trace is None or len(trace) == 0:
+            continue
+        color = PALETTE[k % len(PALETTE)]
+        y = y_values(trace, yaxis, None if analysis is None else analysis.p_star)
+        x = trace[xcol].to_numpy(dtype=float)
+        keep = np.isfinite(y) & (y > 0)
+        if not keep.any():
+            continue  # nothing drawable on a log axis yet (or P* unknown)
+        layers.append(hv.Curve((x[keep], y[keep]), kdims=[xaxis], vdims=["y"], label=label).opts(color=color, line_width=2))
+        info = None if analysis is None else analysis.bounds.get(label)
+        bound = None if info is None else info.curve(trace.passes.iloc[-1])
+        if bound is not None:
+            bx, by = bound
+            name = f"{label} bound" + ("" if info.quantity == yaxis else f" on {QUANTITY[info.quantity]}")
+            if xcol != "passes":
+                bx = np.interp(bx, trace.passes.to_numpy(dtype=float), x)
+            ok = np.isfinite(by) & (by > 0)
+            layers.append(hv.Curve((bx[ok], by[ok]), kdims=[xaxis], vdims=["y"], label=name).opts(
+                color=color, line_dash="dashed", line_width=1.5, show_legend=False))
+    if target is not None:
+        layers.append(hv.HLine(target, label="target").opts(color="#999999", line_dash="dotted", line_width=1))
+    if not layers:
+        layers.append(hv.Curve([], kdims=[xaxis], vdims=["y"]))
+    return hv.Overlay(layers).opts(
+        hv.opts.Curve(logy=True, tools=["hover"], framewise=True),
+        hv.opts.Overlay(logy=True, framewise=True, responsive=True, min_height=380, xlabel=X_LABEL[xaxis],
+                        ylabel=Y_LABEL[yaxis], legend_position="right", show_grid=True,
+                        title="Convergence — solid: runs; dashed, same colour: each run's bound"),
+    )
+
+
+def status_markdown(phase, running, run_status, run_message, cached, error, jobs=0):
+    """The status line and one line per run that is not a plain success."""
+    lines = []
+    if error:
+        lines.append(f"**Error:** {error}")
+    if phase:
+        lines.append(f"**Status:** {phase}" + (" …" if running else "") + f" <small>(job {jobs})</small>")
+    for label, st in run_status.items():
+        msg = run_message.get(label, "")
+        tag = " (from cache)" if label in cached else ""
+        if st == "refused":
+            lines.append(f"- ⚠ **{label} cannot run:** {msg}")
+        elif msg:
+            lines.append(f"- {label}: {st}{tag} — {msg}")
+        else:
+            lines.append(f"- {label}: {st}{tag}")
+    return "\n".join(lines)
+
+
+class ConvergenceView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=Experiment)
+
+    def _plot(self, traces, analysis, xaxis, yaxis, log10_target, methods, samplings, batch_sizes):
+        labels = [r.label for r in self.state.runs()]
+        target = 10.0 ** log10_target if yaxis == "gap" else None
+        return convergence_plot(traces, analysis, xaxis, yaxis, labels, target)
+
+    def __panel__(self):
+        s = self.state
+        dmap = hv.DynamicMap(pn.bind(self._plot, s.param.traces, s.param.analysis, s.param.xaxis, s.param.yaxis,
+                                     s.param.log10_target, s.param.methods, s.param.samplings,
+                                     s.param.batch_sizes))
+        progress = pn.indicators.Progress(
+            value=pn.bind(lambda p: int(round(100 * p)), s.param.progress), max=100,
+            active=s.param.running, sizing_mode="stretch_width", height=14, css_classes=["cdlab-progress"])
+        status = pn.pane.Markdown(pn.bind(status_markdown, s.param.phase, s.param.running, s.param.run_status,
+                                          s.param.run_message, s.param.cached, s.param.error, s.param.jobs),
+                                  css_classes=["cdlab-status"], sizing_mode="stretch_width")
+        axes = pn.Row(pn.widgets.RadioButtonGroup.from_param(s.param.xaxis, color="light"),
+                      pn.widgets.RadioButtonGroup.from_param(s.param.yaxis, color="light"))
+        return pn.Column(axes, progress, pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380),
+                         status, sizing_mode="stretch_width")

@@ -1,0 +1,110 @@
+"""Face-off card: primal vs dual coordinate descent on this data (theory.md §4,
+Csiba & Richtárik): C_P, C_D, total work T for both samplings, Theorem 3, the
+predicted winner and the winner the runs show."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import panel as pn
+import param
+
+from ..state import Experiment
+from .results import to_target
+
+PRIMAL_SIDE = ("primal_cd",)
+DUAL_SIDE = ("dual_cd", "sdca")
+
+
+def fmt(x):
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "**no**"
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if isinstance(x, (float, np.floating)):
+        return "–" if not math.isfinite(x) else f"{x:.4g}"
+    return str(x)
+
+
+def ok(lo, x, hi):
+    return "✓" if lo * (1 - 1e-12) <= x <= hi * (1 + 1e-12) else "✗"
+
+
+def measured_winner(traces, run_status, target, runs):
+    """The face-off run (primal_cd vs dual_cd/sdca, any sampling) that reached
+    ``target`` in the fewest passes; a dict, or None when no such run has."""
+    best = None
+    for run in runs:
+        if run.method not in PRIMAL_SIDE + DUAL_SIDE or run.label not in traces:
+            continue
+        hit = to_target(traces[run.label], target, ("passes",))
+        if hit is not None and (best is None or hit["passes"] < best["passes"]):
+            best = dict(label=run.label, method=run.method, sampling=run.sampling, passes=hit["passes"],
+                        side="primal" if run.method in PRIMAL_SIDE else "dual")
+    return best
+
+
+def faceoff_markdown(analysis, traces, run_status, target, runs):
+    """The card's text (Markdown tables)."""
+    if analysis is None:
+        return "*Face-off: waiting for the data…*"
+    fo = analysis.faceoff
+    p = analysis.problem
+    head = f"**Data:** n = {p.n_samples:,}, d = {p.n_features:,}, nnz = {p.nnz:,}, λ = {p.lam:.3g}, loss = {p.loss}"
+    if analysis.note:
+        head += f" — {analysis.note}"
+    if fo is None:
+        return head + f"\n\n*No face-off quantities:* {analysis.faceoff_note}"
+    smooth = not analysis.faceoff_note
+    lines = [head, "", "| | primal CD (NSync) | dual CD (Quartz) |", "|---|---|---|",
+             f"| C (eq. 16) | {fmt(fo.C_P)} | {fmt(fo.C_D)} |"]
+    if smooth:
+        lines += [f"| T, uniform (eq. 12-13) | {fmt(fo.T_P_uniform)} | {fmt(fo.T_D_uniform)} |",
+                  f"| T, importance (eq. 15) | {fmt(fo.T_P_importance)} | {fmt(fo.T_D_importance)} |"]
+    t3 = fo.theorem3
+    lines += ["", "**Theorem 3** (no zero rows or columns" + ("" if t3["assumption"] else
+              " — *not the case here, so it need not hold*") + "):", "",
+              "| | lower | value | upper | |", "|---|---|---|---|---|",
+              f"| C_P | ‖X‖²_F = {fmt(t3['C_P_lower'])} | {fmt(fo.C_P)} | n‖X‖²_F = {fmt(t3['C_P_upper'])} | "
+              f"{ok(t3['C_P_lower'], fo.C_P, t3['C_P_upper'])} |",
+              f"| C_D | ‖X‖²_F = {fmt(t3['C_D_lower'])} | {fmt(fo.C_D)} | d‖X‖²_F = {fmt(t3['C_D_upper'])} | "
+              f"{ok(t3['C_D_lower'], fo.C_D, t3['C_D_upper'])} |",
+              f"| C_P/C_D | 1/d = {fmt(t3['ratio_lower'])} | **{fmt(t3['ratio'])}** | n = {fmt(t3['ratio_upper'])} | "
+              f"{ok(t3['ratio_lower'], t3['ratio'], t3['ratio_upper'])} |"]
+    if smooth:
+        pred = fo.prediction
+        lines += ["", f"**Predicted winner:** <span class='cdlab-predicted'>{pred['method']} ({pred['sampling']})"
+                      f"</span> — {pred['text']}."]
+    else:
+        lines += ["", f"*{analysis.faceoff_note}*"]
+    won = measured_winner(traces, run_status, target, runs)
+    if won is not None:
+        agree = ""
+        if smooth:
+            predicted_side = "primal" if fo.prediction["method"] in PRIMAL_SIDE else "dual"
+            agree = (f" — the {won['side']} side wins, as predicted" if won["side"] == predicted_side
+                     else f" — **the {won['side']} side wins, not the predicted {predicted_side} side**")
+        lines += ["", f"**Measured winner:** <span class='cdlab-measured'>{won['label']}</span>: gap ≤ "
+                      f"{target:.0e} after {won['passes']:.3g} passes{agree}."]
+    else:
+        face = [r for r in runs if r.method in PRIMAL_SIDE + DUAL_SIDE]
+        why = ("run primal_cd and dual_cd to see the measured winner" if not face
+               else f"no face-off run has reached the target gap {target:.0e} yet")
+        lines += ["", f"**Measured winner:** {why}"]
+    return "\n".join(lines)
+
+
+class FaceoffCard(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=Experiment)
+
+    def _text(self, analysis, traces, run_status, log10_target):
+        return faceoff_markdown(analysis, traces, run_status, 10.0 ** log10_target, self.state.runs())
+
+    def __panel__(self):
+        s = self.state
+        md = pn.pane.Markdown(pn.bind(self._text, s.param.analysis, s.param.traces, s.param.run_status,
+                                      s.param.log10_target), css_classes=["cdlab-faceoff"],
+                              sizing_mode="stretch_width")
+        return pn.Card(md, title="Face-off: primal vs dual", sizing_mode="stretch_width", collapsible=False)

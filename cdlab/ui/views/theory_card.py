@@ -1,0 +1,92 @@
+"""Theory card: each chosen run's bound (LaTeX, from cdlab.theory) and its
+value on this data next to what the run measured."""
+from __future__ import annotations
+
+import math
+
+import panel as pn
+import param
+
+from ..state import Experiment
+from .results import to_target
+
+
+def latex_source(info):
+    """The bound's LaTeX as a display-math string for pn.pane.LaTeX."""
+    text = info.latex.strip()
+    return text if text.startswith("$") else f"$${text}$$"
+
+
+def bound_passes(info, target):
+    """Passes the bound needs to guarantee ε = target on this data (inf if never)."""
+    try:
+        return float(info.bound.passes(target))
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return math.inf
+
+
+def theory_items(analysis, runs):
+    """[(label, latex or None, markdown)] for each planned run."""
+    items = []
+    if analysis is None:
+        return items
+    for run in runs:
+        if run.label in analysis.refusals:
+            items.append((run.label, None, f"**{run.label}** cannot run here: {analysis.refusals[run.label]}"))
+            continue
+        info = analysis.bounds.get(run.label)
+        if info is None:
+            continue
+        if info.error:
+            items.append((run.label, None, f"**{run.label}**: no bound from the theory layer — {info.error}"))
+        else:
+            items.append((run.label, latex_source(info),
+                          f"**{run.label}** — {info.source}; bounds the expected {info.quantity}:"))
+    return items
+
+
+def comparison_markdown(analysis, traces, target, runs):
+    """Bound vs measured passes to the target, one row per run with a bound."""
+    if analysis is None:
+        return ""
+    rows = ["| run | bound: passes to ε | measured passes | measured / bound |", "|---|---|---|---|"]
+    for run in runs:
+        info = analysis.bounds.get(run.label)
+        if info is None or info.error:
+            continue
+        need = bound_passes(info, target)
+        trace = traces.get(run.label)
+        hit = to_target(trace, target, ("passes",)) if trace is not None and len(trace) else None
+        got = "–" if hit is None else f"{hit['passes']:.3g}"
+        ratio = "–" if hit is None or not math.isfinite(need) or need <= 0 else f"{hit['passes'] / need:.2g}"
+        rows.append(f"| {run.label} | {need:.4g} | {got} | {ratio} |")
+    if len(rows) == 2:
+        return ""
+    return f"**On this data, ε = {target:.0e}:**\n\n" + "\n".join(rows)
+
+
+class TheoryCard(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=Experiment)
+
+    def _bounds(self, analysis, methods, samplings, batch_sizes):
+        items = theory_items(analysis, self.state.runs())
+        if not items:
+            return pn.pane.Markdown("*Choose methods to see their bounds.*")
+        col = pn.Column(sizing_mode="stretch_width")
+        for _, latex, text in items:
+            col.append(pn.pane.Markdown(text, sizing_mode="stretch_width", margin=(4, 10, 0, 10)))
+            if latex:
+                col.append(pn.pane.LaTeX(latex, renderer="mathjax", margin=(0, 10, 6, 10)))
+        return col
+
+    def _compare(self, analysis, traces, log10_target):
+        return comparison_markdown(analysis, traces, 10.0 ** log10_target, self.state.runs())
+
+    def __panel__(self):
+        s = self.state
+        bounds = pn.bind(self._bounds, s.param.analysis, s.param.methods, s.param.samplings, s.param.batch_sizes)
+        compare = pn.pane.Markdown(pn.bind(self._compare, s.param.analysis, s.param.traces, s.param.log10_target),
+                                   sizing_mode="stretch_width", css_classes=["cdlab-theory-compare"])
+        return pn.Card(pn.panel(bounds, sizing_mode="stretch_width"), compare,
+                       title="Theory: each method's bound", sizing_mode="stretch_width", collapsible=False,
+                       css_classes=["cdlab-theory"])

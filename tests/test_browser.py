@@ -1,0 +1,376 @@
+"""The face-off dashboard in a real browser: `panel serve apps/faceoff.py` on a
+loopback port, headless Debian Chromium driven by Playwright.
+
+Screenshots of every preset land in tests/screenshots/ (git-ignored); a failing
+test leaves one of its page there too.
+"""
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+playwright = pytest.importorskip("playwright.sync_api")
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "tests" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+LOAD = 120_000  # ms: generous, the machine is shared
+RUN = 180_000
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`python -m panel serve apps/faceoff.py` on a free loopback port."""
+
+    def __init__(self, env=None):
+        self.port = free_port()
+        self.log_path = SHOTS / f"serve-{self.port}.log"
+        SHOTS.mkdir(exist_ok=True)
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "panel", "serve", "apps/faceoff.py", "--address", "127.0.0.1", "--port",
+             str(self.port), f"--allow-websocket-origin=127.0.0.1:{self.port}"],
+            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"panel serve exited: {self.log_path.read_text()[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            raise RuntimeError("panel serve did not open its port")
+        self.url = f"http://127.0.0.1:{self.port}/faceoff"
+
+    def close(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+    def errors(self):
+        """Tracebacks the server logged (there should be none)."""
+        found = re.findall(r"Traceback \(most recent call last\):\n(?:[ \t].*\n)*.*", self.log_path.read_text())
+        # a closing browser tab makes tornado log these; they are not the app's
+        return [t for t in found if not re.search(r"(StreamClosedError|WebSocketClosedError)", t.splitlines()[-1])]
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = Server()
+    yield srv
+    srv.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server, request):
+    pg = browser.new_page(viewport={"width": 1500, "height": 1000})
+    yield pg
+    if request.node.rep_call.failed if hasattr(request.node, "rep_call") else False:
+        pg.screenshot(path=str(SHOTS / f"FAILED-{request.node.name}.png"))
+    pg.close()
+    assert server.errors() == []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):  # noqa: D103  (lets the page fixture see a failure)
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)
+
+
+# ------------------------------------------------------------------ helpers
+DEEP_TEXT = r"""(css) => {
+    // Panel renders into shadow roots: collect the visible text below the host, roots included
+    const hosts = [];
+    const find = (root) => {
+        for (const el of root.querySelectorAll('*')) {
+            if (el.matches(css)) hosts.push(el);
+            if (el.shadowRoot) find(el.shadowRoot);
+        }
+    };
+    find(document);
+    if (!hosts.length) return null;
+    const walk = (node) => {
+        let out = '';
+        if (node.shadowRoot) out += walk(node.shadowRoot);
+        for (const child of node.childNodes) {
+            if (child.nodeType === Node.TEXT_NODE) out += child.textContent;
+            else if (child.nodeType === Node.ELEMENT_NODE && !['STYLE', 'SCRIPT'].includes(child.tagName)) {
+                const block = getComputedStyle(child).display !== 'inline';
+                out += (block ? '\n' : '') + walk(child);
+            }
+        }
+        return out;
+    };
+    return walk(hosts[0]).replace(/[ \t]+/g, ' ').replace(/\n\s*\n+/g, '\n').trim();
+}"""
+
+
+def text(page, css):
+    """The text a Panel component shows (its shadow roots included); '' if it is not there yet."""
+    return page.evaluate(DEEP_TEXT, css) or ""
+
+
+def job(page):
+    m = re.search(r"\(job (\d+)\)", text(page, ".cdlab-status"))
+    return int(m.group(1)) if m else 0
+
+
+def wait_done(page, after=None, timeout=RUN, phase="finished"):
+    """Wait until a job newer than ``after`` reports ``phase``; returns its number."""
+    deadline = time.monotonic() + timeout / 1000
+    while time.monotonic() < deadline:
+        t = text(page, ".cdlab-status")
+        if t:
+            m = re.search(r"Status:\s*(.*?)\s*\(job (\d+)\)", t)
+            if m and (after is None or int(m.group(2)) > after) and m.group(1).strip() == phase:
+                return int(m.group(2))
+        page.wait_for_timeout(250)
+    raise AssertionError(f"no job reached {phase!r}; status: {text(page, '.cdlab-status')}")
+
+
+def open_app(page, server, query=""):
+    page.goto(server.url + query, timeout=LOAD)
+    page.wait_for_selector(".cdlab-faceoff", timeout=LOAD)
+    return wait_done(page)
+
+
+def select(page, css, label):
+    before = job(page)
+    page.locator(f"{css} select").first.select_option(label=label)
+    return before
+
+
+def curve_points(page):
+    """{curve: number of points} of the convergence plot, read from BokehJS: solid lines by
+    their legend label, each dashed bound as "<label> bound" (it shares its run's colour)."""
+    return page.evaluate("""() => {
+        const solid = {}, dashed = [], out = {};
+        for (const doc of Bokeh.documents) {
+          for (const m of doc._all_models.values()) {
+            if (!(m.glyph && m.glyph.type === 'Line' && m.data_source && m.data_source.data.y)) continue;
+            if (!m.visible) continue;  // a curve of an earlier plan, hidden by HoloViews
+            const n = m.data_source.data.y.length, color = String(m.glyph.line_color.value ?? m.glyph.line_color);
+            const dash = m.glyph.line_dash.value ?? m.glyph.line_dash;
+            if (dash && dash.length) dashed.push([color, n]);
+            else if (m.name) { solid[color] = m.name; out[m.name] = n; }
+          }
+        }
+        for (const [color, n] of dashed) if (solid[color]) out[solid[color] + ' bound'] = n;
+        return out;
+    }""")
+
+
+def legend_labels(page):
+    return page.evaluate("""() => {
+        const out = [];
+        for (const doc of Bokeh.documents)
+          for (const m of doc._all_models.values())
+            if (m.type === 'LegendItem' && m.label) out.push(m.label.value || String(m.label));
+        return out;
+    }""")
+
+
+def faceoff_text(page):
+    return text(page, ".cdlab-faceoff")
+
+
+def eventually(check, timeout=30.0, page=None):
+    """Poll ``check()`` until it returns a truthy value (the plot redraws after the status line)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.25)
+
+
+# ------------------------------------------------------------------ tests
+def test_page_loads_runs_and_shows_the_faceoff(page, server):
+    open_app(page, server)
+    fo = faceoff_text(page)
+    assert "C (eq. 16)" in fo and "Predicted winner" in fo and "Measured winner" in fo
+    runs = ["primal_cd (uniform)", "primal_cd (importance)", "dual_cd (uniform)", "dual_cd (importance)"]
+    assert eventually(lambda: set(runs) <= set(legend_labels(page))), legend_labels(page)
+    points = curve_points(page)
+    for run in runs:  # each run and its dashed bound
+        assert points[run] > 5 and points[f"{run} bound"] > 5
+    assert "Traceback" not in page.content()
+
+
+def test_change_data_sampling_and_methods(page, server):
+    open_app(page, server)
+    first = faceoff_text(page)
+    before = select(page, ".cdlab-preset", "dense d≫n (primal wins)")
+    wait_done(page, before)
+    second = faceoff_text(page)
+    assert "n = 40, d = 2,000" in second and second != first
+    assert re.search(r"Predicted winner:\*?\*?\s*primal_cd", second.replace("\n", " "))
+    # the dual method with uniform sampling only, and SDCA added
+    before = select(page, ".cdlab-sampling-dual_cd", "uniform")
+    wait_done(page, before)
+    before = job(page)
+    page.locator(".cdlab-method-sdca input[type=checkbox]").first.check()
+    wait_done(page, before)
+    want = {"primal_cd (uniform)", "primal_cd (importance)", "dual_cd (uniform)", "sdca (uniform)",
+            "sdca (importance)"}
+    assert eventually(lambda: set(curve_points(page)) >= want and "dual_cd (importance)" not in curve_points(page)), \
+        curve_points(page)
+    table = text(page, ".cdlab-results")
+    assert "sdca (uniform)" in table
+    # another data source: a registry dataset
+    points_before = curve_points(page)
+    before = select(page, ".cdlab-source", "heart_scale")
+    wait_done(page, before)
+    assert "n = 270, d = 13" in faceoff_text(page)
+    assert eventually(lambda: curve_points(page) != points_before), "the curves did not change"
+    assert all(v > 1 for v in curve_points(page).values())
+
+
+def test_upload_a_file_and_a_broken_one(page, server, tmp_path):
+    open_app(page, server)
+    good = tmp_path / "mine.svm"
+    lines = [f"{1 if i % 3 else -1} 1:{(i % 7) / 7:.3f} {2 + i % 5}:1 9:{(i % 4) / 4 + 0.1:.2f}" for i in range(60)]
+    good.write_text("\n".join(lines) + "\n")
+    before = job(page)
+    page.locator(".cdlab-upload input[type=file]").first.set_input_files(str(good))
+    page.wait_for_selector("text=Loaded mine.svm", timeout=LOAD)
+    wait_done(page, before)
+    assert "n = 60, d = 9" in faceoff_text(page)
+    bad = tmp_path / "broken.svm"
+    bad.write_text("1 1:0.5 2:oops\n")
+    page.locator(".cdlab-upload input[type=file]").first.set_input_files(str(bad))
+    page.wait_for_selector("text=Could not read broken.svm", timeout=LOAD)
+    msg = text(page, ".cdlab-upload-message")
+    assert "line 1" in msg
+    # the session goes on, on the good data
+    before = job(page)
+    page.locator(".cdlab-run button").first.click()
+    wait_done(page, before)
+    assert "n = 60, d = 9" in faceoff_text(page)
+
+
+def test_incompatible_choice_is_explained(page, server):
+    open_app(page, server)
+    before = select(page, ".cdlab-loss", "hinge")
+    wait_done(page, before)
+    status = text(page, ".cdlab-status")
+    assert "primal_cd (uniform) cannot run" in status and "smoothed_hinge" in status
+    assert "Traceback" not in page.content()
+    assert "not smooth" in faceoff_text(page)
+
+
+def test_cancel_a_long_run(page, server):
+    # ill-conditioned (λ = 1e-9, κ ≫ n) with no reachable tolerance: runs for minutes unless cancelled
+    query = ("?n_samples=20000&n_features=100&max_passes=2000.0&log10_tol=-13.0&max_seconds=600.0"
+             "&lam_rule=manual&log10_lam=-9.0"
+             "&methods=%5B%22sdca%22%5D&samplings=%7B%22sdca%22%3A+%22uniform%22%7D")
+    page.goto(server.url + query, timeout=LOAD)
+    page.wait_for_selector(".cdlab-faceoff", timeout=LOAD)
+    deadline = time.monotonic() + RUN / 1000
+    while "Status: running sdca" not in text(page, ".cdlab-status"):
+        assert time.monotonic() < deadline, text(page, ".cdlab-status")
+        page.wait_for_timeout(250)
+    # partial curves stream while the run goes on
+    first = eventually(lambda: curve_points(page).get("sdca (uniform)", 0) >= 2, timeout=60)
+    assert first
+    n1 = curve_points(page)["sdca (uniform)"]
+    assert eventually(lambda: curve_points(page)["sdca (uniform)"] > n1, timeout=60)
+    assert "Status: running sdca" in text(page, ".cdlab-status")
+    page.locator(".cdlab-cancel button").first.click()
+    wait_done(page, phase="cancelled", timeout=60_000)
+    assert "sdca (uniform): cancelled" in text(page, ".cdlab-status")
+
+
+def test_two_sessions_at_once(browser, server):
+    a, b = browser.new_page(), browser.new_page()
+    try:
+        a.goto(server.url, timeout=LOAD)
+        b.goto(server.url + "?loss=squared&n_samples=150&n_features=30", timeout=LOAD)
+        for p in (a, b):
+            p.wait_for_selector(".cdlab-faceoff", timeout=LOAD)
+        wait_done(b)
+        wait_done(a)
+        ja, jb = job(a), job(b)
+        before_a = select(a, ".cdlab-preset", "dense n≫d (dual wins)")
+        before_b = select(b, ".cdlab-source", "heart_scale")
+        wait_done(a, before_a)
+        wait_done(b, before_b)
+        fa, fb = faceoff_text(a), faceoff_text(b)
+        assert "n = 2,000, d = 20" in fa and "loss = logistic" in fa
+        assert "n = 270, d = 13" in fb and "loss = squared" in fb
+        assert job(a) > ja and job(b) > jb
+    finally:
+        a.close()
+        b.close()
+
+
+def test_url_carries_the_scenario(page, server, browser):
+    open_app(page, server)
+    before = select(page, ".cdlab-preset", "sparse news-like skew")
+    wait_done(page, before)
+    url = page.url
+    assert "n_features=4000" in url and "col_skew=1.5" in url
+    other = browser.new_page()
+    try:
+        other.goto(url, timeout=LOAD)
+        other.wait_for_selector(".cdlab-faceoff", timeout=LOAD)
+        wait_done(other)
+        assert faceoff_text(other).split("\n")[0] == faceoff_text(page).split("\n")[0]
+    finally:
+        other.close()
+
+
+def test_preset_screenshots(page, server):
+    from cdlab.ui.presets import available
+    page.set_viewport_size({"width": 1500, "height": 2300})
+    open_app(page, server)
+    for name in available():
+        before = select(page, ".cdlab-preset", name)
+        wait_done(page, before)
+        page.wait_for_timeout(1000)  # let the plots draw
+        slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+        page.screenshot(path=str(SHOTS / f"preset-{slug}.png"))
+        assert "Error:" not in text(page, ".cdlab-status")
+        assert eventually(lambda: sum(curve_points(page).values()) > 0)
+
+
+def test_cold_numba_cache_says_compiling(browser, tmp_path):
+    srv = Server(env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")})
+    pg = browser.new_page()
+    try:
+        pg.goto(srv.url, timeout=LOAD)
+        pg.wait_for_selector("text=Compiling numba kernels", timeout=LOAD)
+        pg.wait_for_selector(".cdlab-compiling", state="hidden", timeout=600_000)
+        wait_done(pg, timeout=600_000)
+        assert srv.errors() == []
+    finally:
+        pg.close()
+        srv.close()

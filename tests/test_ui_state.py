@@ -1,0 +1,244 @@
+"""The dashboard's state object, headless: settings -> jobs -> traces."""
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import cdlab
+from cdlab.data import list_datasets
+from cdlab.ui import datasource, presets
+from cdlab.ui.cache import LRUCache, check_key
+from cdlab.ui.runner import BOTH, plan, sampling_choices
+from cdlab.ui.state import SYNCED, Experiment
+
+SMALL = dict(source="synthetic", n_samples=120, n_features=12, density=1.0, normalise="mean", max_passes=20.0,
+             log10_tol=-8.0)
+
+
+def small(**extra):
+    return Experiment(**{**SMALL, **extra})
+
+
+def direct(state, run):
+    """The same run through cdlab.solve, outside the dashboard."""
+    a = state.analysis
+    from cdlab.ui.runner import sampling_argument
+    b = state.budget
+    return cdlab.solve(a.problem, method=run.method, sampling=sampling_argument(run, a.problem),
+                       max_passes=b.max_passes, tol=b.tol, seed=b.seed, eval_every=b.eval_every, **run.options)
+
+
+def test_methods_and_sources_are_discovered():
+    s = Experiment()
+    assert s.param.methods.objects == sorted(cdlab.METHODS)
+    names = s.param.source.objects
+    assert names[0] == datasource.SYNTHETIC and names[-1] == datasource.UPLOAD
+    assert set(list_datasets()) <= set(names)
+    for m in cdlab.METHODS:
+        spec = cdlab.METHODS[m]
+        for choice in sampling_choices(m):
+            parts = ("uniform", "importance") if choice == BOTH else (choice,)
+            for part in parts:
+                assert part in spec.samplings or (part == "weighted" and "custom" in spec.samplings)
+
+
+def test_run_matches_direct_solve_and_certifies():
+    s = small(methods=["sdca", "dual_cd"], samplings={"sdca": "uniform", "dual_cd": BOTH})
+    assert s.run(timeout=120)
+    assert s.error == "" and s.phase == "finished" and s.progress == 1.0
+    runs = s.runs()
+    assert [r.label for r in runs] == ["sdca (uniform)", "dual_cd (uniform)", "dual_cd (importance)"]
+    for run in runs:
+        trace = s.traces[run.label]
+        assert s.run_status[run.label] == "converged"
+        assert trace.gap.iloc[-1] <= s.budget.tol
+        assert np.all(trace.dual <= trace.primal + 1e-12)
+        ref = direct(s, run).trace
+        cols = [c for c in ref.columns if c != "time"]
+        pd.testing.assert_frame_equal(trace[cols].reset_index(drop=True), ref[cols])
+
+
+def test_partial_traces_stream_before_the_run_ends():
+    s = small(methods=["sdca"], samplings={"sdca": "uniform"}, log10_tol=-13.0, max_passes=60.0)
+    seen = []
+    apply = s._apply
+
+    def record(live):
+        apply(live)
+        seen.append({k: len(v) for k, v in s.traces.items()})
+    s._make_publisher = lambda: record
+    import cdlab.ui.runner as runner
+    old, runner.PUBLISH_EVERY = runner.PUBLISH_EVERY, 0.0
+    try:
+        assert s.run(timeout=120)
+    finally:
+        runner.PUBLISH_EVERY = old
+    final = len(s.traces["sdca (uniform)"])
+    lengths = [d.get("sdca (uniform)", 0) for d in seen]
+    assert final > 10
+    assert any(0 < k < final for k in lengths)  # partial curves were published
+    assert lengths == sorted(lengths)  # and they only grow
+
+
+def test_cancel_stops_a_long_run():
+    s = small(n_samples=3000, n_features=200, methods=["sdca"], samplings={"sdca": "uniform"}, log10_tol=-13.0,
+              max_passes=2000.0, max_seconds=600.0, auto_run=False)
+    s.start()
+    got_rows = threading.Event()
+    for _ in range(600):
+        if s._worker.live.rows.get("sdca (uniform)"):
+            got_rows.set()
+            break
+        s.wait(0.1)
+    assert got_rows.is_set()
+    s.cancel()
+    assert s.wait(timeout=60)
+    assert s.run_status["sdca (uniform)"] == "cancelled"
+    assert s.phase == "cancelled" and not s.running
+    assert s.traces["sdca (uniform)"].passes.iloc[-1] < 2000
+
+
+def test_incompatible_choice_is_explained_not_raised():
+    s = small(loss="hinge", methods=["primal_cd", "sdca"], samplings={"primal_cd": "uniform", "sdca": "uniform"})
+    assert s.run(timeout=120)
+    assert s.run_status["primal_cd (uniform)"] == "refused"
+    assert "smoothed_hinge" in s.run_message["primal_cd (uniform)"]
+    sdca = s.traces["sdca (uniform)"]  # the others still run
+    assert s.run_status["sdca (uniform)"] in ("converged", "max_passes")
+    assert sdca.gap.iloc[-1] < 1e-2 * sdca.gap.iloc[0]
+    assert "primal_cd (uniform)" not in s.traces
+
+
+def test_l1_refused_only_where_unsupported():
+    no_l1 = sorted(m for m, spec in cdlab.METHODS.items() if not spec.supports_l1 and "uniform" in spec.samplings)
+    assert no_l1, "the baselines (sgd, svrg, ...) have no l1 support"
+    m = no_l1[0]
+    s = small(l1=1e-3, methods=["sdca", m], samplings={"sdca": "uniform", m: "uniform"}, auto_run=False)
+    s.start(solve=False)
+    assert s.wait(60)
+    assert "l1" in s.analysis.refusals[f"{m} (uniform)"]
+    assert "sdca (uniform)" not in s.analysis.refusals
+
+
+def test_bad_batch_size_is_explained():
+    serial = next(m for m, spec in sorted(cdlab.METHODS.items()) if not spec.batch)
+    s = small(methods=[serial], samplings={serial: "uniform"}, batch_sizes={serial: 4}, auto_run=False)
+    s.start(solve=False)
+    assert s.wait(60)
+    assert "mini-batch" in s.analysis.refusals[f"{serial} (uniform, m=4)"]
+
+
+def test_results_are_cached_on_primitive_keys():
+    s = small(methods=["sdca"], samplings={"sdca": "permutation"}, data_seed=7)
+    assert s.run(timeout=120)
+    first = s.traces["sdca (permutation)"]
+    assert s.cached == []
+    assert s.run(timeout=120)
+    assert s.cached == ["sdca (permutation)"]
+    pd.testing.assert_frame_equal(first, s.traces["sdca (permutation)"])
+    s.seed = 1  # a different seed is a different run
+    assert s.wait(120)
+    assert s.cached == []
+
+
+def test_cache_refuses_array_keys():
+    with pytest.raises(ValueError, match="tuples of"):
+        check_key(("a", np.zeros(3)))
+    cache = LRUCache(2)
+    calls = []
+    for key in [("a",), ("a",), ("b",), ("c",), ("a",)]:
+        cache.get_or_compute(key, lambda: calls.append(1) or len(calls))
+    assert len(calls) == 4  # ("a",) was evicted by b, c
+
+
+def test_two_sessions_run_at_once_without_interfering():
+    a = small(data_seed=1, methods=["sdca"], samplings={"sdca": "uniform"}, auto_run=False)
+    b = small(data_seed=2, loss="squared", methods=["dual_cd"], samplings={"dual_cd": "importance"}, auto_run=False)
+    a.start()
+    b.start()
+    assert a.wait(120) and b.wait(120)
+    assert list(a.traces) == ["sdca (uniform)"] and list(b.traces) == ["dual_cd (importance)"]
+    assert a.analysis.problem.loss == "logistic" and b.analysis.problem.loss == "squared"
+    for s in (a, b):
+        run = s.runs()[0]
+        ref = direct(s, run).trace
+        np.testing.assert_array_equal(s.traces[run.label].gap.to_numpy(), ref.gap.to_numpy())
+
+
+def test_lambda_rule_and_manual_lambda():
+    s = small(auto_run=False)
+    s.start(solve=False)
+    assert s.wait(60)
+    assert s.analysis.problem.lam == pytest.approx(1 / 120)
+    s.param.update(lam_rule="manual", log10_lam=-2.5)
+    assert s.wait(60)
+    assert s.analysis.problem.lam == pytest.approx(10 ** -2.5)
+
+
+@pytest.mark.parametrize("name", presets.available())
+def test_presets_apply_and_analyse(name):
+    s = Experiment(preset=name, auto_run=False)
+    values = presets.values_of(name)
+    for key, value in values.items():
+        assert getattr(s, key) == value
+    s.start(solve=False)
+    assert s.wait(120)
+    assert s.error == "", s.error
+    assert s.analysis is not None and set(s.analysis.bounds) | set(s.analysis.refusals) == {r.label for r in s.runs()}
+
+
+def test_faceoff_presets_predict_their_side():
+    expected = {"dense n≫d (dual wins)": "dual_cd", "dense d≫n (primal wins)": "primal_cd"}
+    for name, method in expected.items():
+        s = Experiment(preset=name, auto_run=False)
+        s.start(solve=False)
+        assert s.wait(120)
+        assert s.analysis.faceoff.prediction["method"] == method
+
+
+def test_upload_good_and_bad_files(tmp_path):
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(40):
+        feats = " ".join(f"{j + 1}:{rng.standard_normal():.6f}" for j in sorted(rng.choice(8, 3, replace=False)))
+        lines.append(f"{1 if i % 2 else 0} {feats}")
+    s = small(methods=["sdca"], samplings={"sdca": "uniform"}, auto_run=False)
+    assert s.upload(("\n".join(lines) + "\n").encode(), "mine.svm")
+    assert s.source == datasource.UPLOAD and s.upload_hash
+    assert s.wait(60)
+    assert s.analysis.problem.shape == (40, 8)
+    assert set(np.unique(s.analysis.problem.y)) == {-1.0, 1.0} and "mapped" in s.analysis.note
+    before = (s.source, s.upload_hash)
+    assert not s.upload(b"1 1:0.5 2:abc\n-1 3:1\n", "broken.svm")
+    assert "broken.svm" in s.upload_message and "line 1" in s.upload_message
+    assert (s.source, s.upload_hash) == before  # the session goes on with the good data
+    assert not s.upload(b"x" * (datasource.UPLOAD_LIMIT_MB * 2**20 + 1), "huge.svm")
+    assert f"{datasource.UPLOAD_LIMIT_MB} MB" in s.upload_message
+
+
+def test_bad_synthetic_settings_show_an_error():
+    s = small(density=1e-3, auto_run=False)  # fewer nonzeros than rows: the generator refuses
+    s.start(solve=False)
+    assert s.wait(60)
+    assert "density" in s.error and s.phase == "error"
+
+
+def test_url_parameters_round_trip():
+    s = Experiment(preset="sparse news-like skew", auto_run=False)
+    t = Experiment(auto_run=False)
+    for name in SYNCED:
+        p = s.param[name]
+        text = p.serialize(getattr(s, name))
+        t.param.update(**{name: p.deserialize(text) if not isinstance(text, str) or name not in (
+            "source", "value_dist", "normalise", "loss", "lam_rule", "xaxis", "yaxis", "upload_hash")
+            else text})
+    assert t.settings() == s.settings() and t.runs() == s.runs()
+    t.cancel()
+    s.cancel()
+
+
+def test_plan_expands_both_samplings():
+    runs = plan(["dual_cd", "sdca"], {"dual_cd": BOTH, "sdca": "cyclic"}, {"sdca": 1})
+    assert [(r.method, r.sampling) for r in runs] == [("dual_cd", "uniform"), ("dual_cd", "importance"),
+                                                       ("sdca", "cyclic")]
