@@ -83,17 +83,7 @@ class ResultStore:
         buf = io.BytesIO()
         pq.write_table(table, buf)
         self.path.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".{record['key']}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(buf.getvalue())
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self._file(record["key"]))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return self._file(record["key"])
+        return _atomic_write(self.path, self._file(record["key"]).name, buf.getvalue())
 
     def record(self, key) -> dict:
         """The run record of one key."""
@@ -109,6 +99,35 @@ class ResultStore:
 
     def status(self, key) -> str | None:
         return self.record(key)["status"] if key in self else None
+
+    # Data fingerprints of file datasets, keyed by (entry, normalisation, file size and mtime), so that
+    # a re-run whose work is all done needs neither a cluster nor a reload of the data.
+    def fingerprint(self, ident) -> dict | None:
+        path = self.path / ".fingerprints" / f"{ident}.json"
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def put_fingerprint(self, ident, fp: dict):
+        folder = self.path / ".fingerprints"
+        folder.mkdir(parents=True, exist_ok=True)
+        _atomic_write(folder, f"{ident}.json", json.dumps(fp).encode())
+
+
+def _atomic_write(folder: Path, name: str, data: bytes) -> Path:
+    """Write to a temporary file, flush it to disk, rename it into place: all or nothing."""
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, folder / name)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return folder / name
 
 
 def _flat(record) -> dict:

@@ -109,6 +109,23 @@ def test_second_run_computes_nothing_via_scheduler_address(cluster, tmp_path):
     assert len(third.computed) == 2 and len(third.skipped) == 4
 
 
+def test_rerun_on_files_needs_no_cluster_and_a_changed_file_is_recomputed(cluster, tmp_path, svm_file):
+    _, client = cluster
+    grid = {"datasets": ["heart_scale", svm_file], "lam": [1e-2], "methods": ["sdca"], "max_passes": 5}
+    first = cdlab.sweep(grid, store=tmp_path / "s", client=client, progress=False)
+    assert len(first.computed) == 2
+    # nothing to do: the fingerprints come from the store, so even an unreachable scheduler is never contacted
+    again = cdlab.sweep(grid, store=tmp_path / "s", client="tcp://127.0.0.1:1", progress=False)
+    assert again.computed == [] and again.keys == first.keys
+    # new content at the same path: a new data hash, so a new key, computed afresh
+    X, y = make_synthetic(40, 8, density=0.6, seed=6)
+    dump_svmlight_file(X, y, svm_file)
+    changed = cdlab.sweep(grid, store=tmp_path / "s", client=client, progress=False)
+    assert changed.keys[0] == first.keys[0] and changed.skipped == [first.keys[0]]
+    assert changed.computed == [changed.keys[1]] and changed.keys[1] != first.keys[1]
+    assert_same_as_one_by_one(changed.store, changed.keys, expand_grid(grid))
+
+
 def test_failing_configurations_are_recorded_and_do_not_stop_the_sweep(cluster, tmp_path):
     _, client = cluster
     missing = str(tmp_path / "no_such_file.svm")

@@ -5,7 +5,9 @@ How a sweep runs:
 1. The grid is expanded on the client (:func:`cdlab.experiments.grid.expand_grid`).
 2. Each distinct dataset is fingerprinted by a small task on a worker, which
    loads it and returns ``Problem.content_hash()`` and its shape: the data
-   never travel through the scheduler, only the hash does.
+   never travel through the scheduler, only the hash does. The fingerprint
+   of a file is cached in the store under the file's size and mtime, so a
+   re-run whose work is all done starts no cluster at all.
 3. Each configuration's key hashes the configuration and that fingerprint;
    keys already in the store are skipped (failed ones too, unless
    ``retry_failed``), so a second run computes nothing new and a sweep
@@ -21,6 +23,7 @@ How a sweep runs:
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import uuid
 from dataclasses import dataclass, field
@@ -28,7 +31,7 @@ from pathlib import Path
 
 from ..store import ResultStore, results
 from .grid import canonical_json, expand_grid, load_grid
-from .runner import config_key, error_record, fingerprint, run_config
+from .runner import config_key, error_record, file_stamp, fingerprint, run_config
 
 
 @dataclass
@@ -79,27 +82,59 @@ def _connect(client, n_workers):
         except (OSError, TimeoutError) as exc:
             raise ValueError(f"cannot reach the Dask scheduler at {client!r}: {exc}") from None
         return c, [c]
-    if client is not None:
-        raise ValueError(f"client must be None, a scheduler address or a distributed.Client, got {client!r}")
-    if not (isinstance(n_workers, int) and n_workers >= 1):
-        raise ValueError(f"n_workers must be an integer ≥ 1, got {n_workers!r}")
     cluster = local_cluster(n_workers)
     c = Client(cluster)
     return c, [c, cluster]
 
 
-def _fingerprints(client, configs):
-    """data fingerprint of each distinct (dataset, normalize), computed on the workers."""
+class _LazyClient:
+    """Connects (or starts the local cluster) only when there is work: a re-run whose results are
+    all in the store starts nothing."""
+
+    def __init__(self, client, n_workers):
+        from distributed import Client
+
+        if client is not None and not isinstance(client, (str, Client)):
+            raise ValueError(f"client must be None, a scheduler address or a distributed.Client, got {client!r}")
+        if client is None and not (isinstance(n_workers, int) and n_workers >= 1):
+            raise ValueError(f"n_workers must be an integer ≥ 1, got {n_workers!r}")
+        self.spec, self.n_workers, self.client, self.to_close = client, n_workers, None, []
+
+    def get(self):
+        if self.client is None:
+            self.client, self.to_close = _connect(self.spec, self.n_workers)
+        return self.client
+
+    def close(self):
+        for thing in self.to_close:
+            thing.close()
+
+
+def _fingerprints(lazy, store, configs):
+    """Data fingerprint of each distinct (dataset, normalize): from the store's cache for unchanged
+    files, otherwise computed on a worker (which loads the data; only the hash comes back)."""
     todo = {}
     for c in configs:
         todo.setdefault(canonical_json([c["dataset"], c["normalize"]]), (c["dataset"], c["normalize"]))
-    futures = {k: client.submit(fingerprint, spec, how, pure=False) for k, (spec, how) in todo.items()}
-    out = {}
-    for k, fut in futures.items():
-        try:
-            out[k] = fut.result()
-        except Exception as exc:  # the worker died repeatedly while loading
-            out[k] = {"data_hash": None, "error": f"{type(exc).__name__}: {exc}", "traceback": ""}
+    out, missing = {}, {}
+    for k, (spec, how) in todo.items():
+        stamp = file_stamp(spec)
+        ident = None if stamp is None else hashlib.sha256(canonical_json([spec, how, stamp]).encode()).hexdigest()
+        cached = store.fingerprint(ident) if ident else None
+        if cached:
+            out[k] = cached
+        else:
+            missing[k] = (spec, how, ident)
+    if missing:
+        client = lazy.get()
+        futures = {k: client.submit(fingerprint, spec, how, pure=False) for k, (spec, how, _) in missing.items()}
+        for k, fut in futures.items():
+            try:
+                out[k] = fut.result()
+            except Exception as exc:  # the worker died repeatedly while loading
+                out[k] = {"data_hash": None, "error": f"{type(exc).__name__}: {exc}", "traceback": ""}
+            if out[k]["data_hash"] and missing[k][2]:
+                store.put_fingerprint(missing[k][2], out[k])
     return out
 
 
@@ -145,10 +180,10 @@ def sweep(grid, store=None, client=None, n_workers=2, progress=True, retry_faile
     if not configs:
         return report
 
-    client, to_close = _connect(client, n_workers)
+    lazy = _LazyClient(client, n_workers)
     futures = []
     try:
-        prints = _fingerprints(client, configs)
+        prints = _fingerprints(lazy, store, configs)
         done, pending = store.keys(), []
         for config in configs:
             fp = prints[canonical_json([config["dataset"], config["normalize"]])]
@@ -160,12 +195,11 @@ def sweep(grid, store=None, client=None, n_workers=2, progress=True, retry_faile
                 pending.append((key, config, fp))
         report.failed.extend(k for k in report.skipped if store.status(k) == "error")
         with _progress_bar(len(report.keys), len(report.skipped), progress) as bar:
-            _run(client, store, pending, report, bar, on_result, futures)
+            _run(lazy, store, pending, report, bar, on_result, futures)
     finally:
         for fut in futures:
             fut.cancel()
-        for thing in to_close:
-            thing.close()
+        lazy.close()
     return report
 
 
@@ -180,9 +214,7 @@ def _finish(store, report, bar, on_result, record, trace=None):
         on_result(record)
 
 
-def _run(client, store, pending, report, bar, on_result, futures):
-    from distributed import as_completed
-
+def _run(lazy, store, pending, report, bar, on_result, futures):
     submitted = {}
     for key, config, fp in pending:
         if fp["data_hash"] is None:  # its data did not load: nothing to run
@@ -190,9 +222,13 @@ def _run(client, store, pending, report, bar, on_result, futures):
             continue
         # a fresh task name per submission: a cancelled task's name may linger on the scheduler
         name = f"cdlab-run-{key[:12]}-{uuid.uuid4().hex[:8]}"
-        fut = client.submit(run_config, config, key, fp["data_hash"], key=name)
+        fut = lazy.get().submit(run_config, config, key, fp["data_hash"], key=name)
         submitted[fut.key] = (key, config, fp["data_hash"])
         futures.append(fut)
+    if not futures:
+        return
+    from distributed import as_completed
+
     for fut in as_completed(futures):
         key, config, data_hash = submitted[fut.key]
         try:

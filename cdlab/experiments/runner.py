@@ -41,7 +41,7 @@ def load_data(spec, normalize="none"):
     return X, y
 
 
-def _file_stamp(spec):
+def file_stamp(spec):
     """(size, mtime) of the file behind a dataset entry, so that a long-lived worker reloads a changed file."""
     from ..data import DATASETS, data_dir
 
@@ -63,7 +63,7 @@ def base_problem(spec, normalize="none"):
     configurations derive their problem from it with ``with_params`` (data shared, not copied)."""
     from ..problem import Problem
 
-    key = canonical_json([spec, normalize, _file_stamp(spec)])
+    key = canonical_json([spec, normalize, file_stamp(spec)])
     if key in _cache:
         _cache.move_to_end(key)
         return _cache[key]
