@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 
@@ -39,7 +40,8 @@ def reference_optimum(problem, tol=1e-13, max_passes=5000, use_cache=True) -> fl
         raise RuntimeError(f"reference solve did not certify the optimum: gap {last.gap:.3e} after "
                            f"{last.passes:.0f} passes on {problem!r}")
     if use_cache:
-        tmp = path.with_suffix(".tmp")
+        # a private temporary name, then an atomic rename: concurrent writers never collide
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps({"primal": float(last.primal), "gap": float(last.gap),
                                    "problem": repr(problem)}))
         tmp.replace(path)
