@@ -18,7 +18,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 
 from ._checks import check_int
 
@@ -142,6 +141,8 @@ def read_libsvm(path, n_features=None, zero_based="auto"):
         raise DataFileNotFoundError(f"no such svmlight/LIBSVM file: {path}")
     if not path.is_file():
         raise ValueError(f"{path} is not a file")
+    from sklearn.datasets import load_svmlight_file  # lazy: sklearn.datasets costs ~1 s at import
+
     try:
         X, y = load_svmlight_file(os.fspath(path), n_features=n_features, zero_based=zero_based,
                                   dtype=np.float64)
