@@ -157,7 +157,7 @@ hv.Overlay([hv.Scatter(runs[runs.side == side], "bound", ["passes", "sampling"],
 #
 # * **Every run reached the gap within its bound**, for every sampling and seed, and the gap curves
 #   drawn above stay below their dashed bound curves at every checkpoint.
-# * **Dual RCD follows its bounds:** importance and sqrt sampling need at least 1.5× fewer passes
+# * **Dual RCD follows its bounds:** importance and sqrt sampling need at least 1.4× fewer passes
 #   than uniform (medians), and the backwards sampling is by far the slowest.
 # * **Primal RCD does not:** here uniform sampling, whose bound is the loosest, needs fewer passes
 #   than importance sampling, whose bound is the smallest. Theorem 2 ranks *guarantees*: the
@@ -170,7 +170,7 @@ hv.Overlay([hv.Scatter(runs[runs.side == side], "bound", ["passes", "sampling"],
 median = summary.median_passes
 assert runs.converged.all() and (runs.passes <= runs.bound).all()
 assert all((trace.gap <= bounds[key].curve(trace.passes.to_numpy())).all() for key, trace in curves.items())
-assert max(median["dual", "importance"], median["dual", "sqrt"]) * 1.5 < median["dual", "uniform"]
+assert max(median["dual", "importance"], median["dual", "sqrt"]) * 1.4 < median["dual", "uniform"]
 assert median["dual"].idxmax() == "inverse" and median["dual", "inverse"] > 3 * median["dual", "uniform"]
 assert median["primal", "uniform"] < median["primal", "importance"]
 slack = summary.bound / summary.median_passes
