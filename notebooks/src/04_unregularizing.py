@@ -3,8 +3,8 @@
 #
 # SDCA's guarantee, n + R²/(λγ) steps per factor e, degrades as the ridge λ → 0, and plain
 # empirical risk minimisation has λ = 0. Frostig, Ge, Kakade & Sidford (2015, "Un-regularizing",
-# `shared/papers/` next to the repository) solve the weakly regularised problem F through a sequence of *well*-conditioned
-# ones,
+# `shared/papers/` next to the repository) solve the weakly regularised problem F through a
+# sequence of *well*-conditioned ones,
 #
 # $$f_{s,\kappa}(w) = F(w) + \frac\kappa2\|w - s\|^2 ,$$
 #
@@ -74,13 +74,16 @@ assert eigenvalues[0] < 1e-10 * eigenvalues[-1]
 # %% [markdown]
 # ## 1. Weak regularisation: who copes?
 #
-# Two ridges: λ = 10⁻³ (well conditioned: R²/λ = 10³ is below n) and λ = 10⁻⁶ (R²/λ = 10⁶ ≫ n).
+# Two ridges: λ = 10⁻³ (well conditioned: R²/λ ≈ 10³ is below n) and λ = 10⁻⁶ (R²/λ ≈ 10⁶ ≫ n).
 # Each method gets the same budget of passes over the data and its default parameters: SDCA,
 # SVRG (step 1/(10 L_max), epoch 2n, snapshot gradients counted as work), SGD (step η₀/√t),
 # APPA (Algorithm 1, SDCA inside, stages sized by SDCA's bound) and Dual APPA (Algorithm 3, one pass
 # of SDCA per stage), the last two with the paper's proximal weight κ = R²/(γn).
 
 # %%
+R2 = cdlab.Problem(X, y, loss="squared", lam=1e-3).R ** 2
+print(f"R² = {R2:.2f}: R²/λ = {R2 / 1e-3:.3g} and {R2 / 1e-6:.3g} against n = {n}")
+assert R2 / 1e-3 < n < R2 / 1e-6 / 10
 METHODS = {"sdca": {}, "svrg": {}, "sgd": {"step": "decaying"}, "appa": {}, "dual_appa": {}}
 curves, final = [], []
 for lam in (1e-3, 1e-6):
@@ -226,12 +229,16 @@ large = appa_sweep.index >= min(threshold("sgd"), threshold("svrg"))
 assert not appa_sweep.failed[large].any()
 assert (appa_sweep.excess[large] < sdca_sweep.excess[large]).all()
 assert appa_sweep.failed.iloc[0], "Dual APPA no longer fails at the smallest θ: update the text above"
+first_w = X.T @ y / (GRID[0] * n)  # w(α⁰) with α⁰ = −φ'(X·0) = y for the squared loss
+print(f"F at Dual APPA's first dual point, θ = {GRID[0]:g}: {F.primal(first_w):.3g} (F(0) = {F_zero:.3g})")
+assert F.primal(first_w) > 1e6 * F_zero
 
 # %% [markdown]
 # ## Exercises
 #
-# 1. **Accelerated APPA.** Add `"accel_appa"` to section 1 (Algorithm 2, fixed κ). Where does it land
-#    at λ = 10⁻⁶, and how does that compare with its bound, `cdlab.theory.bound("accel_appa", problem)`?
+# 1. **Accelerated APPA.** Add `"accel_appa"` to section 1 (Algorithm 2, fixed κ). Where does it
+#    land at λ = 10⁻⁶, and how does that compare with its bound,
+#    `cdlab.theory.bound("accel_appa", problem)`?
 # 2. **Decreasing κ.** The paper suggests starting with a large κ and shrinking it. Rerun the Dual
 #    APPA sweep with `kappa_decay=0.5` (and `kappa_min`): which end of the figure improves?
 # 3. **Longer stages.** Give Dual APPA `stage_passes=3` at the smallest θ. Does it recover within the
