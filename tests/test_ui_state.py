@@ -176,7 +176,12 @@ def test_lambda_rule_and_manual_lambda():
     assert s.analysis.problem.lam == pytest.approx(10 ** -2.5)
 
 
-@pytest.mark.parametrize("name", presets.available())
+def test_every_preset_has_its_data_here():
+    assert presets.available() == list(presets.PRESETS)
+    assert Experiment().param.preset.objects == ["custom", *presets.PRESETS]
+
+
+@pytest.mark.parametrize("name", list(presets.PRESETS))
 def test_presets_apply_and_analyse(name):
     s = Experiment(preset=name, auto_run=False)
     values = presets.values_of(name)
@@ -189,12 +194,42 @@ def test_presets_apply_and_analyse(name):
 
 
 def test_faceoff_presets_predict_their_side():
-    expected = {"dense n≫d (dual wins)": "dual_cd", "dense d≫n (primal wins)": "primal_cd"}
+    expected = {"dense n≫d (dual wins)": "dual_cd", "dense d≫n, small λ (primal wins)": "primal_cd",
+                "Theorem 3 extreme: C_P/C_D → n": "dual_cd", "Theorem 3 extreme: C_P/C_D → 1/d": "primal_cd"}
     for name, method in expected.items():
         s = Experiment(preset=name, auto_run=False)
         s.start(solve=False)
         assert s.wait(120)
         assert s.analysis.faceoff.prediction["method"] == method
+        if "extreme" in name:  # near the ends of Theorem 3's range
+            t3 = s.analysis.faceoff.theorem3
+            ratio, n, d = t3["ratio"], s.n_samples, s.n_features
+            assert (ratio > 0.5 * n) if name.endswith("n") else (ratio < 2.0 / d)
+
+
+@pytest.mark.parametrize("name,side", [("dense n≫d (dual wins)", "dual"),
+                                       ("dense d≫n, small λ (primal wins)", "primal")])
+def test_dense_presets_are_won_by_the_side_their_name_says(name, side):
+    from cdlab.ui.views.faceoff import measured_winner
+    s = Experiment(preset=name, auto_run=False)
+    assert s.run(timeout=300)
+    won = measured_winner(s.traces, s.run_status, s.target, s.runs())
+    assert won is not None and won["side"] == side
+    loser = [r for r in s.runs() if r.method != won["method"]]
+    from cdlab.ui.views.results import to_target
+    for run in loser:  # by a clear margin: the other side needs ≥ 2× the passes, or never gets there
+        hit = to_target(s.traces[run.label], s.target, ("passes",))
+        assert hit is None or hit["passes"] >= 2 * won["passes"]
+
+
+def test_binary_extreme_preset_is_binary_and_extreme():
+    from cdlab.theory import binary_extremes
+    s = Experiment(preset="binary extreme: max C_P (Figure 1)", auto_run=False)
+    s.start(solve=False)
+    assert s.wait(120)
+    p = s.analysis.problem
+    assert s.analysis.binary and p.nnz == s.omega
+    assert s.analysis.faceoff.C_P == pytest.approx(binary_extremes(p.n_samples, p.n_features, p.nnz)["max_C_P"])
 
 
 def test_upload_good_and_bad_files(tmp_path):

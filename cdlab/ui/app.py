@@ -25,13 +25,13 @@ def build_app(state: Experiment | None = None):
         pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
         pn.Row(pn.Column(ConvergenceView(state=state),
                          pn.Card(ResultsView(state=state), title="Results", collapsible=False,
+                                 sizing_mode="stretch_width"),
+                         pn.Card(DataView(state=state), title="Data: nonzeros and sampling", collapsible=False,
                                  sizing_mode="stretch_width"), sizing_mode="stretch_width"),
-               pn.Column(FaceoffCard(state=state), TheoryCard(state=state), width=460),
+               pn.Column(FaceoffCard(state=state), TheoryCard(state=state),
+                         pn.Card(Figure1View(state=state), title="Figure 1: binary data map", collapsible=False,
+                                 sizing_mode="stretch_width"), width=470),
                sizing_mode="stretch_width"),
-        pn.Row(pn.Card(DataView(state=state), title="Data: nonzeros and sampling", collapsible=False,
-                       sizing_mode="stretch_width"),
-               pn.Card(Figure1View(state=state), title="Figure 1: binary data map", collapsible=False,
-                       sizing_mode="stretch_width"), sizing_mode="stretch_width"),
     ]
     template = pn.template.BootstrapTemplate(title="cdlab face-off: primal vs dual coordinate descent",
                                              sidebar=[Controls(state=state)], main=main, sidebar_width=400)

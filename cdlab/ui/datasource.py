@@ -13,7 +13,8 @@ import tempfile
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.synthetic import make_synthetic, normalize_data
+from ..data import (DATASETS, binary_extreme, extreme_matrix, list_datasets, load_dataset, make_synthetic, normalize_data,
+                    planted_labels)
 from .cache import LRUCache
 
 UPLOAD_LIMIT_MB = 10
@@ -24,28 +25,27 @@ _DATA = LRUCache(maxsize=12)
 _UPLOADS = LRUCache(maxsize=8)  # content hash -> (X, y, note); the bytes themselves are not kept
 
 
-def _data_module():
-    from .. import data
-    return data
+EXTREMES = {  # display name -> (generator, kind) of cdlab.data's extreme matrices (theory.md §4)
+    "extreme: C_P/C_D → n": ("extreme_matrix", "primal_worst"),
+    "extreme: C_P/C_D → 1/d": ("extreme_matrix", "dual_worst"),
+    "binary extreme: min C_P": ("binary_extreme", "min_CP"),
+    "binary extreme: max C_P": ("binary_extreme", "max_CP"),
+    "binary extreme: min C_D": ("binary_extreme", "min_CD"),
+    "binary extreme: max C_D": ("binary_extreme", "max_CD"),
+}
 
 
-def extreme_sources() -> dict:
-    """Display name -> extreme-matrix kind known to ``cdlab.data``."""
-    data = _data_module()
-    kinds = getattr(data, "EXTREME_KINDS", None)
-    if kinds is None:
-        return {}
-    return {f"extreme: {label}": kind for kind, label in kinds.items()}
+def auto_omega(n, d):
+    """ω for a binary extreme when the user leaves it at 0: a few nonzeros per line."""
+    return int(min(n * d, 3 * max(n, d)))
 
 
 def dataset_names() -> list:
-    data = _data_module()
-    registry = getattr(data, "DATASETS", None)
-    return sorted(registry) if registry else []
+    return list_datasets()
 
 
 def source_names() -> list:
-    return [SYNTHETIC, *extreme_sources(), *dataset_names(), UPLOAD]
+    return [SYNTHETIC, *EXTREMES, *dataset_names(), UPLOAD]
 
 
 def data_key(source, *, n_samples, n_features, density, row_skew, col_skew, value_dist, normalise, data_seed,
@@ -54,8 +54,10 @@ def data_key(source, *, n_samples, n_features, density, row_skew, col_skew, valu
     if source == SYNTHETIC:
         return ("synthetic", int(n_samples), int(n_features), float(density), float(row_skew),
                 float(col_skew), str(value_dist), str(normalise), int(data_seed))
-    if source in extreme_sources():
-        return ("extreme", extreme_sources()[source], int(n_samples), int(n_features), int(omega), str(normalise))
+    if source in EXTREMES:
+        generator, kind = EXTREMES[source]
+        omega = int(omega) if generator == "binary_extreme" and omega else 0
+        return ("extreme", generator, kind, int(n_samples), int(n_features), omega, str(normalise), int(data_seed))
     if source == UPLOAD:
         return ("upload", str(upload_hash), str(normalise))
     if source in dataset_names():
@@ -69,34 +71,40 @@ def load(key):
 
 
 def _build(key):
-    data = _data_module()
-    kind = key[0]
-    note = ""
-    if kind == "synthetic":
-        _, n, d, density, row_skew, col_skew, value_dist, normalise, seed = key
-        X, y = make_synthetic(n_samples=n, n_features=d, density=density, row_skew=row_skew,
-                                   col_skew=col_skew, values=value_dist, normalize=normalise, seed=seed)
-        return X, y, note
-    elif kind == "extreme":
-        _, which, n, d, omega, normalise = key
-        X, y = data.extreme_matrix(which, n_samples=n, n_features=d, omega=omega)
-    elif kind == "dataset":
-        _, name, normalise = key
-        X, y = data.load_dataset(name)
-    elif kind == "upload":
-        _, digest, normalise = key
-        hit = _UPLOADS.get((digest,))
-        if hit is None:
-            raise ValueError("the uploaded file is no longer in memory; upload it again")
-        X, y, note = hit
-    else:
+    builders = {"synthetic": _synthetic, "extreme": _extreme, "dataset": _dataset, "upload": _uploaded}
+    if key[0] not in builders:
         raise ValueError(f"unknown data key {key!r}")
-    X = _normalise(sp.csr_matrix(X, dtype=np.float64), normalise)
-    return X, np.asarray(y, dtype=np.float64), note
+    return builders[key[0]](*key[1:])
 
 
-def _normalise(X, how):
-    return normalize_data(X, how)
+def _synthetic(n, d, density, row_skew, col_skew, value_dist, normalise, seed):
+    X, y = make_synthetic(n_samples=n, n_features=d, density=density, row_skew=row_skew, col_skew=col_skew,
+                          values=value_dist, normalize=normalise, seed=seed)
+    return X, y, ""
+
+
+def _extreme(generator, which, n, d, omega, normalise, seed):
+    if generator == "extreme_matrix":
+        X, note = extreme_matrix(n, d, kind=which), ""
+    else:
+        omega = omega or auto_omega(n, d)
+        X, note = binary_extreme(n, d, omega, which=which, seed=seed, signed=True), f"binary, ω = {omega:,}"
+    X = normalize_data(X, normalise)
+    # labels from a planted linear model, as for the synthetic data
+    return X, planted_labels(X, "linear", seed=seed), note
+
+
+def _dataset(name, normalise):
+    X, y = load_dataset(name)
+    return normalize_data(X, normalise), y, DATASETS[name].description
+
+
+def _uploaded(digest, normalise):
+    hit = _UPLOADS.get((digest,))
+    if hit is None:
+        raise ValueError("the uploaded file is no longer in memory; upload it again")
+    X, y, note = hit
+    return normalize_data(X, normalise), y, note
 
 
 def parse_upload(content: bytes, filename: str):
@@ -118,7 +126,7 @@ def parse_upload(content: bytes, filename: str):
         path = os.path.join(tmp, os.path.basename(filename or "upload") or "upload" + suffix)
         with open(path, "wb") as fh:
             fh.write(content)
-        X, y = _data_module().load_dataset(path)
+        X, y = load_dataset(path)
     y = np.asarray(y, dtype=np.float64)
     labels = np.unique(y)
     note = ""

@@ -63,9 +63,8 @@ class Controls(pn.viewable.Viewer):
     def _data(self):
         s = self.state
         synthetic = pn.bind(lambda src: src == datasource.SYNTHETIC, s.param.source)
-        extreme = pn.bind(lambda src: src in datasource.extreme_sources(), s.param.source)
-        shaped = pn.bind(lambda src: src == datasource.SYNTHETIC or src in datasource.extreme_sources(),
-                         s.param.source)
+        binary = pn.bind(lambda src: datasource.EXTREMES.get(src, ("",))[0] == "binary_extreme", s.param.source)
+        shaped = pn.bind(lambda src: src == datasource.SYNTHETIC or src in datasource.EXTREMES, s.param.source)
         slider = dict(throttled=True, sizing_mode="stretch_width")
         upload = pn.widgets.FileInput(accept=".svm,.svmlight,.libsvm,.txt,.dat,.data,.bz2,.gz",
                                       multiple=False,
@@ -91,7 +90,7 @@ class Controls(pn.viewable.Viewer):
                    pn.widgets.IntInput.from_param(s.param.data_seed, label="data seed", visible=synthetic,
                                                   width=100)),
             pn.widgets.IntInput.from_param(s.param.omega, label="ω = nnz of a binary extreme (0 = auto)",
-                                           visible=extreme, sizing_mode="stretch_width"),
+                                           visible=binary, sizing_mode="stretch_width"),
             pn.widgets.Select.from_param(s.param.normalise, label="normalisation", sizing_mode="stretch_width"),
             pn.pane.Markdown(f"**Your own data** (LIBSVM/svmlight text, optionally .gz/.bz2; at most "
                              f"{datasource.UPLOAD_LIMIT_MB} MB):", margin=(10, 10, 0, 10)),

@@ -60,7 +60,7 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
         layers.append(hv.Curve([], kdims=[xaxis], vdims=["y"]))
     return hv.Overlay(layers).opts(
         hv.opts.Curve(logy=True, tools=["hover"], framewise=True),
-        hv.opts.Overlay(logy=True, framewise=True, responsive=True, min_height=380, xlabel=X_LABEL[xaxis],
+        hv.opts.Overlay(logy=True, framewise=True, shared_axes=False, responsive=True, min_height=380, xlabel=X_LABEL[xaxis],
                         ylabel=Y_LABEL[yaxis], legend_position="right", show_grid=True,
                         title="Convergence — solid: runs; dashed, same colour: each run's bound"),
     )

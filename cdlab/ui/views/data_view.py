@@ -26,7 +26,7 @@ def nnz_histogram(counts, what):
     note = f", {empty:,} empty" if empty else ""
     return hv.Histogram((edges, freq), kdims=[f"nonzeros per {what}"], vdims=["count"]).opts(
         title=f"‖{'x_i' if what == 'row' else 'f_j'}‖₀ per {what} ({len(counts):,} {what}s{note})", logx=True,
-        responsive=True, height=240, color="#4c78a8" if what == "row" else "#f58518", tools=["hover"])
+        responsive=True, height=240, shared_axes=False, framewise=True, color="#4c78a8" if what == "row" else "#f58518", tools=["hover"])
 
 
 def sampling_plot(problem):
@@ -46,8 +46,9 @@ def sampling_plot(problem):
     curves.append(hv.HLine(1.0, label="uniform").opts(color="#999999", line_dash="dotted"))
     return hv.Overlay(curves).opts(
         hv.opts.Overlay(title="Sampling probabilities, sorted (× size: uniform = 1)", responsive=True,
-                        height=280, logy=True, legend_position="right", show_grid=True),
-        hv.opts.Curve(logy=True, tools=["hover"]))
+                        height=280, logy=True, legend_position="right", show_grid=True, shared_axes=False,
+                        framewise=True),
+        hv.opts.Curve(logy=True, tools=["hover"], framewise=True))
 
 
 def data_plots(analysis):
@@ -61,12 +62,15 @@ def data_plots(analysis):
 class DataView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=Experiment)
 
-    def _view(self, analysis):
+    def _part(self, analysis, k):
         plots = data_plots(analysis)
-        if plots is None:
-            return pn.pane.Markdown("*Loading the data…*")
-        rows, cols, probs = (pn.pane.HoloViews(p, sizing_mode="stretch_width") for p in plots)
-        return pn.Column(pn.Row(rows, cols, sizing_mode="stretch_width"), probs, sizing_mode="stretch_width")
+        return plots[k] if plots is not None else hv.Curve([])
 
     def __panel__(self):
-        return pn.panel(pn.bind(self._view, self.state.param.analysis), sizing_mode="stretch_width")
+        # persistent panes whose objects change: re-rendered in place on each new analysis
+        a = self.state.param.analysis
+        rows, cols, probs = (pn.pane.HoloViews(pn.bind(self._part, a, k), sizing_mode="stretch_width")
+                             for k in range(3))
+        waiting = pn.pane.Markdown("*Loading the data…*", visible=pn.bind(lambda x: x is None, a))
+        return pn.Column(waiting, pn.Row(rows, cols, sizing_mode="stretch_width"), probs,
+                         sizing_mode="stretch_width")

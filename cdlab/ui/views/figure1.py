@@ -23,12 +23,13 @@ def figure1_plot(analysis):
     mesh = hv.QuadMesh((n_values.astype(float), omega_values.astype(float), z), ["n", "ω = nnz"],
                        "log10 upper bound on C_P/C_D").opts(
         cmap="RdBu_r", clim=(-span, span), colorbar=True, logx=True, logy=True, responsive=True, min_height=360,
-        tools=["hover"], title=f"Theorem 4: max C_P/C_D over binary X, d = {p.n_features:,}")
+        shared_axes=False, framewise=True,
+        tools=["hover"], title=f"Thm 4: max C_P/C_D, binary X, d = {p.n_features:,}")
     layers = [mesh]
     if analysis.binary:
         layers.append(hv.Points([(float(p.n_samples), float(p.nnz))], ["n", "ω = nnz"], label="this data").opts(
             marker="star", size=22, color="#ffd700", line_color="black"))
-    return hv.Overlay(layers).opts(hv.opts.Overlay(legend_position="top_left"))
+    return hv.Overlay(layers).opts(hv.opts.Overlay(legend_position="top_left", shared_axes=False, framewise=True))
 
 
 def figure1_note(analysis):
@@ -49,13 +50,17 @@ def figure1_note(analysis):
 class Figure1View(pn.viewable.Viewer):
     state = param.ClassSelector(class_=Experiment)
 
-    def _view(self, analysis):
+    def _plot(self, analysis):
         plot = figure1_plot(analysis)
-        note = pn.pane.Markdown(figure1_note(analysis), sizing_mode="stretch_width")
-        if plot is None:
-            return note
-        return pn.Column(pn.pane.HoloViews(plot, sizing_mode="stretch_width", min_height=380), note,
-                         sizing_mode="stretch_width")
+        return plot if plot is not None else hv.Overlay([hv.QuadMesh([])])
 
     def __panel__(self):
-        return pn.panel(pn.bind(self._view, self.state.param.analysis), sizing_mode="stretch_width")
+        # persistent panes whose objects change: one re-render per analysis, in place
+        a = self.state.param.analysis
+        # (visibility on a wrapper: a HoloViews pane passes its own layout changes on to the Bokeh
+        # pane inside it, which Panel 1.9 rejects for stylesheets)
+        plot = pn.Column(pn.pane.HoloViews(pn.bind(self._plot, a), sizing_mode="stretch_width", min_height=380),
+                         visible=pn.bind(lambda x: x is not None and x.figure1 is not None, a),
+                         sizing_mode="stretch_width")
+        return pn.Column(plot, pn.pane.Markdown(pn.bind(figure1_note, a), sizing_mode="stretch_width"),
+                         sizing_mode="stretch_width")

@@ -76,7 +76,9 @@ class ResultsView(pn.viewable.Viewer):
         table = pn.bind(self._table, s.param.traces, s.param.run_status, s.param.log10_target)
         shown = pn.bind(lambda t: t[SHOWN], table)
         tab = pn.widgets.Tabulator(shown, disabled=True, show_index=False, sizing_mode="stretch_width",
-                                   layout="fit_columns",
+                                   titles={"passes to target": "passes to ε", "seconds to target": "seconds to ε"},
+                                   widths={"run": 170, "status": 95, "passes to target": 100,
+                                           "seconds to target": 100, "final gap": 95}, sortable=False,
                                    formatters={c: ScientificFormatter(precision=3, power_limit_low=-3)
                                                for c in SHOWN[2:]},
                                    css_classes=["cdlab-results"])

@@ -76,7 +76,8 @@ class TheoryCard(pn.viewable.Viewer):
         for _, latex, text in items:
             col.append(pn.pane.Markdown(text, sizing_mode="stretch_width", margin=(4, 10, 0, 10)))
             if latex:
-                col.append(pn.pane.LaTeX(latex, renderer="mathjax", margin=(0, 10, 6, 10)))
+                col.append(pn.pane.LaTeX(latex, renderer="mathjax", margin=(0, 10, 6, 10),
+                                         sizing_mode="stretch_width", styles={"overflow-x": "auto"}))
         return col
 
     def _compare(self, analysis, traces, log10_target):
