@@ -204,3 +204,18 @@ def test_lambda_zero_bound_with_reference_optimum():
     b = theory.bound("dual_appa", problem, reference=pstar)
     assert b.eps0 == pytest.approx(problem.primal(np.zeros(10)) - pstar)
     assert np.isfinite(b.iterations(1e-8))
+
+
+def test_custom_probabilities_give_the_sdca_bound_of_that_sampling():
+    """An array of probabilities is a sampling like any other (it crashed on `sampling == "uniform"`)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((120, 8))
+    problem = cdlab.Problem(X / np.linalg.norm(X, axis=1).mean(), np.sign(rng.standard_normal(120)),
+                            loss="logistic", lam=1e-2)
+    uniform = np.full(120, 1 / 120)
+    for method in ("sdca", "dual_cd"):
+        b_arr = theory.bound(method, problem, sampling=uniform)
+        b_uni = theory.bound(method, problem, sampling="uniform")
+        assert b_arr.iterations(1e-6) == pytest.approx(b_uni.iterations(1e-6), rel=1e-9)
+    with pytest.raises(ValueError, match="not probabilities"):
+        theory.bound("spdc", problem, sampling=uniform)

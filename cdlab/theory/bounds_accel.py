@@ -81,6 +81,8 @@ def spdc_bound(problem, sampling="uniform", **options):
     if quantity not in ("subopt", "dist") or (quantity == "subopt" and problem.l1 > 0):
         raise ValueError(f"the SPDC bound controls 'dist' (and 'subopt' when l1 = 0), not {quantity!r}")
     mb = _batch(problem, options)
+    if not isinstance(sampling, str):
+        raise ValueError("SPDC takes sampling 'uniform' (Algorithm 1) or 'weighted' (Algorithm 2), not probabilities")
     if sampling == "uniform":
         tau = sp.sqrt(m * gamma / (n * lam)) / (2 * R)
         sigma = sp.sqrt(n * lam / (m * gamma)) / (2 * R)

@@ -133,7 +133,8 @@ def _dual_bound(method, problem, sampling, options, source):
 def sdca_bound(problem, sampling="uniform", **options):
     """SDCA / Prox-SDCA (exact step): smooth losses, any serial sampling; Lipschitz losses, uniform."""
     _check_options("sdca", options, {"reference", "eps0", "quantity"})
-    source = SRC_SDCA if sampling == "uniform" or not problem.is_smooth else SRC_DUAL
+    uniform = isinstance(sampling, str) and sampling == "uniform"  # sampling may be an array
+    source = SRC_SDCA if uniform or not problem.is_smooth else SRC_DUAL
     return _dual_bound("sdca", problem, sampling, options, source)
 
 
