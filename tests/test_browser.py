@@ -269,6 +269,19 @@ def test_change_data_sampling_and_methods(page, server):
     assert all(v > 1 for v in curve_points(page).values())
 
 
+def test_results_download_as_csv(page, server):
+    open_app(page, server)
+    with page.expect_download(timeout=LOAD) as info:
+        page.locator(".cdlab-results-download").first.click()
+    download = info.value
+    assert download.suggested_filename == "cdlab_faceoff_results.csv"
+    body = Path(download.path()).read_text().splitlines()
+    assert body[0].startswith("# target gap = 1e-05")
+    assert body[1].split(",")[:5] == ["run", "method", "sampling", "status", "passes to target"]
+    runs = {line.split(",")[0] for line in body[2:]}
+    assert runs == {"primal_cd (uniform)", "primal_cd (importance)", "dual_cd (uniform)", "dual_cd (importance)"}
+
+
 def test_upload_a_file_and_a_broken_one(page, server, tmp_path):
     open_app(page, server)
     good = tmp_path / "mine.svm"

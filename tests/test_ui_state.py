@@ -253,10 +253,26 @@ def test_upload_good_and_bad_files(tmp_path):
 
 
 def test_bad_synthetic_settings_show_an_error():
-    s = small(density=1e-3, auto_run=False)  # fewer nonzeros than rows: the generator refuses
+    s = small(auto_run=False)
     s.start(solve=False)
+    assert s.wait(60) and s.analysis is not None
+    s.density = 1e-3  # fewer nonzeros than rows: the generator refuses
     assert s.wait(60)
     assert "density" in s.error and s.phase == "error"
+    assert s.analysis is None  # no face-off of the previous data under the new settings
+    s.density = 0.5
+    assert s.wait(60)
+    assert s.error == "" and s.analysis.problem.nnz == round(0.5 * 120 * 12)
+
+
+def test_a_preset_name_stays_only_while_its_settings_do():
+    s = Experiment(preset="dense n≫d (dual wins)", auto_run=False)
+    assert s.preset == "dense n≫d (dual wins)"
+    s.preset = "sparse news-like skew"
+    assert s.wait(60) and s.preset == "sparse news-like skew"
+    s.loss = "squared"
+    assert s.preset == "custom"
+    assert s.wait(60) and s.n_features == 4000  # the settings stay
 
 
 def test_url_parameters_round_trip():
@@ -277,3 +293,27 @@ def test_plan_expands_both_samplings():
     runs = plan(["dual_cd", "sdca"], {"dual_cd": BOTH, "sdca": "cyclic"}, {"sdca": 1})
     assert [(r.method, r.sampling) for r in runs] == [("dual_cd", "uniform"), ("dual_cd", "importance"),
                                                        ("sdca", "cyclic")]
+
+
+def test_every_method_runs_or_is_explained():
+    """Each registered method, at each sampling the page offers, on a small smoothed-hinge
+    problem: it runs and lowers its gap, or it is refused with a reason before any work."""
+    from cdlab.ui.runner import RunSpec, check
+    s = small(loss="smoothed_hinge", max_passes=5.0, auto_run=False)
+    s.start(solve=False)
+    assert s.wait(60)
+    problem = s.analysis.problem
+    for method in sorted(cdlab.METHODS):
+        for sampling in sampling_choices(method):
+            if sampling == BOTH:
+                continue
+            reason = check(RunSpec(method, sampling), problem)
+            if reason is not None:
+                assert method in reason or sampling in reason
+                continue
+            s.param.update(methods=[method], samplings={method: sampling})
+            assert s.run(timeout=120), method
+            label = f"{method} ({sampling})"
+            trace = s.traces[label]
+            assert s.run_status[label] in ("converged", "max_passes", "max_time"), (label, s.run_message)
+            assert trace.gap.iloc[-1] < trace.gap.iloc[0], label

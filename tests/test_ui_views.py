@@ -183,3 +183,21 @@ def test_views_render_headless(done):
         assert model is not None
     app = build_app(done)
     assert app.state is done
+
+
+def test_sliders_are_throttled():
+    """Dragging a slider (value) does not start runs; releasing it (value_throttled) does."""
+    from cdlab.ui.views import Controls
+    s = Experiment(auto_run=False)
+    panel = pn.panel(Controls(state=s))
+    sliders = [w for w in panel.select(pn.widgets.FloatSlider)]
+    assert {w.label for w in sliders} >= {"density", "log10 λ", "max passes"}
+    lam = next(w for w in sliders if w.label == "log10 λ")
+    jobs = s.jobs
+    lam.value = -5.0
+    assert s.log10_lam == -3.0 and s.jobs == jobs
+    import param
+    with param.edit_constant(lam):  # what the browser sends when the mouse is released
+        lam.value_throttled = -5.0
+    assert s.log10_lam == -5.0 and s.lam_rule == "manual" and s.jobs > jobs
+    s.cancel()

@@ -13,8 +13,8 @@ import tempfile
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import (DATASETS, binary_extreme, extreme_matrix, list_datasets, load_dataset, make_synthetic, normalize_data,
-                    planted_labels)
+from ..data import (DATASETS, binary_extreme, extreme_matrix, list_datasets, load_dataset, make_synthetic,
+                    normalize_data, planted_labels)
 from .cache import LRUCache
 
 UPLOAD_LIMIT_MB = 10

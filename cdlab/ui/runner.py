@@ -11,6 +11,7 @@ update on the session's event loop (``pn.state.execute``).
 """
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import traceback
@@ -27,7 +28,6 @@ SAMPLING_ORDER = ("uniform", "importance", "weighted", "permutation", "cyclic")
 PUBLISH_EVERY = 0.25  # seconds between UI updates while a run streams
 
 _RESULTS = LRUCache(maxsize=256)  # finished traces, keyed on primitives only
-_AXIS = {}  # method -> "examples" | "features": which index a custom sampling weights
 
 
 @dataclass(frozen=True)
@@ -84,28 +84,26 @@ def sampling_argument(run: RunSpec, problem):
     """What ``cdlab.solve`` takes for the run's sampling (an array for "weighted")."""
     if run.sampling != "weighted" or "weighted" in METHODS[run.method].samplings:
         return run.sampling
-    axis = _axis_of(run.method, problem)
+    axis = _axis_of(run.method)
     return weighted_probabilities(problem.row_norms_sq if axis == "examples" else problem.col_norms_sq)
 
 
-def _axis_of(method, problem=None):
+@functools.lru_cache(maxsize=None)
+def _axis_of(method):
     """Whether a method samples examples or features. MethodSpec does not say,
     so ask the method once, on a 3×2 probe problem: a state built with
     3-entry probabilities samples examples, one built with 2 entries samples
     features (``check_probabilities`` rejects the wrong length)."""
-    if method not in _AXIS:
-        from ..problem import Problem
-        spec = METHODS[method]
-        probe = Problem(np.array([[1.0, 0.5], [0.5, 1.0], [1.0, 1.0]]), [1.0, -1.0, 1.0], loss="logistic", lam=1.0)
-        _AXIS[method] = "examples"
-        for axis, size in (("examples", 3), ("features", 2)):
-            try:
-                spec.make(probe, np.full(size, 1.0 / size), np.random.default_rng(0), **spec.options)
-            except ValueError:
-                continue
-            _AXIS[method] = axis
-            break
-    return _AXIS[method]
+    from ..problem import Problem
+    spec = METHODS[method]
+    probe = Problem(np.array([[1.0, 0.5], [0.5, 1.0], [1.0, 1.0]]), [1.0, -1.0, 1.0], loss="logistic", lam=1.0)
+    for axis, size in (("examples", 3), ("features", 2)):
+        try:
+            spec.make(probe, np.full(size, 1.0 / size), np.random.default_rng(0), **spec.options)
+        except ValueError:
+            continue
+        return axis
+    return "examples"  # the method takes no custom probabilities: check() will say so
 
 
 def check(run: RunSpec, problem):

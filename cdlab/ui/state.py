@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 
-import numpy as np
 import panel as pn
 import param
 from panel.io.state import set_curdoc
@@ -22,28 +20,13 @@ from panel.io.state import set_curdoc
 from ..losses import LOSSES
 from ..solvers import METHODS
 from . import datasource, presets
-from .analysis import analyse
-from .runner import BOTH, Budget, Worker, plan, run_one, sampling_choices
+from .job import FINAL, Job, Settings
+from .runner import BOTH, Budget, Worker, plan, sampling_choices
 
 INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalise",
           "data_seed", "omega", "upload_hash", "loss", "lam_rule", "log10_lam", "l1", "methods", "samplings",
           "batch_sizes", "max_passes", "log10_tol", "seed", "max_seconds", "yaxis"]
 SYNCED = INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis"]  # the upload itself cannot travel in a URL
-FINAL = ("converged", "max_passes", "max_time", "diverged")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """A frozen copy of the inputs a job needs (the worker never reads params)."""
-
-    data_key: tuple
-    loss: str
-    lam_rule: str
-    log10_lam: float
-    l1: float
-    target: float
-    budget: Budget
-    need_p_star: bool
 
 
 class Experiment(param.Parameterized):
@@ -95,6 +78,7 @@ class Experiment(param.Parameterized):
 
     def __init__(self, **params):
         self._ready = False  # no job while the constructor sets things up
+        self._applying_preset = False
         self._worker = Worker()
         self._settings = None
         super().__init__()
@@ -160,12 +144,19 @@ class Experiment(param.Parameterized):
             except ValueError as exc:
                 self.error = str(exc)
                 return
-            self.param.update(**values)
+            self._applying_preset = True
+            try:
+                self.param.update(**values)
+            finally:
+                self._applying_preset = False
 
     @param.depends(*INPUTS, watch=True)
     def _inputs_changed(self):
-        if self._ready:
-            self.start(solve=self.auto_run)
+        if not self._ready:
+            return
+        if not self._applying_preset and self.preset != "custom":
+            self.preset = "custom"  # the page no longer shows the named scenario
+        self.start(solve=self.auto_run)
 
     def start(self, solve=True):
         """Start a job for the current settings (cancels the one running)."""
@@ -229,8 +220,8 @@ class Experiment(param.Parameterized):
         updates = dict(traces=traces, run_status=status, run_message=message, cached=sorted(cached),
                        running=not done, phase=phase, error=error,
                        progress=self._progress(live.runs, traces, status, done))
-        if analysis is not None and analysis is not self.analysis:
-            updates["analysis"] = analysis
+        if analysis is not self.analysis and (analysis is not None or error):
+            updates["analysis"] = analysis  # None after an error: no stale face-off for other data
         self.param.update(**updates)
 
     def _progress(self, runs, traces, status, done):
@@ -252,50 +243,3 @@ class Experiment(param.Parameterized):
                     frac = max(frac, math.log(g0 / g) / math.log(g0 / budget.tol))
                 total += min(1.0, max(0.0, frac))
         return total / len(runs)
-
-
-class Job:
-    """Load, analyse, then solve each planned run (in the worker thread)."""
-
-    def __init__(self, settings: Settings, runs, solve=True):
-        self.settings, self.runs, self.solve = settings, runs, solve
-
-    def __call__(self, live, cancel, publish):
-        s = self.settings
-        with live.lock:
-            live.phase = "loading data and computing P*" if s.need_p_star else "loading data"
-        publish(live)
-        try:
-            analysis = analyse(s, self.runs, s.need_p_star)
-        except (ValueError, RuntimeError) as exc:
-            with live.lock:
-                live.error, live.phase = str(exc), "error"
-            return
-        with live.lock:
-            live.analysis = analysis
-            for run in self.runs:
-                if run.label in analysis.refusals:
-                    live.status[run.label] = "refused"
-                    live.message[run.label] = analysis.refusals[run.label]
-                elif self.solve:
-                    live.status[run.label] = "queued"
-            live.phase = "ready" if not self.solve else "running"
-        publish(live)
-        if not self.solve:
-            return
-        todo = [r for r in self.runs if r.label not in analysis.refusals]
-        for k, run in enumerate(todo):
-            if cancel.is_set():
-                break
-            with live.lock:
-                live.phase = f"running {run.label} ({k + 1}/{len(todo)})"
-            publish(live)
-            run_one(analysis.problem, analysis.problem_key, run, s.budget, live, cancel, publish)
-        with live.lock:
-            if cancel.is_set():
-                for run in todo:
-                    if live.status.get(run.label) in ("queued", "running"):
-                        live.status[run.label] = "cancelled"
-                live.phase = "cancelled"
-            else:
-                live.phase = "finished"

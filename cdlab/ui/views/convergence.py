@@ -43,7 +43,8 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
         keep = np.isfinite(y) & (y > 0)
         if not keep.any():
             continue  # nothing drawable on a log axis yet (or P* unknown)
-        layers.append(hv.Curve((x[keep], y[keep]), kdims=[xaxis], vdims=["y"], label=label).opts(color=color, line_width=2))
+        run = hv.Curve((x[keep], y[keep]), kdims=[xaxis], vdims=["y"], label=label)
+        layers.append(run.opts(color=color, line_width=2))
         info = None if analysis is None else analysis.bounds.get(label)
         bound = None if info is None else info.curve(trace.passes.iloc[-1])
         if bound is not None:
@@ -60,8 +61,8 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
         layers.append(hv.Curve([], kdims=[xaxis], vdims=["y"]))
     return hv.Overlay(layers).opts(
         hv.opts.Curve(logy=True, tools=["hover"], framewise=True),
-        hv.opts.Overlay(logy=True, framewise=True, shared_axes=False, responsive=True, min_height=380, xlabel=X_LABEL[xaxis],
-                        ylabel=Y_LABEL[yaxis], legend_position="right", show_grid=True,
+        hv.opts.Overlay(logy=True, framewise=True, shared_axes=False, responsive=True, min_height=380,
+                        xlabel=X_LABEL[xaxis], ylabel=Y_LABEL[yaxis], legend_position="right", show_grid=True,
                         title="Convergence — solid: runs; dashed, same colour: each run's bound"),
     )
 

@@ -26,7 +26,8 @@ def nnz_histogram(counts, what):
     note = f", {empty:,} empty" if empty else ""
     return hv.Histogram((edges, freq), kdims=[f"nonzeros per {what}"], vdims=["count"]).opts(
         title=f"‖{'x_i' if what == 'row' else 'f_j'}‖₀ per {what} ({len(counts):,} {what}s{note})", logx=True,
-        responsive=True, height=240, shared_axes=False, framewise=True, color="#4c78a8" if what == "row" else "#f58518", tools=["hover"])
+        responsive=True, height=240, shared_axes=False, framewise=True, tools=["hover"],
+        color="#4c78a8" if what == "row" else "#f58518")
 
 
 def sampling_plot(problem):

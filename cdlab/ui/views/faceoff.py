@@ -49,7 +49,7 @@ def measured_winner(traces, run_status, target, runs):
 def faceoff_markdown(analysis, traces, run_status, target, runs):
     """The card's text (Markdown tables)."""
     if analysis is None:
-        return "*Face-off: waiting for the data…*"
+        return "*No data analysed yet (the status line says why).*"
     fo = analysis.faceoff
     p = analysis.problem
     head = f"**Data:** n = {p.n_samples:,}, d = {p.n_features:,}, nnz = {p.nnz:,}, λ = {p.lam:.3g}, loss = {p.loss}"

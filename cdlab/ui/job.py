@@ -1,0 +1,75 @@
+"""A session's job: load and analyse the data, then solve each planned run.
+
+It runs on the session's worker thread (:class:`cdlab.ui.runner.Worker`) and
+reads only a frozen :class:`Settings`, never the live state object, so the
+user may change the page while it runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .analysis import analyse
+from .runner import Budget, run_one
+
+FINAL = ("converged", "max_passes", "max_time", "diverged")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A frozen copy of the inputs a job needs (the worker never reads params)."""
+
+    data_key: tuple
+    loss: str
+    lam_rule: str
+    log10_lam: float
+    l1: float
+    target: float
+    budget: Budget
+    need_p_star: bool
+
+
+class Job:
+    """Load, analyse, then solve each planned run (in the worker thread)."""
+
+    def __init__(self, settings: Settings, runs, solve=True):
+        self.settings, self.runs, self.solve = settings, runs, solve
+
+    def __call__(self, live, cancel, publish):
+        s = self.settings
+        with live.lock:
+            live.phase = "loading data and computing P*" if s.need_p_star else "loading data"
+        publish(live)
+        try:
+            analysis = analyse(s, self.runs, s.need_p_star)
+        except (ValueError, RuntimeError) as exc:
+            with live.lock:
+                live.error, live.phase = str(exc), "error"
+            return
+        with live.lock:
+            live.analysis = analysis
+            for run in self.runs:
+                if run.label in analysis.refusals:
+                    live.status[run.label] = "refused"
+                    live.message[run.label] = analysis.refusals[run.label]
+                elif self.solve:
+                    live.status[run.label] = "queued"
+            live.phase = "ready" if not self.solve else "running"
+        publish(live)
+        if not self.solve:
+            return
+        todo = [r for r in self.runs if r.label not in analysis.refusals]
+        for k, run in enumerate(todo):
+            if cancel.is_set():
+                break
+            with live.lock:
+                live.phase = f"running {run.label} ({k + 1}/{len(todo)})"
+            publish(live)
+            run_one(analysis.problem, analysis.problem_key, run, s.budget, live, cancel, publish)
+        with live.lock:
+            if cancel.is_set():
+                for run in todo:
+                    if live.status.get(run.label) in ("queued", "running"):
+                        live.status[run.label] = "cancelled"
+                live.phase = "cancelled"
+            else:
+                live.phase = "finished"
