@@ -171,6 +171,7 @@ def test_lambda_rule_and_manual_lambda():
     s.start(solve=False)
     assert s.wait(60)
     assert s.analysis.problem.lam == pytest.approx(1 / 120)
+    assert s.log10_lam == round(np.log10(1 / 120), 2)  # the slider shows the λ in use
     s.param.update(lam_rule="manual", log10_lam=-2.5)
     assert s.wait(60)
     assert s.analysis.problem.lam == pytest.approx(10 ** -2.5)

@@ -190,12 +190,16 @@ def test_sliders_are_throttled():
     from cdlab.ui.views import Controls
     s = Experiment(auto_run=False)
     panel = pn.panel(Controls(state=s))
+    s.start(solve=False)
+    assert s.wait(60)
+    assert s.lam_rule == "1/n"  # the state moving the slider to log10(1/n) is not the user choosing λ
     sliders = [w for w in panel.select(pn.widgets.FloatSlider)]
     assert {w.label for w in sliders} >= {"density", "log10 λ", "max passes"}
     lam = next(w for w in sliders if w.label == "log10 λ")
     jobs = s.jobs
+    assert lam.value == s.log10_lam == round(np.log10(1 / s.n_samples), 2)
     lam.value = -5.0
-    assert s.log10_lam == -3.0 and s.jobs == jobs
+    assert s.log10_lam != -5.0 and s.jobs == jobs
     import param
     with param.edit_constant(lam):  # what the browser sends when the mouse is released
         lam.value_throttled = -5.0

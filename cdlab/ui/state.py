@@ -223,6 +223,9 @@ class Experiment(param.Parameterized):
         if analysis is not self.analysis and (analysis is not None or error):
             updates["analysis"] = analysis  # None after an error: no stale face-off for other data
         self.param.update(**updates)
+        if analysis is not None and self.lam_rule == "1/n":
+            with self.quiet():  # the λ slider shows the λ in use (no new job: the problem is the same)
+                self.log10_lam = round(math.log10(analysis.problem.lam), 2)
 
     def _progress(self, runs, traces, status, done):
         if done:

@@ -1,6 +1,8 @@
 """The sidebar: every setting of the Experiment as a widget (sliders throttled)."""
 from __future__ import annotations
 
+import math
+
 import panel as pn
 import param
 
@@ -103,7 +105,10 @@ class Controls(pn.viewable.Viewer):
         lam = pn.widgets.FloatSlider.from_param(s.param.log10_lam, label="log10 λ", step=0.1, throttled=True,
                                                 sizing_mode="stretch_width")
 
-        def manual(event):  # moving the λ slider means "I choose λ"
+        def manual(event):  # moving the λ slider away from 1/n means "I choose λ"
+            a = s.analysis
+            if s.lam_rule == "1/n" and a is not None and abs(event.new - math.log10(a.problem.lam)) < 0.01:
+                return  # the state showing the λ in use, not the user
             s.lam_rule = "manual"
         lam.param.watch(manual, "value_throttled")
 
