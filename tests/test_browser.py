@@ -12,9 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import playwright.sync_api as playwright
 import pytest
-
-playwright = pytest.importorskip("playwright.sync_api")
 
 pytestmark = pytest.mark.browser
 

@@ -187,21 +187,27 @@ def test_views_render_headless(done):
 
 def test_sliders_are_throttled():
     """Dragging a slider (value) does not start runs; releasing it (value_throttled) does."""
+    import param
+
     from cdlab.ui.views import Controls
     s = Experiment(auto_run=False)
     panel = pn.panel(Controls(state=s))
-    s.start(solve=False)
-    assert s.wait(60)
-    assert s.lam_rule == "1/n"  # the state moving the slider to log10(1/n) is not the user choosing λ
-    sliders = [w for w in panel.select(pn.widgets.FloatSlider)]
-    assert {w.label for w in sliders} >= {"density", "log10 λ", "max passes"}
-    lam = next(w for w in sliders if w.label == "log10 λ")
+    sliders = {w.label: w for w in panel.select(pn.widgets.FloatSlider)}
+    assert set(sliders) >= {"density", "row skew (power law)", "log10 λ", "max passes"}
+    density = sliders["density"]
     jobs = s.jobs
+    density.value = 0.5
+    assert s.density == 1.0 and s.jobs == jobs
+    with param.edit_constant(density):  # what the browser sends when the mouse is released
+        density.value_throttled = 0.5
+    assert s.density == 0.5 and s.jobs == jobs + 1
+    # λ: under the 1/n rule the slider only shows the λ in use
+    lam = sliders["log10 λ"]
+    assert s.wait(60) and lam.disabled and s.lam_rule == "1/n"
     assert lam.value == s.log10_lam == round(np.log10(1 / s.n_samples), 2)
-    lam.value = -5.0
-    assert s.log10_lam != -5.0 and s.jobs == jobs
-    import param
-    with param.edit_constant(lam):  # what the browser sends when the mouse is released
+    s.lam_rule = "manual"
+    assert not lam.disabled
+    with param.edit_constant(lam):
         lam.value_throttled = -5.0
-    assert s.log10_lam == -5.0 and s.lam_rule == "manual" and s.jobs > jobs
-    s.cancel()
+    assert s.log10_lam == -5.0
+    assert s.wait(60) and s.analysis.problem.lam == pytest.approx(1e-5)

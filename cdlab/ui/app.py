@@ -30,11 +30,11 @@ def build_app(state: Experiment | None = None):
                                  sizing_mode="stretch_width"), sizing_mode="stretch_width"),
                pn.Column(FaceoffCard(state=state), TheoryCard(state=state),
                          pn.Card(Figure1View(state=state), title="Figure 1: binary data map", collapsible=False,
-                                 sizing_mode="stretch_width"), width=470),
+                                 sizing_mode="stretch_width"), width=430),
                sizing_mode="stretch_width"),
     ]
     template = pn.template.BootstrapTemplate(title="cdlab face-off: primal vs dual coordinate descent",
-                                             sidebar=[Controls(state=state)], main=main, sidebar_width=400)
+                                             sidebar=[Controls(state=state)], main=main, sidebar_width=370)
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         _serve_session(state, compiling)
     template.state = state  # for tests and notebooks: the page's experiment

@@ -100,6 +100,8 @@ def _dataset(name, normalise):
 
 
 def _uploaded(digest, normalise):
+    if not digest:
+        raise ValueError("no file uploaded yet: choose a LIBSVM file under 'Your own data'")
     hit = _UPLOADS.get((digest,))
     if hit is None:
         raise ValueError("the uploaded file is no longer in memory; upload it again")

@@ -59,7 +59,7 @@ class Warmup:
                 return ""
             return "Kernel warm-up failed for: " + "; ".join(f"{k} ({v})" for k, v in self.failed.items())
         total = len(METHODS)
-        return (f"⏳ **Compiling numba kernels** (first use in this server process; instant when numba's cache "
+        return (f"**Compiling numba kernels** (first use in this server process; instant when numba's cache "
                 f"is warm): {len(self.done)}/{total} done" + (f", now **{self.current}**" if self.current else "")
                 + ". Runs started meanwhile wait for their kernels.")
 

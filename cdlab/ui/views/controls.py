@@ -1,8 +1,6 @@
 """The sidebar: every setting of the Experiment as a widget (sliders throttled)."""
 from __future__ import annotations
 
-import math
-
 import panel as pn
 import param
 
@@ -22,12 +20,12 @@ class MethodRow(pn.viewable.Viewer):
         super().__init__(**params)
         s, m = self.state, self.method
         spec = METHODS[m]
-        self.check = pn.widgets.Checkbox(label=m, value=m in s.methods, width=100, margin=(12, 5, 0, 5),
+        self.check = pn.widgets.Checkbox(label=m, value=m in s.methods, width=95, margin=(12, 5, 0, 5),
                                          css_classes=[f"cdlab-method-{m}"])
         self.sampling = pn.widgets.Select(options=sampling_choices(m), value=s.samplings.get(m) or
-                                          s.default_sampling(m), width=185, margin=(5, 5),
+                                          s.default_sampling(m), width=170, margin=(5, 5),
                                           css_classes=[f"cdlab-sampling-{m}"])
-        self.batch = pn.widgets.IntInput(value=int(s.batch_sizes.get(m, 1)), start=1, width=65, margin=(5, 5),
+        self.batch = pn.widgets.IntInput(value=int(s.batch_sizes.get(m, 1)), start=1, width=60, margin=(5, 5),
                                          visible=spec.batch, placeholder="batch",
                                          css_classes=[f"cdlab-batch-{m}"])
         self.check.param.watch(self._to_state, "value")
@@ -79,9 +77,9 @@ class Controls(pn.viewable.Viewer):
         return pn.Column(
             pn.widgets.Select.from_param(s.param.source, label="data", sizing_mode="stretch_width",
                                          css_classes=["cdlab-source"]),
-            pn.Row(pn.widgets.IntInput.from_param(s.param.n_samples, label="n (examples)", visible=shaped, width=165),
+            pn.Row(pn.widgets.IntInput.from_param(s.param.n_samples, label="n (examples)", visible=shaped, width=150),
                    pn.widgets.IntInput.from_param(s.param.n_features, label="d (features)", visible=shaped,
-                                                  width=165)),
+                                                  width=150)),
             pn.widgets.FloatSlider.from_param(s.param.density, label="density", step=0.001, visible=synthetic,
                                               **slider),
             pn.widgets.FloatSlider.from_param(s.param.row_skew, label="row skew (power law)", step=0.1,
@@ -102,15 +100,10 @@ class Controls(pn.viewable.Viewer):
 
     def _problem(self):
         s = self.state
+        # under λ = 1/n the slider only shows the λ in use; "manual" frees it
         lam = pn.widgets.FloatSlider.from_param(s.param.log10_lam, label="log10 λ", step=0.1, throttled=True,
-                                                sizing_mode="stretch_width")
-
-        def manual(event):  # moving the λ slider away from 1/n means "I choose λ"
-            a = s.analysis
-            if s.lam_rule == "1/n" and a is not None and abs(event.new - math.log10(a.problem.lam)) < 0.01:
-                return  # the state showing the λ in use, not the user
-            s.lam_rule = "manual"
-        lam.param.watch(manual, "value_throttled")
+                                                sizing_mode="stretch_width",
+                                                disabled=pn.bind(lambda rule: rule == "1/n", s.param.lam_rule))
 
         def lam_text(analysis, rule, log10_lam):
             if rule == "1/n":
@@ -155,8 +148,8 @@ class Controls(pn.viewable.Viewer):
 
     def __panel__(self):
         s = self.state
-        run = pn.widgets.Button(label="Run", color="primary", css_classes=["cdlab-run"], width=90)
-        cancel = pn.widgets.Button(label="Cancel", color="danger", css_classes=["cdlab-cancel"], width=90,
+        run = pn.widgets.Button(label="Run", color="primary", css_classes=["cdlab-run"], width=80)
+        cancel = pn.widgets.Button(label="Cancel", color="danger", css_classes=["cdlab-cancel"], width=80,
                                    disabled=pn.bind(lambda r: not r, s.param.running))
         run.on_click(lambda e: s.start(solve=True))
         cancel.on_click(lambda e: s.cancel())

@@ -62,8 +62,10 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
     return hv.Overlay(layers).opts(
         hv.opts.Curve(logy=True, tools=["hover"], framewise=True),
         hv.opts.Overlay(logy=True, framewise=True, shared_axes=False, responsive=True, min_height=380,
-                        xlabel=X_LABEL[xaxis], ylabel=Y_LABEL[yaxis], legend_position="right", show_grid=True,
-                        title="Convergence — solid: runs; dashed, same colour: each run's bound"),
+                        xlabel=X_LABEL[xaxis], ylabel=Y_LABEL[yaxis], show_grid=True,
+                        # gaps fall from the top left: the bottom left corner is free for the legend
+                        legend_position="bottom_left", legend_opts={"background_fill_alpha": 0.8},
+                        title="Convergence (dashed: each run's bound)"),
     )
 
 

@@ -84,8 +84,8 @@ class ResultsView(pn.viewable.Viewer):
                                    css_classes=["cdlab-results"])
         download = pn.widgets.FileDownload(
             callback=lambda: csv_bytes(self._table(s.traces, s.run_status, s.log10_target), s.target),
-            filename="cdlab_faceoff_results.csv", label="Download CSV", color="primary", width=180,
+            filename="cdlab_faceoff_results.csv", label="Download CSV", color="primary", width=140,
             css_classes=["cdlab-results-download"])
         target = pn.widgets.FloatSlider.from_param(s.param.log10_target, label="target gap (log10)", step=0.5,
-                                                   throttled=True, width=260)
+                                                   throttled=True, width=220)
         return pn.Column(pn.Row(target, download), tab, sizing_mode="stretch_width")
