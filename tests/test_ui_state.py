@@ -286,8 +286,7 @@ def test_url_parameters_round_trip():
             "source", "value_dist", "normalise", "loss", "lam_rule", "xaxis", "yaxis", "upload_hash")
             else text})
     assert t.settings() == s.settings() and t.runs() == s.runs()
-    t.cancel()
-    s.cancel()
+    assert t.wait(120) and s.wait(120)
 
 
 def test_plan_expands_both_samplings():

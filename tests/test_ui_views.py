@@ -211,3 +211,13 @@ def test_sliders_are_throttled():
         lam.value_throttled = -5.0
     assert s.log10_lam == -5.0
     assert s.wait(60) and s.analysis.problem.lam == pytest.approx(1e-5)
+
+
+def test_plots_do_not_reevaluate_bounds(done, monkeypatch):
+    """Bound curves are evaluated once on the worker: redrawing a streamed
+    checkpoint must not call the theory layer (a sublinear bound takes ~0.4 s)."""
+    for info in done.analysis.bounds.values():
+        monkeypatch.setattr(info.bound, "curve", lambda *a: pytest.fail("bound re-evaluated in a view"))
+    labels = [r.label for r in done.runs()]
+    ov = convergence_plot(done.traces, done.analysis, "passes", "gap", labels, done.target)
+    assert sum(1 for el in ov if isinstance(el, hv.Curve)) == 2 * len(labels)

@@ -22,38 +22,40 @@ _FIG1 = LRUCache(maxsize=16)  # (d, n_max) -> (n_values, omega_values, map)
 _PSTAR = LRUCache(maxsize=64)
 
 
-class TheoryMissing(ValueError):
-    """The theory layer (cdlab.theory) is not installed in this checkout."""
-
-
 def _theory():
-    try:
-        from .. import theory
-    except ImportError as exc:
-        raise TheoryMissing(f"cdlab.theory is not available ({exc})") from None
-    if not hasattr(theory, "faceoff"):
-        raise TheoryMissing("cdlab.theory does not provide faceoff/bound/figure1_map yet")
+    # imported on the worker thread, not with the page: sympy takes a second or two to load
+    from .. import theory
     return theory
 
 
 @dataclass(frozen=True)
 class BoundInfo:
-    """A run's bound from ``cdlab.theory.bound`` (or why there is none)."""
+    """A run's bound from ``cdlab.theory.bound`` (or why there is none).
+
+    The guaranteed-ε curve is evaluated once, on the worker, over twice the
+    pass budget (a sublinear bound inverts its expression numerically, which
+    is far too slow to redo on the event loop at every streamed checkpoint).
+    """
 
     label: str
     latex: str = ""
     source: str = ""
     quantity: str = "gap"
-    passes_to_target: float = float("nan")
     error: str = ""
-    bound: object = None  # the theory layer's bound object (has .curve(passes))
+    bound: object = None  # the theory layer's Bound (passes(eps), ...)
+    passes_grid: np.ndarray = None
+    eps_grid: np.ndarray = None
 
-    def curve(self, last_passes, points=120):
-        """(passes, guaranteed ε) over [0, last_passes], or None without a bound."""
-        if self.bound is None:
+    def curve(self, last_passes):
+        """(passes, guaranteed ε) over [0, last_passes] (within the grid), or None without a bound."""
+        if self.passes_grid is None:
             return None
-        passes = np.linspace(0.0, max(float(last_passes), 1e-12), points)
-        return passes, np.asarray(self.bound.curve(passes), dtype=float)
+        last = min(float(last_passes), float(self.passes_grid[-1]))
+        inside = self.passes_grid < last
+        passes = np.append(self.passes_grid[inside], last)
+        # the bound is a step function of the steps done: the value at `last` is that of its step
+        eps = np.append(self.eps_grid[inside], self.eps_grid[np.searchsorted(self.passes_grid, last)])
+        return passes, eps
 
 
 @dataclass(frozen=True)
@@ -103,20 +105,24 @@ def faceoff_of(problem, problem_key):
                 "need γ) do not apply; C_P, C_D and Theorem 3 depend on X only and are shown")
 
 
-def bound_of(run, problem, problem_key, target):
+def bound_of(run, problem, problem_key, max_passes):
     """BoundInfo of a run from the theory layer (its error message if it has no bound)."""
+    key = ("bound", problem_key, run.method, run.sampling, run.batch_size)
+
     def compute():
         try:
-            b = _theory().bound(run.method, problem, sampling_argument(run, problem), **run.options)
+            return _theory().bound(run.method, problem, sampling_argument(run, problem), **run.options)
         except ValueError as exc:
             return BoundInfo(run.label, error=str(exc))
-        return b
 
-    b = _THEORY.get_or_compute(("bound", problem_key, run.method, run.sampling, run.batch_size), compute)
+    b = _THEORY.get_or_compute(key, compute)
     if isinstance(b, BoundInfo):
         return b
-    return BoundInfo(run.label, latex=b.latex(source=False), source=b.source, quantity=b.quantity,
-                     passes_to_target=float(b.passes(target)), error="", bound=b)
+    grid = np.linspace(0.0, 2.0 * max_passes, 241)
+    eps = _THEORY.get_or_compute(("curve", key, float(max_passes)),
+                                 lambda: np.asarray(b.curve(grid), dtype=float))
+    return BoundInfo(run.label, latex=b.latex(source=False), source=b.source, quantity=b.quantity, bound=b,
+                     passes_grid=grid, eps_grid=eps)
 
 
 def figure1_of(problem):
@@ -147,7 +153,8 @@ def analyse(settings, runs, need_p_star=False):
         fo, fo_note = faceoff_of(problem, pkey)
     except ValueError as exc:
         fo, fo_note = None, str(exc)
-    bounds = {r.label: bound_of(r, problem, pkey, settings.target) for r in runs if r.label not in refusals}
+    bounds = {r.label: bound_of(r, problem, pkey, settings.budget.max_passes) for r in runs
+              if r.label not in refusals}
     try:
         fig1, fig1_error = figure1_of(problem), ""
     except ValueError as exc:

@@ -23,7 +23,6 @@ class Settings:
     lam_rule: str
     log10_lam: float
     l1: float
-    target: float
     budget: Budget
     need_p_star: bool
 

@@ -123,8 +123,8 @@ class Experiment(param.Parameterized):
 
     def settings(self) -> Settings:
         return Settings(data_key=self.data_key(), loss=self.loss, lam_rule=self.lam_rule,
-                        log10_lam=float(self.log10_lam), l1=float(self.l1), target=self.target,
-                        budget=self.budget, need_p_star=self.yaxis == "subopt")
+                        log10_lam=float(self.log10_lam), l1=float(self.l1), budget=self.budget,
+                        need_p_star=self.yaxis == "subopt")
 
     # ------------------------------------------------------------- actions
     @contextmanager
@@ -208,6 +208,8 @@ class Experiment(param.Parameterized):
             return self._apply
 
         def publish(live):
+            if doc.session_context is None:
+                return  # the tab was closed (its job is being cancelled)
             # the worker thread may not touch Bokeh models: hand over to the loop
             with set_curdoc(doc):
                 pn.state.execute(partial(self._apply, live), schedule=True)

@@ -61,10 +61,10 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
         layers.append(hv.Curve([], kdims=[xaxis], vdims=["y"]))
     return hv.Overlay(layers).opts(
         hv.opts.Curve(logy=True, tools=["hover"], framewise=True),
-        hv.opts.Overlay(logy=True, framewise=True, shared_axes=False, responsive=True, min_height=380,
+        hv.opts.Overlay(logy=True, framewise=True, shared_axes=False, responsive=True, min_height=440,
                         xlabel=X_LABEL[xaxis], ylabel=Y_LABEL[yaxis], show_grid=True,
-                        # gaps fall from the top left: the bottom left corner is free for the legend
-                        legend_position="bottom_left", legend_opts={"background_fill_alpha": 0.8},
+                        # below the plot, in two columns: curves keep the width and nothing is hidden
+                        legend_position="bottom", legend_cols=2,
                         title="Convergence (dashed: each run's bound)"),
     )
 

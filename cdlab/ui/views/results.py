@@ -76,7 +76,7 @@ class ResultsView(pn.viewable.Viewer):
         table = pn.bind(self._table, s.param.traces, s.param.run_status, s.param.log10_target)
         shown = pn.bind(lambda t: t[SHOWN], table)
         tab = pn.widgets.Tabulator(shown, disabled=True, show_index=False, sizing_mode="stretch_width",
-                                   titles={"passes to target": "passes to ε", "seconds to target": "seconds to ε"},
+                                   titles={"passes to target": "passes→ε", "seconds to target": "secs→ε"},
                                    widths={"run": 170, "status": 95, "passes to target": 100,
                                            "seconds to target": 100, "final gap": 95}, sortable=False,
                                    formatters={c: ScientificFormatter(precision=3, power_limit_low=-3)
@@ -86,6 +86,6 @@ class ResultsView(pn.viewable.Viewer):
             callback=lambda: csv_bytes(self._table(s.traces, s.run_status, s.log10_target), s.target),
             filename="cdlab_faceoff_results.csv", label="Download CSV", color="primary", width=140,
             css_classes=["cdlab-results-download"])
-        target = pn.widgets.FloatSlider.from_param(s.param.log10_target, label="target gap (log10)", step=0.5,
+        target = pn.widgets.FloatSlider.from_param(s.param.log10_target, label="target gap ε (log10)", step=0.5,
                                                    throttled=True, width=220)
         return pn.Column(pn.Row(target, download), tab, sizing_mode="stretch_width")
