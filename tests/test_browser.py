@@ -375,6 +375,15 @@ def test_url_carries_the_scenario(page, server, browser):
         other.close()
 
 
+def test_a_broken_link_says_so(page, server):
+    page.goto(server.url + "?methods=%5B%22no_such_method%22%5D&n_samples=300", timeout=LOAD)
+    page.wait_for_selector(".cdlab-faceoff", timeout=LOAD)
+    wait_done(page)
+    notice = text(page, ".cdlab-notice")
+    assert "could not be applied" in notice and "methods" in notice
+    assert "n = 400, d = 40" in faceoff_text(page)  # the defaults, and the session goes on
+
+
 def test_preset_screenshots(page, server):
     from cdlab.ui.presets import PRESETS
     page.set_viewport_size({"width": 1500, "height": 2300})

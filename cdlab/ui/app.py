@@ -20,8 +20,11 @@ def build_app(state: Experiment | None = None):
     state = state if state is not None else Experiment()
     compiling = pn.pane.Alert(WARMUP.message(), alert_type="warning", visible=False,
                               css_classes=["cdlab-compiling"], sizing_mode="stretch_width")
+    notice = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["cdlab-notice"],
+                           sizing_mode="stretch_width")
     main = [
         compiling,
+        notice,
         pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
         pn.Row(pn.Column(ConvergenceView(state=state),
                          pn.Card(ResultsView(state=state), title="Results", collapsible=False,
@@ -36,15 +39,18 @@ def build_app(state: Experiment | None = None):
     template = pn.template.BootstrapTemplate(title="cdlab face-off: primal vs dual coordinate descent",
                                              sidebar=[Controls(state=state)], main=main, sidebar_width=370)
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-        _serve_session(state, compiling)
+        _serve_session(state, compiling, notice)
     template.state = state  # for tests and notebooks: the page's experiment
     return template
 
 
-def _serve_session(state, compiling):
+def _serve_session(state, compiling, notice):
     """Per-session wiring: URL sync, kernel warm-up notice, first run, clean-up."""
     def sync_failed(values):
-        state.error = f"some settings in the link could not be applied: {sorted(values)}"
+        notice.object = (f"This link's settings could not be applied ({', '.join(sorted(values))}: a value is "
+                         "out of range or names something this server does not have); the page shows the "
+                         "defaults instead.")
+        notice.visible = True
 
     with state.quiet():
         pn.state.location.sync(state, {p: p for p in SYNCED}, on_error=sync_failed)

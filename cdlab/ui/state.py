@@ -51,7 +51,7 @@ class Experiment(param.Parameterized):
     log10_lam = param.Number(default=-3.0, bounds=(-10.0, 1.0))
     l1 = param.Number(default=0.0, bounds=(0.0, None))
     # -- methods
-    methods = param.ListSelector(default=[], objects=[])
+    methods = param.ListSelector(default=[], objects=[], check_on_set=True)
     samplings = param.Dict(default={}, doc="method -> sampling name")
     batch_sizes = param.Dict(default={}, doc="method -> mini-batch size")
     # -- budget and display
@@ -61,7 +61,7 @@ class Experiment(param.Parameterized):
     seed = param.Integer(default=0, bounds=(0, None))
     max_seconds = param.Number(default=20.0, bounds=(0.5, 600.0), doc="time budget per run")
     xaxis = param.Selector(default="passes", objects=["passes", "steps", "seconds"])
-    yaxis = param.Selector(default="gap", objects=["gap", "subopt"], doc="duality gap or P − P*")
+    yaxis = param.Selector(default="gap", objects={"duality gap": "gap", "P − P*": "subopt"})
     auto_run = param.Boolean(default=True, doc="run as soon as a setting changes")
     # -- outputs (written by _apply only)
     analysis = param.Parameter(default=None, doc="analysis.Analysis of the current data")
