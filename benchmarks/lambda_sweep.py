@@ -9,13 +9,20 @@ F(w) = (1/n) Σ_i φ_i(x_i·w) + (λ₀/2)‖w‖² (λ₀ = 0 by default):
     SGD        step θ/√t               cdlab.solve(P₀, "sgd", step="decaying", eta0=θ)
     SVRG       step θ, stage n         cdlab.solve(P₀, "svrg", step=θ, epoch_length=n)
     SDCA       ridge θ                 cdlab.solve(P₀ with λ = λ₀ + θ, "sdca"), scored on F
-    Dual APPA  proximal weight κ = θ   cdlab.solve(P₀, "dual_appa", kappa=θ), when registered
+    Dual APPA  proximal weight κ = θ   cdlab.solve(P₀, "dual_appa", kappa=θ)
 
 The figure's shape: SGD and SVRG have a sharp threshold past which they
 diverge; SDCA degrades gracefully (its ridge biases w towards 0, so F(w)
-rises towards F(0) but never blows up), Dual APPA more gracefully still. One
-difference from the paper, in SVRG's disfavour: its snapshot gradients count
-as work here (the paper did not count them), as everywhere in cdlab.
+rises towards F(0) but never blows up), Dual APPA more gracefully still on
+that side (large θ), since re-centring undoes the bias a ridge keeps. At the
+other end (tiny κ) Algorithm 3 as printed breaks here: its first dual point
+α⁰ = ŷ(0) maps to w = Xᵀŷ(0)/(κn), and one-pass stages on a problem of
+condition number R²/κ do not bring it back, so those runs are reported as
+diverged (the paper says APPA "always converges"; its guarantee needs every
+stage solved to a relative accuracy that one pass does not give when κ is
+tiny). One difference from the paper, in SVRG's disfavour: its snapshot
+gradients count as work here (the paper did not count them), as everywhere in
+cdlab.
 
 Usage::
 
@@ -51,16 +58,6 @@ def load_svmlight(name, rows=None):
     return X, y
 
 
-def _dual_appa_kwargs(theta):
-    """How Dual APPA takes its proximal weight, or None when it is not registered (yet)."""
-    spec = cdlab.METHODS.get("dual_appa")
-    if spec is None:
-        return None
-    if "kappa" not in spec.options:
-        raise RuntimeError(f"dual_appa is registered but has no 'kappa' option: {sorted(spec.options)}")
-    return {"kappa": theta}
-
-
 def run_one(base, method, theta, passes=20, seed=0):
     """One point of the figure: (status, F(w_final)) with F the objective of ``base``."""
     n = base.n_samples
@@ -71,7 +68,7 @@ def run_one(base, method, theta, passes=20, seed=0):
     elif method == "sdca":
         res = cdlab.solve(base.with_params(lam=base.lam + theta), "sdca", max_passes=passes, tol=0.0, seed=seed)
     elif method == "dual_appa":
-        res = cdlab.solve(base, "dual_appa", max_passes=passes, tol=0.0, seed=seed, **_dual_appa_kwargs(theta))
+        res = cdlab.solve(base, "dual_appa", max_passes=passes, tol=0.0, seed=seed, kappa=theta)
     else:
         raise ValueError(f"unknown sweep method {method!r}; choose from {PAPER_METHODS}")
     if res.diverged:
@@ -82,10 +79,10 @@ def run_one(base, method, theta, passes=20, seed=0):
 def sweep(base, grid=DEFAULT_GRID, methods=None, passes=20, seed=0):
     """The figure's data: one row per (method, θ) with the final objective F(w).
 
-    ``methods`` defaults to the paper's four, Dual APPA only when cdlab has it.
+    ``methods`` defaults to the paper's four.
     """
     if methods is None:
-        methods = [m for m in PAPER_METHODS if m in cdlab.METHODS]
+        methods = PAPER_METHODS
     rows = []
     for method in methods:
         for theta in grid:
@@ -115,6 +112,12 @@ def threshold(df, method):
     return th
 
 
+def diverged_thetas(df, method):
+    """Every θ at which ``method`` diverged, in increasing order (at either end of the grid)."""
+    sub = df[(df.method == method) & (df.status == "diverged")]
+    return sorted(float(t) for t in sub.theta)
+
+
 def format_table(df, f_star, f0):
     table = df.assign(value=[("diverged" if s == "diverged" else f"{v - f_star:.3e}")
                              for s, v in zip(df.status, df.objective)])
@@ -123,8 +126,15 @@ def format_table(df, f_star, f0):
     lines = [f"F(w) − F* after the budget (F* = {f_star:.10g}; F(0) − F* = {f0 - f_star:.3e})",
              wide.to_string()]
     for method in wide.columns:
-        th = threshold(df, method)
-        lines.append(f"  {method:>9}: " + ("never diverged" if th is None else f"diverges for θ ≥ {th:.0e}"))
+        th, bad = threshold(df, method), diverged_thetas(df, method)
+        text = "never diverged" if not bad else "diverged at θ = " + ", ".join(f"{t:.0e}" for t in bad)
+        if th is not None:
+            text += f" (for every θ ≥ {th:.0e})"
+        # the driver flags only P > 1e6·P(w₀); ending above F(0) is already worse than not moving
+        above = df[(df.method == method) & (df.status != "diverged") & (df.objective > f0)].theta
+        if len(above):
+            text += "; ends above F(0) at θ = " + ", ".join(f"{t:.0e}" for t in sorted(above))
+        lines.append(f"  {method:>9}: {text}")
     return "\n".join(lines)
 
 
@@ -141,8 +151,6 @@ def main(argv=None):
     X, y = load_svmlight(args.dataset, args.rows)
     base = cdlab.Problem(X, y, loss=args.loss, lam=args.lam0)
     print(f"{args.dataset}{'' if args.rows is None else f'[:{args.rows}]'}: {base!r}, {args.passes:g} passes")
-    if "dual_appa" not in cdlab.METHODS:
-        print("(dual_appa is not registered in cdlab.METHODS yet: the table has SGD, SVRG and SDCA only)")
     f_star = erm_optimum(base)
     f0 = base.primal(np.zeros(base.n_features))
     t0 = time.perf_counter()

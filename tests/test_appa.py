@@ -76,6 +76,37 @@ def test_accelerated_stages_follow_algorithm_2():
         assert np.linalg.norm(got - x) <= 1e-10 * np.linalg.norm(x)
 
 
+@pytest.mark.parametrize("method,options", [
+    ("dual_appa", {}),
+    ("appa", {"stage_passes": 1.0}),
+    ("appa", {"stage_passes": 1.0, "inner": "svrg"}),
+    ("accel_appa", {"stage_passes": 1.0}),
+])
+def test_checkpoints_report_the_stage_outputs(method, options):
+    """The driver sees x^(0) = 0 first and x^(t) at every stage boundary — the points the
+    algorithms output — not the next stage's starting primal (Xᵀŷ(0)/(κn) at Dual APPA's start,
+    2x − s after re-centring, s − ∇F(s)/κ after a primal start). Before, a small κ put
+    P ≈ 10⁸·P(0) in the first row, which also lifted the divergence threshold out of reach."""
+    problem = real_problem("heart_scale", loss="squared", lam=0.0)
+    p0 = problem.primal(np.zeros(problem.n_features))
+    res = cdlab.solve(problem, method=method, max_passes=8, tol=0, **options)
+    assert res.trace.primal.iloc[0] == p0
+    state = cdlab.METHODS[method].make(problem, "uniform", np.random.default_rng(0), **options)
+    outputs = []
+    for _ in range(4):
+        state.run(state.stage_len - state.pos)
+        assert state.pos == 0
+        outputs.append(state.x.copy())
+        w, alpha = state.iterate()
+        assert np.array_equal(w, state.x)
+    assert not np.allclose(outputs[-1], outputs[-2])  # the stages moved
+    # with a tiny κ the first one-pass stages blow up (w = Xᵀy/(κn) at the start): reported as
+    # divergence, from P(0)
+    tiny = cdlab.solve(problem, method="dual_appa", kappa=1e-8, max_passes=20, tol=0)
+    assert tiny.diverged and "diverged" in tiny.message and tiny.trace.primal.iloc[0] == p0
+    assert np.all(np.isfinite(tiny.trace.primal)) and np.array_equal(tiny.w, np.zeros(problem.n_features))
+
+
 def test_recentring_keeps_the_primal_dual_pair():
     """The O(d) re-centring (Section 4) keeps w = c_s + Xᵀα/((κ+λ)n),
     c_s = κs/(κ+λ), also when κ changes between stages."""

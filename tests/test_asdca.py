@@ -118,6 +118,16 @@ def test_bad_input_is_refused():
         cdlab.solve(problem.with_params(loss="squared", l1=1e-3), method="asdca")
     with pytest.raises(ValueError, match="theta"):
         cdlab.solve(problem.with_params(loss="squared"), method="asdca", theta=1.5)
+    for bad in ("0.1", True, 0.0, np.float64("nan")):
+        with pytest.raises(ValueError, match="theta must be a number in"):
+            cdlab.solve(problem.with_params(loss="squared"), method="asdca", theta=bad)
+    with pytest.raises(ValueError, match="batch_size"):
+        cdlab.solve(problem.with_params(loss="squared"), method="asdca", batch_size=0)
+    with pytest.raises(ValueError, match="sampling"):
+        cdlab.solve(problem.with_params(loss="squared"), method="asdca", sampling="weighted")
+    # a θ taken from a numpy array is a number like any other
+    res = cdlab.solve(problem.with_params(loss="squared"), method="asdca", theta=np.float32(0.01), max_passes=1)
+    assert res.options["theta"] == np.float32(0.01)
     with pytest.raises(ValueError, match="batch_size"):
         cdlab.solve(problem.with_params(loss="squared"), method="asdca", batch_size=10 ** 6)
     with pytest.raises(ValueError, match="lam"):

@@ -237,6 +237,39 @@ def test_bad_input_is_refused_before_any_work():
         cdlab.solve(problem, method="spdc", delta=-1.0)
     with pytest.raises(ValueError, match="sampling"):
         cdlab.solve(problem.with_params(loss="squared"), method="spdc", sampling="importance")
+    with pytest.raises(ValueError, match="custom sampling probabilities"):
+        cdlab.solve(problem.with_params(loss="squared"), method="spdc", sampling=np.full(40, 1 / 40))
+    for bad in ("0.1", None, True, float("inf")):  # named in the message, not float()'s own error
+        with pytest.raises(ValueError, match="delta must be a finite number"):
+            cdlab.solve(problem, method="spdc", delta=bad)
+
+
+def test_parameters_are_those_of_theorems_1_and_2():
+    """τ, σ, θ of eq. (10) (batch m, R = max‖x_i‖), Theorem 2 (R̄ = mean‖x_i‖) and
+    Section 3.1 (non-smooth loss: γ := δ; λ = 0: λ := δ), written out here."""
+    problem = real_problem("heart_scale", loss="smoothed_hinge", lam=1e-3)
+    n, R, lam, g = problem.n_samples, problem.R, 1e-3, 1.0
+    Rbar = np.sqrt(problem.row_norms_sq).mean()
+    for m in (1, 5, n):
+        tau, sigma, theta, gam, lam_eff, dd = spdc_parameters(problem, m)
+        assert tau == pytest.approx(np.sqrt(m * g / (n * lam)) / (2 * R), rel=1e-14)
+        assert sigma == pytest.approx(np.sqrt(n * lam / (m * g)) / (2 * R), rel=1e-14)
+        assert theta == pytest.approx(1 - 1 / (n / m + R * np.sqrt((n / m) / (lam * g))), rel=1e-14)
+        assert (gam, lam_eff, dd) == (g, lam, 0.0)
+    tau, sigma, theta, *_ = spdc_parameters(problem, 1, weighted=True)
+    assert tau == pytest.approx(np.sqrt(g / (n * lam)) / (4 * Rbar), rel=1e-14)
+    assert sigma == pytest.approx(np.sqrt(n * lam / g) / (4 * Rbar), rel=1e-14)
+    assert theta == pytest.approx(1 - 1 / (2 * n + 2 * Rbar * np.sqrt(n / (lam * g))), rel=1e-14)
+    # Section 3.1 with γ = λ = δ: τ = sqrt(m/n)/(2R), σ = sqrt(n/m)/(2R), θ = 1 − 1/(n/m + (R/δ) sqrt(n/m))
+    both = problem.with_params(loss="hinge", lam=0.0)
+    delta, m = 0.05, 3
+    tau, sigma, theta, gam, lam_eff, dd = spdc_parameters(both, m, delta=delta)
+    assert tau == pytest.approx(np.sqrt(m / n) / (2 * R), rel=1e-14)
+    assert sigma == pytest.approx(np.sqrt(n / m) / (2 * R), rel=1e-14)
+    assert theta == pytest.approx(1 - 1 / (n / m + R / delta * np.sqrt(n / m)), rel=1e-14)
+    assert (gam, lam_eff, dd) == (delta, delta, delta)
+    # non-smooth loss with λ > 0 (Table 1, row 3): only φ* is perturbed
+    assert spdc_parameters(problem.with_params(loss="hinge"), 1, delta=delta)[3:] == (delta, lam, delta)
 
 
 def test_equal_seeds_give_equal_traces():

@@ -287,7 +287,19 @@ class APPAState:
         self.steps += n_steps
 
     def iterate(self):
-        return self.oracle.iterate()
+        """The method's point: x^(t) at a stage boundary, else the inner solver's current point.
+
+        Algorithms 1–3 output the stages' results x^(t). Right after a boundary
+        the oracle already holds the next stage's starting primal point — 2x − s
+        after the O(d) re-centring, s − ∇F(s)/κ after a primal-to-dual start,
+        Xᵀŷ(0)/(κn) at the very start of Dual APPA — which is not an iterate of
+        the method and, for a small κ, is far worse than x^(t): reporting it drew
+        a wrong curve and, as the first row, inflated the driver's divergence
+        threshold P(w₀)."""
+        w, alpha = self.oracle.iterate()
+        if self.pos == 0:
+            w = self.x
+        return w, alpha
 
 
 def _maker(variant):

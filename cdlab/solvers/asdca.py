@@ -101,7 +101,9 @@ class ASDCAState:
         self.m = check_batch_size(batch_size, n)
         if theta is None:
             theta = asdca_theta(problem, self.m)
-        elif not (isinstance(theta, (int, float)) and 0 < theta < 1):
+        elif isinstance(theta, (bool, np.bool_)) or \
+                not (isinstance(theta, (int, float, np.integer, np.floating)) and 0 < theta < 1):
+            # numpy scalars (np.float32(0.1), a value read from an array) are numbers too
             raise ValueError(f"theta must be a number in (0, 1), got {theta!r}")
         self.p, self.rng, self.theta = problem, rng, float(theta)
         self.sampler = BatchSampler(n, self.m)

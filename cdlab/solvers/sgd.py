@@ -76,6 +76,10 @@ class SGDState:
     def __init__(self, problem, sampling, rng, step="pegasos", eta0=None):
         if not isinstance(step, str) or step not in _RULES:
             raise ValueError(f"step must be one of {list(_RULES)} (set its size with eta0), got {step!r}")
+        if step == "pegasos" and eta0 is not None:
+            # silently ignoring it would let a user believe the step was tuned
+            raise ValueError("eta0 sets the 'constant' and 'decaying' steps; the Pegasos step 1/(λt) has no "
+                             "eta0 (pass step='constant' or step='decaying' to use it)")
         if step == "pegasos" and problem.lam <= 0:
             raise ValueError("the Pegasos step 1/(λt) needs lam > 0; use step='decaying' or 'constant' with eta0")
         if problem.l1 > 0:

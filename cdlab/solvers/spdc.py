@@ -239,9 +239,11 @@ class SPDCState:
     def __init__(self, problem, sampling, rng, batch_size=1, delta=0.0):
         n, d = problem.shape
         m = check_batch_size(batch_size, n)
+        # type first: float("a") would raise a ValueError that does not name the option
+        if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, (int, float, np.integer, np.floating)) \
+                or not (np.isfinite(delta) and delta >= 0):
+            raise ValueError(f"delta must be a finite number ≥ 0, got {delta!r}")
         delta = float(delta)
-        if not (np.isfinite(delta) and delta >= 0):
-            raise ValueError(f"delta must be finite and ≥ 0, got {delta}")
         weighted = sampling == "weighted"
         if weighted and m != 1:
             raise ValueError("sampling='weighted' is Algorithm 2, which takes one example per step "
