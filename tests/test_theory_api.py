@@ -39,6 +39,10 @@ def test_every_method_has_a_bound_with_the_contracted_attributes(heart):
         assert curve.shape == passes.shape and np.all(np.diff(curve) <= 0)
         if b.rate is not None:
             assert curve[0] == pytest.approx(b.eps0) and 0 < b.rate < 1
+        steps = b.steps_from_passes(passes)
+        assert np.array_equal(b.curve_at_steps(steps), curve)  # the same curve on the step axis
+        with pytest.raises(ValueError, match="≥ 0"):
+            b.curve_at_steps([-1.0])
         d = b.as_dict(1e-4)
         assert d["method"] == method and d["iterations"] == pytest.approx(it[1])
 
@@ -113,3 +117,17 @@ def test_other_bounds_lie_above_real_runs(method, sampling, opts, data):
     measured = (tr.gap if b.quantity == "gap" else tr.subopt).to_numpy()
     assert np.all(measured <= b.curve(tr.passes.to_numpy()) * (1 + 1e-9) + 1e-13)
     assert measured[-1] < measured[0]
+
+
+def test_asdca_theta_is_eq3_in_the_expression(heart):
+    """ASDCA's default θ is eq. (3) with γ' = γ/R², symbolic inside the bound, and equals the θ the
+    solver runs with (cdlab.solvers.asdca.asdca_theta) for every batch size, including m = n."""
+    from cdlab.solvers.asdca import asdca_theta
+    P, _ = heart
+    for problem in (P, P.with_params(lam=1e-5), P.with_params(loss="squared", lam=10.0)):
+        for m in (1, 8, problem.n_samples):
+            b = theory.bound("asdca", problem, batch_size=m)
+            assert theory.SYMBOLS["R"] in b.expr.free_symbols and theory.SYMBOLS["theta"] not in b.expr.free_symbols
+            assert b.rate * problem.n_samples / m == pytest.approx(asdca_theta(problem, m), rel=1e-12)
+            given = theory.bound("asdca", problem, batch_size=m, theta=asdca_theta(problem, m))
+            assert given.iterations(1e-6) == pytest.approx(b.iterations(1e-6), rel=1e-12)

@@ -49,10 +49,33 @@ def test_faceoff_report_on_a_registry_name_with_mean_normalisation(capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["heart_scale", "--loss", "hinge"], "smooth loss"),
-    (["heart_scale", "--lam", "-1"], "--lam must be > 0"),
-    (["heart_scale", "--eps", "0"], "--eps must be > 0"),
+    (["heart_scale", "--lam", "-1"], "--lam must be finite and > 0"),
+    (["heart_scale", "--lam", "inf"], "--lam must be finite and > 0"),
+    (["heart_scale", "--eps", "0"], "--eps must be finite and > 0"),
+    (["heart_scale", "--eps", "inf"], "--eps must be finite and > 0"),  # was a sympy TypeError traceback
+    (["/nonexistent/dir/file.svm"], "no such svmlight/LIBSVM file"),
+    (["heart_scale", "--loss", "nope"], "unknown loss"),
     (["no_such_dataset_xyz"], "unknown dataset"),
 ])
 def test_faceoff_errors_are_clear(capsys, argv, message):
     assert main(["faceoff", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_faceoff_on_several_registry_datasets(capsys):
+    """Wide sparse (rcv1_small, which has empty feature columns), dense wide (colon-cancer) and
+    one-hot (mushrooms): the JSON equals theory.faceoff on the registry data, and the recommended
+    side follows C_P/C_D as the total-work formulas say."""
+    for name, loss in (("colon-cancer", "squared"), ("rcv1_small", "logistic"), ("mushrooms", "logistic")):
+        out = run_json(capsys, name, "--loss", loss, "--normalize", "mean")
+        X, y = cdlab.load_dataset(name)
+        from cdlab.data import normalize_data
+        P = cdlab.Problem(normalize_data(X, "mean"), y.astype(float), loss=loss, lam=1.0 / X.shape[0])
+        fo = theory.faceoff(P)
+        assert out["C_P"] == pytest.approx(fo.C_P, rel=1e-12) and out["C_D"] == pytest.approx(fo.C_D, rel=1e-12)
+        assert out["prediction_text"] == fo.prediction["text"]
+        assert out["theorem3_holds"] is True
+        assert out["theorem3_assumption"] == bool((P.row_nnz > 0).all() and (P.col_nnz > 0).all())
+        best_primal = min(fo.T_P_uniform, fo.T_P_importance)
+        best_dual = min(fo.T_D_uniform, fo.T_D_importance)
+        assert out["prediction_method"] == ("primal_cd" if best_primal < best_dual else "dual_cd")

@@ -53,6 +53,32 @@ def test_conjugate_matches_numba_and_numeric_sup(loss, y, s):
             assert f(out) == -math.inf and L.neg_conj(code, out, yv, s) == -math.inf
 
 
+@pytest.mark.parametrize("loss,y", CASES)
+def test_conjugate_at_the_ends_of_its_domain(loss, y):
+    """−φ*(−α) at a finite end of the domain is finite and equals the numba term and
+    inf_z φ(z) + αz there (the logistic's Legendre formula is 0·log 0 = nan at b = 0, 1:
+    the derived Piecewise must pick the limit branch, not the nan one)."""
+    rng = np.random.default_rng(4)
+    code = L.get_loss(loss).code
+    s = 1.0
+    lo, hi = D.dual_domain(loss, y, s)
+    for _ in range(3):
+        yv = _numeric_y(loss, y, rng)
+        expr = D.neg_conj(loss, y, s).subs(D.y_sym, yv)
+        f = sp.lambdify(D.alpha, expr, "math")
+        for end in (lo, hi):
+            if end in (sp.oo, -sp.oo):
+                continue
+            a = float(end.subs(D.y_sym, yv))
+            symbolic = expr.subs(D.alpha, a)
+            assert symbolic.is_finite, (a, symbolic)
+            assert float(symbolic) == pytest.approx(L.neg_conj(code, a, yv, s), abs=1e-12)
+            assert f(a) == pytest.approx(L.neg_conj(code, a, yv, s), abs=1e-12)
+            res = minimize_scalar(lambda zz: L.loss_value(code, zz, yv, s) + a * zz, bounds=(-60, 60),
+                                  method="bounded", options={"xatol": 1e-12})
+            assert float(symbolic) == pytest.approx(res.fun, abs=1e-7)
+
+
 @pytest.mark.parametrize("loss", D.LOSS_NAMES)
 def test_smoothness_and_lipschitz_match_loss_info(loss):
     info = L.get_loss(loss)

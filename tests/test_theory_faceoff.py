@@ -165,9 +165,10 @@ def all_binary(n, d):
     return (M.sum(1) ** 2).sum(1), (M.sum(2) ** 2).sum(1), M.sum((1, 2))
 
 
-@pytest.mark.parametrize("n,d", [(1, 4), (2, 2), (2, 5), (3, 3), (3, 4), (4, 3), (4, 4), (2, 7)])
+@pytest.mark.parametrize("n,d", [(1, 1), (1, 4), (4, 1), (2, 2), (2, 5), (3, 3), (3, 4), (4, 3), (4, 4), (2, 7)])
 def test_binary_extremes_and_theorem4_equal_exhaustive_enumeration(n, d):
     cp, cd, om = all_binary(n, d)
+    assert om.min() == max(n, d) and om.max() == n * d  # the edge cases ω = max(n, d) and ω = nd are in
     for omega in np.unique(om):
         sel = om == omega
         e = theory.binary_extremes(n, d, int(omega))
@@ -267,9 +268,56 @@ def test_figure1_map():
 def test_binary_functions_reject_bad_input():
     with pytest.raises(ValueError, match="omega"):
         theory.binary_extremes(3, 4, 2)
+    with pytest.raises(ValueError, match="max\\(n, d\\) = 4 ≤ omega"):  # ω ≥ n but a column would be empty
+        theory.binary_extremes(3, 4, 3)
     with pytest.raises(ValueError, match="omega"):
         theory.theorem4_bounds(3, 4, 13)
     with pytest.raises(ValueError, match="positive integer"):
         theory.binary_extremes(3.5, 4, 5)
     with pytest.raises(ValueError, match="positive integer"):
         theory.corollary6(0, 4)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), None, True, 2.5, "5", 0, -3])
+def test_binary_functions_reject_non_integers_with_a_clear_message(bad):
+    """NaN, inf, None and bools used to escape as OverflowError/TypeError or a bare int() message."""
+    for call in (lambda: theory.binary_extremes(3, 4, bad), lambda: theory.binary_extremes(bad, 4, 6),
+                 lambda: theory.theorem4_bounds(3, bad, 6), lambda: theory.corollary6(bad, 4),
+                 lambda: theory.figure1_map(bad, [2, 3], [5, 6]), lambda: theory.figure1_map(10, [2, bad], [20]),
+                 lambda: theory.figure1_map(10, [2], [20, bad])):
+        with pytest.raises(ValueError, match="must be a positive integer"):
+            call()
+
+
+def test_binary_extremes_edge_cases():
+    """n = 1, d = 1, ω = max(n, d), ω = nd: each has exactly one pattern up to permutation."""
+    assert theory.binary_extremes(1, 1, 1) == dict(min_C_P=1, max_C_P=1, min_C_D=1, max_C_D=1)
+    assert theory.binary_extremes(4, 1, 4) == dict(min_C_P=16, max_C_P=16, min_C_D=4, max_C_D=4)
+    assert theory.binary_extremes(1, 5, 5) == dict(min_C_P=5, max_C_P=5, min_C_D=25, max_C_D=25)
+    assert theory.binary_extremes(3, 4, 12) == dict(min_C_P=36, max_C_P=36, min_C_D=48, max_C_D=48)
+    assert theory.theorem4_bounds(3, 4, 12) == (0.75, 0.75)  # dense: C_P/C_D = n/d exactly
+    for n, d in ((1, 1), (4, 1), (1, 5)):
+        assert theory.figure1_map(d, [n], [n * d])[0, 0] == theory.theorem4_bounds(n, d, n * d)[1]
+
+
+def test_prediction_names_equal_samplings_and_the_l1_caveat():
+    """Rows with equal norms (mushrooms-like one-hot data): uniform and importance sampling have the
+    same dual work, so the prediction says so instead of silently contradicting Theorem 2; with
+    l1 > 0 it warns that the face-off's theory (L2-regularised ERM) does not cover the problem."""
+    rng = np.random.default_rng(5)
+    n, d = 300, 12
+    A = np.zeros((n, d))
+    for i in range(n):
+        A[i, rng.choice(d, 3, replace=False)] = 1.0  # every row has 3 ones: ‖x_i‖² = 3
+    A[:d] = 0.0  # the first d rows cover every column, still 3 ones each
+    for shift in range(3):
+        A[np.arange(d), (np.arange(d) + shift) % d] = 1.0
+    assert np.all((A ** 2).sum(1) == 3) and A.any(0).all()
+    P = cdlab.Problem(sp.csr_matrix(A), labels(A, rng), loss="squared", lam=1e-2)
+    fo = theory.faceoff(P)
+    assert fo.T_D_importance == pytest.approx(fo.T_D_uniform, rel=1e-12)
+    assert fo.prediction["method"] == "dual_cd" and fo.prediction["sampling"] == "uniform"
+    assert "importance sampling gives the same bound" in fo.prediction["text"]
+    assert "caution" not in fo.prediction["text"]
+    fo_l1 = theory.faceoff(P.with_params(l1=1e-3))
+    assert "l1 = 0.001" in fo_l1.prediction["text"] and "L2-regularised" in fo_l1.prediction["text"]

@@ -16,6 +16,12 @@ def test_iid_ratio_is_n_over_d():
     assert sp.simplify(ratio - n / d) == 0
     m, s = sp.symbols("m s", positive=True)
     assert sp.simplify(EC_P - d * n ** 2 * (m ** 2 + s ** 2)) == 0
+    # the same ratio from the entry-level expectation (diagonal and cross terms of ‖f_j‖₀‖f_j‖²,
+    # derived by sympy.stats) with a Bernoulli(ρ) mask: dense data (ρ = 1) gives n/d, sparse does not
+    sparse = facts.sparse_iid_ratio()
+    rho = sp.Symbol(r"\rho", positive=True)
+    assert sp.simplify(sparse.subs(rho, 1) - n / d) == 0
+    assert sp.simplify(sparse - (1 + rho * (n - 1)) / (1 + rho * (d - 1))) == 0
 
 
 def test_iid_ratio_by_monte_carlo():

@@ -12,6 +12,7 @@ recommendation. Nothing is solved: every number comes from the data.
 from __future__ import annotations
 
 import json
+import math
 
 NORMALIZE = ("none", "rows", "mean")
 
@@ -27,8 +28,9 @@ def add_parser(subparsers):
     p.add_argument("--lam", type=float, default=None, help="L2 strength λ (default 1/n, the face-off experiments' choice)")
     p.add_argument("--s", type=float, default=1.0, help="smoothing of the smoothed hinge (default 1)")
     p.add_argument("--normalize", default="none", choices=NORMALIZE,
-                   help="rescale X first: rows (unit rows) or mean (divide by the mean example norm, as in the "
-                        "face-off experiments)")
+                   help="rescale X first: rows (unit rows) or mean (divide by the mean example norm, theory.md "
+                        "§4's reading of the face-off experiments; the paper's §7 text says 'average column "
+                        "norm'). C_P/C_D is scale-free; the scale only moves λγn against the norms")
     p.add_argument("--eps", type=float, default=1e-6, help="accuracy for the iteration bounds (default 1e-6)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     p.set_defaults(func=run)
@@ -77,10 +79,10 @@ def run(args) -> int:
     loss = get_loss(args.loss)  # cheap checks before loading a large file
     if not loss.smooth:
         raise ValueError(f"the face-off needs a smooth loss, not {loss.name!r}: use squared, logistic or smoothed_hinge")
-    if not args.eps > 0:
-        raise ValueError(f"--eps must be > 0, got {args.eps}")
-    if args.lam is not None and not args.lam > 0:
-        raise ValueError(f"--lam must be > 0, got {args.lam}")
+    if not 0 < args.eps < math.inf:
+        raise ValueError(f"--eps must be finite and > 0, got {args.eps}")
+    if args.lam is not None and not 0 < args.lam < math.inf:
+        raise ValueError(f"--lam must be finite and > 0, got {args.lam}")
     X, y = load_dataset(args.data)
     if args.normalize != "none":
         from ..data.synthetic import normalize_data

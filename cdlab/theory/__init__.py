@@ -1,12 +1,13 @@
 """cdlab.theory: sympy derivations, every method's complexity bound, the face-off.
 
-API (contract with the dashboard, notebooks and CLI; /work/notes/theory_api.md)::
+API (the contract with the dashboard, notebooks and CLI)::
 
     fo = theory.faceoff(problem)                 # C_P, C_D, costs, T_P/T_D, theorem3, prediction
     theory.binary_extremes(n, d, omega); theory.theorem4_bounds(n, d, omega)
     theory.corollary6(n, d); theory.figure1_map(d, n_values, omega_values)
     b = theory.bound(method, problem, sampling="uniform", **options)
-    b.expr, b.work_expr, b.source, b.quantity, b.latex(), b.iterations(eps), b.passes(eps), b.curve(passes)
+    b.expr, b.work_expr, b.source, b.quantity, b.latex(), b.iterations(eps), b.passes(eps), b.curve(passes),
+    b.curve_at_steps(steps)
     theory.SYMBOLS; theory.evaluate(expr, problem, **extra)
 
 Submodules: ``derivations`` (conjugates, γ, L, exact dual steps from φ),

@@ -104,8 +104,8 @@ class Bound:
         """Iterations after which E[quantity] ≤ eps (or, with ``delta``, the
         quantity itself is ≤ eps with probability ≥ 1 − delta, by Markov)."""
         eps = float(eps)
-        if not eps > 0:
-            raise ValueError(f"eps must be > 0, got {eps}")
+        if not (eps > 0 and np.isfinite(eps)):  # eps = inf made log(ε₀/ε) complex deep in sympy
+            raise ValueError(f"eps must be finite and > 0, got {eps}")
         if delta is not None:
             if not 0 < delta <= 1:
                 raise ValueError(f"delta must be in (0, 1], got {delta}")
@@ -120,10 +120,20 @@ class Bound:
         return np.asarray(passes, dtype=float) * self.problem.nnz / self.cost_per_step
 
     def curve(self, passes) -> np.ndarray:
-        """The guaranteed expected ``quantity`` after ``passes`` passes (array in, array out)."""
-        k = self.steps_from_passes(passes)
-        if np.any(k < 0):
-            raise ValueError("passes must be ≥ 0")
+        """The guaranteed expected ``quantity`` after ``passes`` passes (array in, array out).
+
+        Passes are converted to steps with the *expected* cost per step; to draw the bound
+        against a trace's own step counter use ``curve_at_steps(trace.steps)``."""
+        passes = np.asarray(passes, dtype=float)
+        if np.any(np.isnan(passes)) or np.any(passes < 0):
+            raise ValueError("passes must be ≥ 0 (not NaN)")
+        return self.curve_at_steps(self.steps_from_passes(passes))
+
+    def curve_at_steps(self, steps) -> np.ndarray:
+        """The guaranteed expected ``quantity`` after ``steps`` iterations (array in, array out)."""
+        k = np.asarray(steps, dtype=float)
+        if np.any(np.isnan(k)) or np.any(k < 0):
+            raise ValueError("steps must be ≥ 0 (not NaN)")
         if self.rate is not None:
             return self.eps0 * (1.0 - self.rate) ** np.floor(k / self.period)
         return self._invert(k)

@@ -112,11 +112,15 @@ def spdc_bound(problem, sampling="uniform", **options):
                  note="subopt via P − P* ≤ (L_P/2)‖x − x*‖² (l1 = 0)" if quantity == "subopt" else "")
 
 
+# Theorem 1's largest θ, eq. (3), with γ' = γ/R² (the paper assumes ‖x_i‖ ≤ 1: φ(x_i·w) is then
+# (1/γ)-smooth in w; for rows of norm up to R it is (R²/γ)-smooth)
+_GLN = gamma / R ** 2 * lam * n
+ASDCA_THETA_MAX = sp.Rational(1, 4) * sp.Min(1, sp.sqrt(_GLN / m), _GLN, _GLN ** sp.Rational(2, 3) / m ** sp.Rational(1, 3))
+
+
 def asdca_theta_max(problem, batch_size):
-    """Theorem 1's largest θ, eq. (3), with γ' = γ/R²."""
-    gp = problem.gamma / problem.R ** 2
-    t = gp * problem.lam * problem.n_samples
-    return 0.25 * min(1.0, np.sqrt(t / batch_size), t, t ** (2 / 3) / batch_size ** (1 / 3))
+    """θ_max of eq. (3) on ``problem`` (the sympy ASDCA_THETA_MAX evaluated)."""
+    return evaluate(ASDCA_THETA_MAX, problem, m=batch_size)
 
 
 @register_bound("asdca")
@@ -138,10 +142,12 @@ def asdca_bound(problem, sampling="uniform", **options):
         raise ValueError(f"ASDCA Thm 1 needs 0 < θ ≤ {th_max:.4g} (eq. 3 with γ' = γ/R²), got θ = {th}")
     dp, dd, how = both_eps0(problem, options.get("reference"))
     start = (mb * dp + problem.n_samples * dd) / mb  # (m ΔP₀ + n ΔD₀)/m
-    th_sym = S["theta"]
+    # the default θ stays symbolic (eq. 3 inside the expression); a user's θ is a value of the symbol θ
+    th_sym = ASDCA_THETA_MAX if options.get("theta") is None else S["theta"]
+    values = {"eps0": start, "m": mb} if options.get("theta") is None else {"eps0": start, "m": mb, "theta": th}
     return Bound("asdca", problem, sampling, (n / (m * th_sym)) * sp.log(eps0 / eps), m * nnz / n,
-                 "Shalev-Shwartz & Zhang 2013 (NIPS), Accelerated mini-batch SDCA, Thm 1", quantity,
-                 values={"eps0": start, "m": mb, "theta": th}, rate_expr=th_sym * m / n,
+                 "Shalev-Shwartz & Zhang 2013 (NIPS), Accelerated mini-batch SDCA, Thm 1 and eq. (3)", quantity,
+                 values=values, rate_expr=th_sym * m / n,
                  eps0_how="(m ΔP₀ + n ΔD₀)/m, " + how,
                  note="dense O(d) vector work per iteration is not counted (nonzeros of X only)")
 

@@ -26,7 +26,7 @@ E[G_k] ≤ (1/θ_P)(1 − θ_P)^k ε₀.
 **Lipschitz losses (SDCA, uniform, exact step).** The same lemma with a
 remainder: E[D(α_t) − D(α_{t−1})] ≥ (s/n) E[G_{t−1}] − (s/n)² G/(2λ) for
 every s ∈ [0, 1], G ≤ 4L²R². It gives E[D* − D(α_t)] ≤ ε for
-t ≥ t₀ + (8L²R²/(λε) − 2n)₊, t₀ = max(0, n log(λnε₀/(2L²R²))), and
+t ≥ t₀ + (8L²R²/(λε) − 2n)₊, t₀ = ⌈max(0, n log(λnε₀/(2L²R²)))⌉, and
 Shalev-Shwartz & Zhang 2013 Thm 2: the gap of the iterates averaged over
 (T₀, T] is ≤ ε in expectation for T ≥ t₀ + n + 20L²R²/(λε).
 """
@@ -104,7 +104,9 @@ def _lipschitz_sdca(method, problem, sampling, quantity, eps_pair):
     if problem.loss_info.lipschitz is None:
         raise ValueError(f"the {problem.loss} loss is neither smooth nor Lipschitz: no SDCA bound")
     G = 4 * L ** 2 * R ** 2
-    t0 = sp.Max(0, n * sp.log(2 * lam * n * eps0 / G))
+    # the recursion runs with s = 1 for t₀ whole steps, so t₀ is the ceiling (the paper's ⌈n log(·)⌉);
+    # without it the count and the curve could be one step short of the theorem
+    t0 = sp.ceiling(sp.Max(0, n * sp.log(2 * lam * n * eps0 / G)))
     if quantity == "gap":
         expr, iterate, note = t0 + n + 5 * G / (lam * eps), "average", (
             "gap of the iterates averaged over (T₀, T] (the paper's output), not of the last iterate")

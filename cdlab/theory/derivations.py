@@ -105,11 +105,14 @@ def conjugate(loss, y=None, s=s_sym) -> Conjugate:
                 raise ValueError(f"{loss}: φ' = u has {len(sols)} solutions on a piece; expected one")
             zu = sols[0]
             u_lo, u_hi = _limit(d1, lo), _limit(d1, hi)
-            branches.append((sp.simplify(u * zu - expr.subs(z, zu)), u_lo, u_hi))
+            legendre = sp.simplify(u * zu - expr.subs(z, zu))
             for end, u_end in ((lo, u_lo), (hi, u_hi)):
                 if end in (sp.oo, -sp.oo) and u_end.is_finite:  # sup at the domain's open end, as a limit
-                    val = sp.limit(u * zu - expr.subs(z, zu), u, u_end, "+" if end == -sp.oo else "-")
+                    val = sp.limit(legendre, u, u_end, "+" if end == -sp.oo else "-")
+                    # listed before the Legendre branch: the Piecewise takes the first match, and the
+                    # Legendre formula is 0·log 0 = nan at such an end (logistic: b = 0 or 1)
                     branches.append((val, u_end, u_end))
+            branches.append((legendre, u_lo, u_hi))
         if k + 1 < len(pieces):  # kink between this piece and the next
             zk = hi
             left = sp.simplify(d1.subs(z, zk))

@@ -30,7 +30,7 @@ def _check_smooth(problem):
 
 
 class FaceOff:
-    """Every face-off quantity of one problem (attributes as in theory_api.md)."""
+    """Every face-off quantity of one problem (attributes: see the module and ``cdlab.theory`` docstrings)."""
 
     def __init__(self, problem):
         _check_smooth(problem)
@@ -64,21 +64,34 @@ class FaceOff:
         self.theorem3 = theorem3_check(problem)
         self.prediction = self._predict()
 
+    @staticmethod
+    def _best_sampling(method, uniform, importance):
+        """(work, (method, sampling), samplings tie?). Theorem 2: importance ≤ uniform, with equality
+        when every ‖f_j‖² (‖x_i‖²) is the same; then uniform is named (no alias table needed)."""
+        if uniform <= importance * (1 + 1e-9):
+            return uniform, (method, "uniform"), importance <= uniform * (1 + 1e-9)
+        return importance, (method, "importance"), False
+
     def _predict(self):
-        best = {("primal_cd", "uniform"): self.T_P_uniform, ("primal_cd", "importance"): self.T_P_importance,
-                ("dual_cd", "uniform"): self.T_D_uniform, ("dual_cd", "importance"): self.T_D_importance}
-        primal = min((v, k) for k, v in best.items() if k[0] == "primal_cd")
-        dual = min((v, k) for k, v in best.items() if k[0] == "dual_cd")
-        (win_work, (method, sampling)), (lose_work, (loser, _)) = sorted([primal, dual])
+        primal = self._best_sampling("primal_cd", self.T_P_uniform, self.T_P_importance)
+        dual = self._best_sampling("dual_cd", self.T_D_uniform, self.T_D_importance)
+        (win_work, (method, sampling), tie), (lose_work, _, _) = sorted([primal, dual], key=lambda t: t[:2])
         ratio = lose_work / win_work
         side = "primal" if method == "primal_cd" else "dual"
+        caveat = ""
+        if tie:
+            caveat += "; importance sampling gives the same bound here (equal norms)"
+        if self.problem.l1 > 0:
+            caveat += ("; caution: the face-off's theorems are for L2-regularised ERM, this problem has "
+                       f"l1 = {self.problem.l1:g}, so primal RCD's bound does not cover it")
         if ratio <= 1 + 1e-9:
             text = (f"a tie: primal and dual RCD have the same bound on total work ({win_work / self.nnz:.3g} "
-                    f"passes; C_P/C_D = {self.C_P / self.C_D:.3g})")
+                    f"passes; C_P/C_D = {self.C_P / self.C_D:.3g})" + caveat)
             return dict(method=method, sampling=sampling, work=float(win_work), ratio=float(ratio), text=text)
         text = (f"{side} RCD with {sampling} sampling: the bound's total work is {win_work / self.nnz:.3g} passes, "
                 f"{ratio:.3g}× less than {'dual' if side == 'primal' else 'primal'} RCD at its best sampling "
-                f"(C_P/C_D = {self.C_P / self.C_D:.3g}, n = {self.problem.n_samples}, d = {self.problem.n_features})")
+                f"(C_P/C_D = {self.C_P / self.C_D:.3g}, n = {self.problem.n_samples}, d = {self.problem.n_features})"
+                + caveat)
         return dict(method=method, sampling=sampling, work=float(win_work), ratio=float(ratio), text=text)
 
     def table(self) -> pd.DataFrame:
@@ -136,11 +149,17 @@ def theorem3_check(problem) -> dict:
 
 
 # ------------------------------------------------------------------ binary data
+def _positive_int(name, v):
+    """v as an int, or a ValueError naming it (NaN, inf, None, 2.5, True, '3', 0 all refused)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if not np.isfinite(v) or int(v) != v or v < 1:
+        raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    return int(v)
+
+
 def _check_nd_omega(n, d, omega):
-    for name, v in (("n", n), ("d", d), ("omega", omega)):
-        if int(v) != v or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    n, d, omega = int(n), int(d), int(omega)
+    n, d, omega = _positive_int("n", n), _positive_int("d", d), _positive_int("omega", omega)
     if not max(n, d) <= omega <= n * d:
         raise ValueError(f"omega = nnz must satisfy max(n, d) = {max(n, d)} ≤ omega ≤ n·d = {n * d} "
                          f"(no zero rows or columns), got {omega}")
@@ -180,9 +199,7 @@ def theorem4_bounds(n, d, omega):
 def corollary6(n, d):
     """'primal' if d ≥ n² (then C_P ≤ C_D for every binary X with no zero rows or
     columns), 'dual' if n ≥ d² (C_D ≤ C_P), else None."""
-    for name, v in (("n", n), ("d", d)):
-        if int(v) != v or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    n, d = _positive_int("n", n), _positive_int("d", d)
     if d >= n * n:
         return "primal"
     if n >= d * d:
@@ -194,7 +211,9 @@ def figure1_map(d, n_values, omega_values) -> np.ndarray:
     """Theorem 4's upper bound on C_P/C_D over a grid (Figure 1): array of shape
     [len(omega_values), len(n_values)], NaN where omega is infeasible
     (omega < max(n, d) or omega > n·d). Below 1: primal wins on every such X."""
-    n_values, omega_values = list(n_values), list(omega_values)
+    d = _positive_int("d", d)
+    n_values = [_positive_int("n_values entry", v) for v in n_values]
+    omega_values = [_positive_int("omega_values entry", v) for v in omega_values]
     out = np.full((len(omega_values), len(n_values)), np.nan)
     for a, omega in enumerate(omega_values):
         for b, n in enumerate(n_values):
