@@ -56,19 +56,31 @@ def sdca_epoch_seconds(problem, repeat):
     return best_of(lambda: state.run(problem.n_samples), repeat)
 
 
-def liblinear_seconds_per_iter(X, y, loss, lam, iters=5):
+def liblinear_seconds_per_iter(X, y, loss, lam, repeat, iters=(2, 7)):
+    """Seconds per liblinear iteration, as the difference of two fits (iters[0] and iters[1]
+    iterations) over the difference of their iteration counts: the one-off cost of a fit
+    (copying X into liblinear's own sparse format, set-up) cancels instead of being spread
+    over a handful of iterations, which made liblinear look slower than it is."""
     n = X.shape[0]
     C = 1.0 / (lam * n)  # ½‖w‖² + C Σφ  ⇔  (1/n)Σφ + (λ/2)‖w‖² with λ = 1/(Cn)
-    if loss == "hinge":
-        est = LinearSVC(loss="hinge", C=C, dual=True, fit_intercept=False, tol=1e-30, max_iter=iters)
-    else:
-        est = LogisticRegression(solver="liblinear", dual=True, C=C, fit_intercept=False, tol=1e-30, max_iter=iters)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        t0 = time.perf_counter()
-        est.fit(X, y)
-        dt = time.perf_counter() - t0
-    return dt / int(np.max(est.n_iter_))
+
+    def fit(max_iter):
+        if loss == "hinge":
+            est = LinearSVC(loss="hinge", C=C, dual=True, fit_intercept=False, tol=1e-30, max_iter=max_iter)
+        else:
+            est = LogisticRegression(solver="liblinear", dual=True, C=C, fit_intercept=False, tol=1e-30,
+                                     max_iter=max_iter)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            t0 = time.perf_counter()
+            est.fit(X, y)
+            return time.perf_counter() - t0, int(np.max(est.n_iter_))
+
+    runs = [min(fit(k) for _ in range(repeat)) for k in iters]
+    (t_a, k_a), (t_b, k_b) = runs
+    if k_b <= k_a:  # liblinear stopped early: fall back to the plain average
+        return t_b / max(k_b, 1)
+    return max(t_b - t_a, 1e-12) / (k_b - k_a)
 
 
 def datasets(quick):
@@ -104,7 +116,7 @@ def main():
             lam = 1.0 / n
             p = cdlab.Problem(X, y, loss=loss, lam=lam)
             t_sdca = sdca_epoch_seconds(p, repeat)
-            t_lib = liblinear_seconds_per_iter(X, y, loss, lam)
+            t_lib = liblinear_seconds_per_iter(X, y, loss, lam, repeat)
             print(f"{name:<30} {loss:<9} {X.nnz:>10} {t_sdca:>13.4f} {t_sdca / t_row:>13.2f} "
                   f"{t_sdca / t_rand:>14.2f} {t_sdca / t_lib:>15.2f}", flush=True)
 

@@ -87,6 +87,16 @@ def _sigmoid(t):
 
 
 @njit(inline="always", cache=True)
+def _sigmoid_pair(t):
+    """(σ(t), σ(−t)) = (σ(t), 1 − σ(t)), both to full relative precision, from one exp."""
+    e = math.exp(-abs(t))
+    big, small = 1.0 / (1.0 + e), e / (1.0 + e)
+    if t >= 0.0:
+        return big, small
+    return small, big
+
+
+@njit(inline="always", cache=True)
 def _xlogx(b):
     return b * math.log(b) if b > 0.0 else 0.0
 
@@ -209,19 +219,23 @@ def _logistic_step(b, yz, q):
         t = min(max(t, lo), hi)
     else:
         t = min(max(-yz, lo), hi)
+    # 1 − b is exact for b ≥ ½ (Sterbenz), so writing σ(t) − b as (1 − b) − σ(−t)
+    # when σ(t) > ½ avoids the cancellation of two numbers near 1: with q up to
+    # 1e10 that cancellation alone cost 1e-8 relative error in 1 − b⁺.
+    one_minus_b = 1.0 - b
     for _ in range(60):
-        sg = _sigmoid(t)
-        h = t + yz + q * (sg - b)
+        sg, sm = _sigmoid_pair(t)
+        h = t + yz + q * ((one_minus_b - sm) if t > 0.0 else (sg - b))
         if h > 0.0:
             hi = t
         elif h < 0.0:
             lo = t
         else:
             break
-        dh = 1.0 + q * sg * (1.0 - sg)
+        dh = 1.0 + q * sg * sm
         t_new = t - h / dh
         # |t − root| ≤ |h|/h' ≈ |t_new − t| and Newton converges
-        # quadratically (|h''|/h' ≤ q/10), so after a Newton step below 1e-10
+        # quadratically (|h''|/h' = qσ'|1−2σ|/(1+qσ') < 1), so after a Newton step below 1e-10
         # the error in t_new is far below 1e-12, hence so is the relative
         # error of b⁺ and 1 − b⁺ (|d log b| = (1 − b)|dt| ≤ |dt|). When h is
         # rounding-level the bracket has shrunk onto t and t_new may sit on
@@ -235,7 +249,7 @@ def _logistic_step(b, yz, q):
         t = t_new
         if hi - lo <= 1e-15 * (1.0 + abs(t)):
             break
-    return _sigmoid(t), _sigmoid(-t)
+    return _sigmoid_pair(t)
 
 
 @njit(inline="always", cache=True)

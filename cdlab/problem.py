@@ -26,13 +26,23 @@ def soft_threshold(v, t):
     return np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
 
 
+def _check_numeric_dtype(name, dtype):
+    """Real numbers or booleans only: a complex X would silently lose its
+    imaginary part in the float64 cast, strings would parse or crash late."""
+    if dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold real numbers, got dtype {dtype}")
+
+
 def _as_csr(X) -> sp.csr_matrix:
     if sp.issparse(X):
+        _check_numeric_dtype("X", X.dtype)
         Xc = sp.csr_matrix(X, dtype=np.float64, copy=True)
     else:
-        arr = np.asarray(X)
-        if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
-            raise ValueError(f"X must be numeric, got dtype {arr.dtype}")
+        try:
+            arr = np.asarray(X)
+        except (ValueError, TypeError) as exc:  # ragged nested lists
+            raise ValueError(f"X must be a 2-dimensional array or a scipy sparse matrix: {exc}") from None
+        _check_numeric_dtype("X", arr.dtype)
         if arr.ndim != 2:
             raise ValueError(f"X must be 2-dimensional, got shape {arr.shape}")
         Xc = sp.csr_matrix(arr.astype(np.float64))
@@ -42,16 +52,53 @@ def _as_csr(X) -> sp.csr_matrix:
     return Xc
 
 
+def _first_nonfinite(X: sp.csr_matrix) -> str:
+    """'NaN at row i, column j' for the first non-finite stored entry of X."""
+    k = int(np.flatnonzero(~np.isfinite(X.data))[0])
+    row = int(np.searchsorted(X.indptr, k, side="right") - 1)
+    what = "NaN" if np.isnan(X.data[k]) else "inf"
+    return f"{what} (first at row {row}, column {int(X.indices[k])})"
+
+
+def _as_labels(y, n) -> np.ndarray:
+    """A float64 copy of y as a vector of n labels; a column vector (n, 1) is accepted."""
+    try:
+        arr = np.asarray(y)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"y must be a 1-dimensional array of {n} labels: {exc}") from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"y must be a 1-dimensional array of {n} labels, got "
+                         + ("a scalar" if arr.ndim == 0 else f"shape {arr.shape}"))
+    _check_numeric_dtype("y", arr.dtype)
+    if arr.shape[0] != n:
+        raise ValueError(f"X has {n} rows but y has {arr.shape[0]} entries")
+    y = np.array(arr, dtype=np.float64, copy=True)
+    if not np.all(np.isfinite(y)):
+        i = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise ValueError(f"y contains NaN or inf values (first at index {i}: {y[i]})")
+    return y
+
+
+def _real(name, value) -> float:
+    """A plain real number (not a bool, string, array or None)."""
+    arr = None if isinstance(value, (str, bytes)) else np.asarray(value)
+    if arr is None or arr.ndim != 0 or arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    return float(arr)
+
+
 def _check_objective(loss, lam, l1, loss_params):
     """Validate the objective's parameters; returns (loss_info, lam, l1, s)."""
     info = L.get_loss(loss)
     unknown = set(loss_params) - {"s"}
     if unknown:
         raise ValueError(f"unknown loss parameter(s) {sorted(unknown)}; only 's' (smoothed hinge) exists")
-    s = float(loss_params.get("s", 1.0))
+    s = _real("smoothing parameter s", loss_params.get("s", 1.0))
     if not (np.isfinite(s) and s > 0):
         raise ValueError(f"smoothing parameter s must be finite and > 0, got {s}")
-    lam, l1 = float(lam), float(l1)
+    lam, l1 = _real("lam (L2 strength λ)", lam), _real("l1 (L1 strength μ)", l1)
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"lam (L2 strength λ) must be finite and ≥ 0, got {lam}")
     if not np.isfinite(l1) or l1 < 0:
@@ -64,7 +111,8 @@ def _check_objective(loss, lam, l1, loss_params):
 def _check_labels(info, y):
     if info.classification and not np.all(np.abs(y) == 1.0):
         bad = np.unique(y[np.abs(y) != 1.0])[:5]
-        raise ValueError(f"loss {info.name!r} needs labels in {{-1, +1}}; found {bad.tolist()}")
+        hint = " (labels in {0, 1}? use y = 2*y - 1)" if np.all((y == 0) | (y == 1)) else ""
+        raise ValueError(f"loss {info.name!r} needs labels in {{-1, +1}}; found {bad.tolist()}{hint}")
 
 
 class Problem:
@@ -91,13 +139,11 @@ class Problem:
         if n == 0 or d == 0:
             raise ValueError(f"X is empty (shape {X.shape})")
         if not np.all(np.isfinite(X.data)):
-            bad = "NaN" if np.isnan(X.data).any() else "inf"
-            raise ValueError(f"X contains {bad} values")
-        y = np.array(y, dtype=np.float64, copy=True).ravel() if np.ndim(y) else None
-        if y is None or y.shape[0] != n:
-            raise ValueError(f"X has {n} rows but y has {0 if y is None else y.shape[0]} entries")
-        if not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or inf values")
+            raise ValueError(f"X contains {_first_nonfinite(X)}")
+        if X.nnz == 0:
+            # nothing to learn, and a pass (nnz nonzeros touched) would be undefined
+            raise ValueError(f"X has no nonzero entries (shape {X.shape}): every example is zero")
+        y = _as_labels(y, n)
         _check_labels(self.loss_info, y)
 
         self.X = X

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import os
 import threading
+import warnings
 from pathlib import Path
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("CDLAB_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "cdlab")
+    """$CDLAB_CACHE/reference, else $XDG_CACHE_HOME/cdlab/reference, else ~/.cache/cdlab/reference."""
+    root = os.environ.get("CDLAB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "cdlab")
     path = Path(root) / "reference"
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -25,11 +28,20 @@ def reference_optimum(problem, tol=1e-13, max_passes=5000, use_cache=True) -> fl
     """
     if problem.lam <= 0:
         raise ValueError("reference_optimum needs lam > 0 (SDCA certifies it through the dual)")
-    path = cache_dir() / f"{problem.content_hash()}.json"
-    if use_cache and path.exists():
+    path = None
+    if use_cache:
         try:
-            return float(json.loads(path.read_text())["primal"])
-        except (ValueError, KeyError):
+            path = cache_dir() / f"{problem.content_hash()}.json"
+        except OSError as exc:  # an unwritable cache location costs the cache, not the answer
+            warnings.warn(f"reference optimum not cached: {exc}", RuntimeWarning, stacklevel=2)
+    if path is not None and path.exists():
+        try:
+            entry = json.loads(path.read_text())
+            primal, gap = float(entry["primal"]), float(entry["gap"])
+            # an entry certified to a looser tol than asked for is recomputed
+            if gap <= tol * max(1.0, abs(primal)):
+                return primal
+        except (OSError, ValueError, KeyError, TypeError):
             pass  # a corrupt cache entry is recomputed
     from .solvers import solve
 
@@ -39,12 +51,15 @@ def reference_optimum(problem, tol=1e-13, max_passes=5000, use_cache=True) -> fl
     if last.gap > tol * max(1.0, abs(last.primal)):
         raise RuntimeError(f"reference solve did not certify the optimum: gap {last.gap:.3e} after "
                            f"{last.passes:.0f} passes on {problem!r}")
-    if use_cache:
+    if path is not None:
         # a private temporary name, then an atomic rename: concurrent writers never collide
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps({"primal": float(last.primal), "gap": float(last.gap),
-                                   "problem": repr(problem)}))
-        tmp.replace(path)
+        try:
+            tmp.write_text(json.dumps({"primal": float(last.primal), "gap": float(last.gap),
+                                       "problem": repr(problem)}))
+            tmp.replace(path)
+        except OSError as exc:
+            warnings.warn(f"reference optimum not cached: {exc}", RuntimeWarning, stacklevel=2)
     return float(last.primal)
 
 

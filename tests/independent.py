@@ -59,10 +59,9 @@ def dual_optimum(X, y, loss, lam, l1=0.0):
         sv = np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
         lin = b.sum() if loss == "hinge" else alpha @ y
         f = lin / n - 0.5 * lam * sv @ sv
-        g_alpha = (y if loss == "absolute" else 1.0) / n - (X @ sv) / n  # ∂/∂α, chain through S
-        g = g_alpha * y if loss == "hinge" else g_alpha
-        if loss == "hinge":
-            g = 1.0 / n - y * (X @ sv) / n
+        # ∂/∂α_i of −(λ/2)‖S(v)‖² is −x_i·S(v)/n (∇ of ½‖S(v)‖² is S(v)); hinge: α = y b, so ∂/∂b = y ∂/∂α
+        margin = (X @ sv) / n
+        g = 1.0 / n - y * margin if loss == "hinge" else y / n - margin
         return -f, -g
 
     bounds = [(0, 1)] * n if loss == "hinge" else [(-1, 1)] * n

@@ -157,6 +157,8 @@ MALFORMED = [  # (content, 1-based line of the first bad line, what the message 
     (b"1 1:2\n1 2:nan\n", 2, "'nan' is not finite"),
     (b"1 1:2\ninf 2:1\n", 2, "label 'inf' is not finite"),
     (b"1 1:2\n1 99999999999999999999:1\n", 2, "out of range"),
+    ("1 1:2\n-1 2:1 é:3\n".encode(), 2, "feature index 'é' is not an integer: '-1 2:1 é:3'"),  # not 'Ã©'
+    (b"1 1:2\n-1 2:\xff\n", 2, "value of feature 2 '\ufffd' is not a number"),
 ]
 
 

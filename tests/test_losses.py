@@ -82,6 +82,9 @@ def _logistic_root_mp(b, yz, q):
 @pytest.mark.parametrize("b,yz,q", [
     (0.0, 0.3, 1.0), (1.0, -0.3, 1.0), (0.5, 0.0, 1e-8), (0.2, 40.0, 1e-3), (0.9, -40.0, 1e-3),
     (1e-12, 30.0, 1e-6), (1 - 1e-12, -30.0, 1e-6), (1e-13, 27.6, 0.0), (0.3, 5.0, 1e4), (0.7, -3.0, 1e6),
+    # b⁺ near 1 with a large q (small λn): σ(t) − b cancelled there, costing up to 1e-8 in 1 − b⁺
+    (1.0, 0.2988, 3.6e9), (1 - 1e-12, 0.0, 1e6), (1 - 2 ** -53, 0.03707, 1.69e9), (0.999999, -317.5, 2.94e8),
+    (1e-12, -0.1, 5e9), (0.0, 300.0, 1e8),
 ])
 def test_logistic_step_accurate_near_the_boundary(b, yz, q):
     """The safeguarded Newton step is accurate to 1e-12 in b⁺ and in 1 − b⁺,
@@ -92,6 +95,26 @@ def test_logistic_step_accurate_near_the_boundary(b, yz, q):
     assert abs(bp - float(ref_b)) <= 1e-12 * max(float(ref_b), 1e-300) + 1e-300
     assert abs(one_minus - float(ref_1mb)) <= 1e-12 * max(float(ref_1mb), 1e-300) + 1e-300
     assert 0.0 < bp < 1.0 or (bp == 1.0 and one_minus > 0)
+
+
+def test_logistic_step_accurate_over_a_random_sweep():
+    """300 random (b, yz, q), b often within 1e-12 of 0 or 1 and q up to 1e10, against a
+    50-digit root (Newton in mpmath from the double result, then checked to bracket)."""
+    mpmath.mp.dps = 50
+    rng = np.random.default_rng(7)
+    edges = [0.0, 1e-300, 1e-16, 1e-12, 1 - 1e-12, 1 - 2 ** -53, 1.0]
+    for _ in range(300):
+        b = edges[rng.integers(len(edges))] if rng.random() < 0.7 else rng.random()
+        yz = rng.choice([-1.0, 1.0]) * 10 ** rng.uniform(-6, 2.7)
+        q = 10 ** rng.uniform(-12, 10)
+        bp, one_minus = L._logistic_step(b, yz, q)
+        B, YZ, Q = mpmath.mpf(b), mpmath.mpf(yz), mpmath.mpf(q)
+        f = lambda t: t + YZ + Q * (1 / (1 + mpmath.exp(-t)) - B)
+        t = mpmath.findroot(f, mpmath.log(bp) - mpmath.log(one_minus), tol=mpmath.mpf(10) ** -40)
+        assert f(t - mpmath.mpf(10) ** -30) < 0 < f(t + mpmath.mpf(10) ** -30)  # a genuine root
+        ref_b, ref_1mb = 1 / (1 + mpmath.exp(-t)), 1 / (1 + mpmath.exp(t))
+        assert abs(bp - ref_b) <= 1e-12 * ref_b, (b, yz, q)
+        assert abs(one_minus - ref_1mb) <= 1e-12 * ref_1mb, (b, yz, q)
 
 
 def test_fenchel_young_vanishes_exactly_at_the_dual_point():

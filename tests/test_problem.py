@@ -33,7 +33,25 @@ def small_data(seed=0, n=30, d=8):
     (np.ones((2, 2)), np.array([1.0, -1.0]), {"loss": "smoothed_hinge", "s": 0.0}, "smoothing"),
     (np.ones((2, 2)), np.array([1.0, -1.0]), {"t": 1.0}, "unknown loss parameter"),
     (np.ones(4), np.ones(4), {}, "2-dimensional"),
-    (np.array([["a", "b"]]), np.ones(1), {}, "numeric"),
+    (np.array([["a", "b"]]), np.ones(1), {}, "real numbers"),
+    # y of the wrong kind: not silently flattened or parsed
+    (np.ones((4, 2)), np.ones((2, 2)), {"loss": "squared"}, r"1-dimensional array of 4 labels, got shape \(2, 2\)"),
+    (np.ones((4, 2)), np.ones((1, 4)), {"loss": "squared"}, r"got shape \(1, 4\)"),
+    (np.ones((2, 2)), 1.0, {"loss": "squared"}, "got a scalar"),
+    (np.ones((2, 2)), np.array(["1", "-1"]), {}, "y must hold real numbers"),
+    (np.ones((2, 2)), np.array([0, 1]), {}, r"labels in \{0, 1\}\? use y = 2\*y - 1"),
+    (np.ones((2, 2)), np.array([True, False]), {"loss": "hinge"}, "labels in"),
+    # parameters that are not numbers
+    (np.ones((2, 2)), np.array([1.0, -1.0]), {"lam": None}, "lam .* must be a real number"),
+    (np.ones((2, 2)), np.array([1.0, -1.0]), {"lam": "0.1"}, "lam .* must be a real number"),
+    (np.ones((2, 2)), np.array([1.0, -1.0]), {"lam": np.array([0.1, 0.2])}, "lam .* must be a real number"),
+    (np.ones((2, 2)), np.array([1.0, -1.0]), {"l1": None}, "l1 .* must be a real number"),
+    # X of the wrong kind
+    (np.ones((2, 2)) + 1j, np.array([1.0, -1.0]), {}, "X must hold real numbers, got dtype complex128"),
+    (sp.csr_matrix(np.ones((2, 2)) + 1j), np.array([1.0, -1.0]), {}, "X must hold real numbers"),
+    ([[1.0, 2.0], [3.0]], np.array([1.0, -1.0]), {}, "X must be a 2-dimensional array"),
+    (np.zeros((3, 2)), np.array([1.0, -1.0, 1.0]), {}, "no nonzero entries"),
+    (sp.csr_matrix((3, 2)), np.array([1.0, -1.0, 1.0]), {}, "no nonzero entries"),
 ])
 def test_validation_names_the_problem(X_bad, y_bad, kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -47,11 +65,41 @@ def test_sparse_nan_detected_and_regression_labels_allowed():
     cdlab.Problem(np.ones((2, 2)), np.array([0.3, 2.0]), loss="squared")  # real labels are fine
 
 
-@pytest.mark.parametrize("fmt", ["dense", "csr", "csc", "coo", "lil"])
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_nonfinite_entry_is_located(fmt):
+    X = np.arange(1.0, 13.0).reshape(4, 3)
+    X[2, 1] = -np.inf
+    with pytest.raises(ValueError, match=r"X contains inf \(first at row 2, column 1\)"):
+        cdlab.Problem(sp.csr_matrix(X).asformat(fmt), np.ones(4))
+    y = np.ones(4)
+    y[3] = np.nan
+    with pytest.raises(ValueError, match=r"y contains NaN or inf values \(first at index 3"):
+        cdlab.Problem(np.ones((4, 3)), y)
+
+
+def test_column_vector_labels_and_boolean_features_are_accepted():
+    X, y = small_data()
+    p = cdlab.Problem(X, y[:, None])
+    np.testing.assert_array_equal(p.y, y)
+    b = cdlab.Problem(X > 0, y)  # dense bool is 0/1 features, as sparse bool already was
+    np.testing.assert_array_equal(b.X.toarray(), (X > 0).astype(float))
+    np.testing.assert_array_equal(cdlab.Problem(sp.csr_matrix(X > 0), y).X.toarray(), b.X.toarray())
+
+
+@pytest.mark.parametrize("fmt", ["dense", "list", "int", "csr", "csc", "coo", "lil", "dia", "dok", "bsr",
+                                 "csr_array", "coo_array"])
 def test_any_format_gives_sorted_csr_and_csc(fmt):
     X, y = small_data()
     X[X < 0.3] = 0.0
-    Xin = X if fmt == "dense" else getattr(sp, f"{fmt}_matrix")(X)
+    if fmt == "int":
+        X = np.round(4 * X)
+        Xin = X.astype(np.int64)
+    elif fmt == "list":
+        Xin = X.tolist()
+    elif fmt == "dense":
+        Xin = X
+    else:
+        Xin = getattr(sp, fmt if fmt.endswith("array") else f"{fmt}_matrix")(X)
     p = cdlab.Problem(Xin, y)
     assert p.X.format == "csr" and p.X_csc.format == "csc"
     assert p.X.has_sorted_indices and p.X_csc.has_sorted_indices
@@ -62,6 +110,24 @@ def test_any_format_gives_sorted_csr_and_csc(fmt):
     np.testing.assert_array_equal(p.row_nnz, (X != 0).sum(1))
     np.testing.assert_array_equal(p.col_nnz, (X != 0).sum(0))
     assert p.nnz == (X != 0).sum()
+
+
+def test_unsorted_duplicated_csr_input_is_canonicalised_on_a_copy():
+    data = np.array([3.0, 1.0, 0.0, 2.0, 5.0, 1.0])
+    indices = np.array([2, 0, 1, 0, 0, 2], dtype=np.int32)
+    indptr = np.array([0, 3, 6], dtype=np.int32)
+    A = sp.csr_matrix((data.copy(), indices.copy(), indptr.copy()), shape=(2, 3))
+    assert not A.has_sorted_indices
+    y = np.array([1.0, -1.0])
+    p = cdlab.Problem(A, y, lam=0.1)
+    cdlab.solve(p, max_passes=3)
+    np.testing.assert_array_equal(p.X.toarray(), [[1.0, 0.0, 3.0], [7.0, 0.0, 1.0]])  # duplicates summed
+    assert p.nnz == 4 and p.X.has_sorted_indices  # the explicit zero dropped
+    for got, want in [(A.data, data), (A.indices, indices), (A.indptr, indptr), (y, [1.0, -1.0])]:
+        np.testing.assert_array_equal(got, want)
+    coo = sp.coo_matrix((data.copy(), (np.repeat([0, 1], 3), indices.copy())), shape=(2, 3))
+    cdlab.Problem(coo, y)
+    assert coo.nnz == 6 and np.array_equal(coo.data, data) and np.array_equal(coo.col, indices)
 
 
 def test_user_arrays_not_modified():

@@ -138,6 +138,82 @@ def test_callback_cancel_event_and_time_budget():
     assert cdlab.solve(p, tol=0, max_passes=2).status == "max_passes"
 
 
+@pytest.mark.parametrize("sampling", ["uniform", "permutation"])
+@pytest.mark.parametrize("max_passes", [0.5, 2.5, 3])
+def test_pass_budget_is_not_overshot(real_data, sampling, max_passes):
+    """Row costs vary on reuters, so uniform checkpoints land at e.g. 2.98 passes; a whole
+    further chunk used to end a 3-pass budget near 4 passes."""
+    X, y = real_data("reuters_moneyfx")
+    p = cdlab.Problem(X, y, loss="hinge", lam=1e-7)
+    for seed in range(3):
+        res = cdlab.solve(p, sampling=sampling, tol=0, max_passes=max_passes, seed=seed)
+        assert res.status == "max_passes"
+        last = res.trace.passes.iloc[-1]
+        if sampling == "permutation" and max_passes == int(max_passes):
+            assert last == max_passes  # whole epochs touch exactly nnz each
+        else:  # a partial epoch touches ≈ its share of nnz: within 2% of a pass (was up to 100%)
+            assert abs(last - max_passes) <= 0.02, res.trace.passes.tolist()
+
+
+def test_reference_cache_key_location_tolerance_and_concurrency(tmp_path, monkeypatch):
+    monkeypatch.delenv("CDLAB_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    from cdlab.reference import cache_dir
+    assert cache_dir() == tmp_path / "xdg" / "cdlab" / "reference"
+    monkeypatch.setenv("CDLAB_CACHE", str(tmp_path / "c"))
+    X, y = synthetic(8, n=300, d=30)
+    p = cdlab.Problem(X, y, loss="squared", lam=1e-2)
+    # concurrent writers: one valid entry, every thread the same value
+    values = []
+    threads = [threading.Thread(target=lambda: values.append(cdlab.reference_optimum(p))) for _ in range(4)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    entries = list((tmp_path / "c" / "reference").iterdir())
+    assert len(values) == 4 and len(set(values)) == 1
+    assert [e.name for e in entries] == [f"{p.content_hash()}.json"]
+    # a changed problem gets its own entry
+    cdlab.reference_optimum(p.with_params(lam=2e-2))
+    assert len(list((tmp_path / "c" / "reference").glob("*.json"))) == 2
+    # an entry certified more loosely than asked for is not trusted
+    entry = tmp_path / "c" / "reference" / f"{p.content_hash()}.json"
+    entry.write_text('{"primal": 123.0, "gap": 1e-6}')
+    assert cdlab.reference_optimum(p, tol=1e-4) == 123.0
+    assert cdlab.reference_optimum(p) == values[0]
+    # an unusable cache location costs the cache, not the answer
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("CDLAB_CACHE", str(blocker))
+    with pytest.warns(RuntimeWarning, match="not cached"):
+        assert cdlab.reference_optimum(p) == values[0]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(reference="abc"), "reference must be a number"),
+    (dict(reference=np.nan), "reference .* must be finite"),
+    (dict(tol="1e-3"), "tol must be a number"),
+    (dict(tol=np.nan), "tol must be a number"),
+    (dict(max_time="1"), "max_time must be a number"),
+    (dict(max_time=-1.0), "max_time must be ≥ 0"),
+    (dict(eval_every=np.inf), "eval_every must be finite"),
+    (dict(max_passes=None), "max_passes must be a number"),
+    (dict(callback=3), "callback must be callable"),
+    (dict(cancel=True), "cancel must have an is_set"),
+    (dict(seed=-1), "seed must be None or a non-negative integer"),
+    (dict(seed=1.5), "seed must be None or a non-negative integer"),
+])
+def test_solve_refuses_bad_arguments(kwargs, match):
+    X, y = synthetic(6, n=50, d=10)
+    p = cdlab.Problem(X, y, loss="hinge", lam=LAM)
+    with pytest.raises(ValueError, match=match):
+        cdlab.solve(p, **kwargs)
+
+
+def test_reference_false_means_none():
+    X, y = synthetic(6, n=50, d=10)
+    res = cdlab.solve(cdlab.Problem(X, y, loss="hinge", lam=LAM), reference=False, max_passes=2)
+    assert "subopt" not in res.trace.columns
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(method="newton"), "unknown method"),
     (dict(sampling="weighted"), "does not support sampling"),

@@ -35,8 +35,13 @@ def _open_binary(path: Path):
     return open(path, "rb")
 
 
+def _text(raw: bytes) -> str:
+    """Bytes of the file as the user wrote them (UTF-8; undecodable bytes shown as �)."""
+    return raw.decode("utf-8", errors="replace")
+
+
 def _excerpt(line: bytes, limit: int = 60) -> str:
-    text = line.decode("latin-1").rstrip("\r\n")
+    text = _text(line).rstrip("\r\n")
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
@@ -44,9 +49,9 @@ def _parse_number(token: bytes, what: str) -> float:
     try:
         value = float(token)
     except ValueError:
-        raise ValueError(f"{what} {token.decode('latin-1')!r} is not a number") from None
+        raise ValueError(f"{what} {_text(token)!r} is not a number") from None
     if not np.isfinite(value):
-        raise ValueError(f"{what} {token.decode('latin-1')!r} is not finite")
+        raise ValueError(f"{what} {_text(token)!r} is not finite")
     return value
 
 
@@ -61,17 +66,17 @@ def _check_line(line: bytes, zero_based) -> tuple[int, int] | None:
     features = parts[1:]
     if features and features[0].startswith(b"qid"):
         if b":" not in features[0]:
-            raise ValueError(f"token {features[0].decode('latin-1')!r} is not of the form qid:value")
+            raise ValueError(f"token {_text(features[0])!r} is not of the form qid:value")
         features = features[1:]
     lowest = highest = None
     for token in features:
         if b":" not in token:
-            raise ValueError(f"token {token.decode('latin-1')!r} is not of the form index:value")
+            raise ValueError(f"token {_text(token)!r} is not of the form index:value")
         index_s, value_s = token.split(b":", 1)
         try:
             index = int(index_s)
         except ValueError:
-            raise ValueError(f"feature index {index_s.decode('latin-1')!r} is not an integer") from None
+            raise ValueError(f"feature index {_text(index_s)!r} is not an integer") from None
         if index < 0 or index >= 2**31:  # sklearn stores indices in a C int
             raise ValueError(f"feature index {index} is out of range [0, 2^31)")
         if index == 0 and zero_based is False:

@@ -8,6 +8,7 @@ honest timings.
 """
 from __future__ import annotations
 
+import numbers
 import time
 
 import numpy as np
@@ -27,6 +28,13 @@ def _checkpoint(problem, w, alpha):
     dual = problem.dual(alpha) if problem.lam > 0 else -np.inf
     gap = problem.gap(w, alpha) if problem.lam > 0 else np.inf
     return alpha, primal, dual, gap
+
+
+def _number(name, value) -> float:
+    """A real number (int or float, not a bool or a string), as float."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return float(value)
 
 
 def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, seed=0,
@@ -54,15 +62,35 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
     """
     spec = get_method(method)
     spec.check(problem, sampling, options)
+    max_passes = _number("max_passes", max_passes)
     if not (max_passes > 0):
         raise ValueError(f"max_passes must be > 0, got {max_passes}")
-    if not (eval_every > 0):
-        raise ValueError(f"eval_every must be > 0, got {eval_every}")
+    eval_every = _number("eval_every", eval_every)
+    if not (0 < eval_every < np.inf):
+        raise ValueError(f"eval_every must be finite and > 0, got {eval_every}")
+    tol = _number("tol", tol)
+    if np.isnan(tol):
+        raise ValueError("tol must be a number, got nan")
+    if max_time is not None and not (_number("max_time", max_time) >= 0):
+        raise ValueError(f"max_time must be ≥ 0 or None, got {max_time}")
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {type(callback).__name__}")
+    if cancel is not None and not callable(getattr(cancel, "is_set", None)):
+        raise ValueError(f"cancel must have an is_set() method (e.g. threading.Event), got {type(cancel).__name__}")
     if reference is True:
         from ..reference import reference_optimum
         reference = reference_optimum(problem)
+    elif reference is False:
+        reference = None
+    elif reference is not None:
+        reference = _number("reference", reference)
+        if not np.isfinite(reference):
+            raise ValueError(f"reference (P*) must be finite, got {reference}")
+    try:
+        rng = np.random.default_rng(seed)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"seed must be None or a non-negative integer, got {seed!r} ({exc})") from None
     opts = {**spec.options, **options}
-    rng = np.random.default_rng(seed)
     state = spec.make(problem, sampling, rng, **opts)
 
     rows = []
@@ -102,14 +130,19 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
         if rows[-1]["gap"] <= tol:
             status = "converged"
             break
-        if rows[-1]["passes"] >= max_passes:
+        # The last chunk is cut to what is left of the pass budget, so a run
+        # ends within about half a step of max_passes instead of overshooting
+        # by up to a whole checkpoint interval (uniform draws land a checkpoint
+        # at 2.98 passes, and a full chunk then ended a 3-pass budget at 3.98).
+        left = (max_passes - rows[-1]["passes"]) * state.steps_per_pass
+        if rows[-1]["passes"] >= max_passes or left < 0.5:
             status = "max_passes"
             break
         if max_time is not None and elapsed >= max_time:
             status = "max_time"
             break
         t0 = time.perf_counter()
-        state.run(chunk)
+        state.run(chunk if left >= chunk else max(1, int(round(left))))
         elapsed += time.perf_counter() - t0
         out = record()
         if out is None or not np.isfinite(out[0]["primal"]) or out[0]["primal"] > DIVERGENCE_FACTOR * p0:
