@@ -2,27 +2,37 @@
 
 The paper's protocol (§5, "Algorithms" and "Parameter sensitivity"): each
 method has one scalar knob, called λ there and ``theta`` here, swept over
-orders of magnitude; every run starts at w = 0, gets 20 stages (here: 20
-passes of work) and is scored by the *original* ERM objective
+orders of magnitude; every run starts at w = 0, gets "20 stages (or the
+equivalent)" (Figure 3's caption) and is scored by the *original* ERM objective
 F(w) = (1/n) Σ_i φ_i(x_i·w) + (λ₀/2)‖w‖² (λ₀ = 0 by default):
 
     SGD        step θ/√t               cdlab.solve(P₀, "sgd", step="decaying", eta0=θ)
     SVRG       step θ, stage n         cdlab.solve(P₀, "svrg", step=θ, epoch_length=n)
     SDCA       ridge θ                 cdlab.solve(P₀ with λ = λ₀ + θ, "sdca"), scored on F
-    Dual APPA  proximal weight κ = θ   cdlab.solve(P₀, "dual_appa", kappa=θ)
+    Dual APPA  proximal weight κ = θ   cdlab.solve(P₀, "dual_appa", kappa=θ)   (α⁰ = 0, w⁰ = 0)
+
+SGD, SDCA and Dual APPA get exactly 20·n steps: 20 one-pass stages of Dual
+APPA, scored at the stage output x^(20) that Algorithm 3 returns. (The
+driver's budget counts nonzeros read; uniform draws read a little less than
+nnz(X) per n steps, so ``max_passes=20`` ends a few dozen steps into a 21st
+stage, whose inner point starts at the re-centred 2x − s: at tiny κ that
+point, not x^(20), is what such a run returns.) SVRG gets 20 passes of work
+with its snapshot gradients counted, as everywhere in cdlab: one difference
+from the paper (which did not count them), in SVRG's disfavour.
 
 The figure's shape: SGD and SVRG have a sharp threshold past which they
 diverge; SDCA degrades gracefully (its ridge biases w towards 0, so F(w)
 rises towards F(0) but never blows up), Dual APPA more gracefully still on
 that side (large θ), since re-centring undoes the bias a ridge keeps. At the
-other end (tiny κ) Algorithm 3 as printed breaks here: its first dual point
-α⁰ = ŷ(0) maps to w = Xᵀŷ(0)/(κn), and one-pass stages on a problem of
-condition number R²/κ do not bring it back, so those runs are reported as
-diverged (the paper says APPA "always converges"; its guarantee needs every
-stage solved to a relative accuracy that one pass does not give when κ is
-tiny). One difference from the paper, in SVRG's disfavour: its snapshot
-gradients count as work here (the paper did not count them), as everywhere in
-cdlab.
+other end (tiny κ, κn ≪ ‖x_i‖²) an SDCA step moves w by about the
+Kaczmarz projection (y_i − x_i·w) x_i/‖x_i‖² whatever the centre, so one-pass
+stages of Dual APPA are SDCA's passes with the same θ (equal stage by stage
+for the same seed) and both hover at randomized Kaczmarz's noise floor: no
+divergence, but no better than that floor. That holds with Dual APPA's
+default first dual point α⁰ = 0 (w⁰ = 0, the paper's "all algorithms are
+initialized at x = 0"); ``dual_appa_gradient`` (in the default output, not
+in the paper's four) runs Algorithm 3's printed α⁰ = ŷ(0), whose primal
+point Xᵀŷ(0)/(κn) one-pass stages cannot bring back when κ is tiny.
 
 Usage::
 
@@ -46,6 +56,7 @@ import cdlab
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_GRID = tuple(10.0 ** k for k in range(-8, 3))
 PAPER_METHODS = ("sgd", "svrg", "sdca", "dual_appa")
+ALL_METHODS = PAPER_METHODS + ("dual_appa_gradient",)
 
 
 def load_svmlight(name, rows=None):
@@ -59,27 +70,40 @@ def load_svmlight(name, rows=None):
 
 
 def run_one(base, method, theta, passes=20, seed=0):
-    """One point of the figure: (status, F(w_final)) with F the objective of ``base``."""
+    """One point of the figure: (status, F(w_final), steps) with F the objective of ``base``.
+
+    SGD, SDCA and Dual APPA stop after ⌈passes⌉·n steps (checkpoints fall every n
+    steps, so the last one is there: for Dual APPA the stage output x^(⌈passes⌉));
+    SVRG after ``passes`` passes of work, snapshots included.
+    """
     n = base.n_samples
-    if method == "sgd":
-        res = cdlab.solve(base, "sgd", max_passes=passes, tol=0.0, seed=seed, step="decaying", eta0=theta)
-    elif method == "svrg":
+    if method == "svrg":
         res = cdlab.solve(base, "svrg", max_passes=passes, tol=0.0, seed=seed, step=theta, epoch_length=n)
-    elif method == "sdca":
-        res = cdlab.solve(base.with_params(lam=base.lam + theta), "sdca", max_passes=passes, tol=0.0, seed=seed)
-    elif method == "dual_appa":
-        res = cdlab.solve(base, "dual_appa", max_passes=passes, tol=0.0, seed=seed, kappa=theta)
     else:
-        raise ValueError(f"unknown sweep method {method!r}; choose from {PAPER_METHODS}")
+        target = int(np.ceil(passes)) * n
+        common = dict(max_passes=2 * passes + 1, tol=0.0, seed=seed, eval_every=1.0,
+                      callback=lambda row: row["steps"] < target)  # max_passes: a cap the steps hit first
+        if method == "sgd":
+            res = cdlab.solve(base, "sgd", step="decaying", eta0=theta, **common)
+        elif method == "sdca":
+            res = cdlab.solve(base.with_params(lam=base.lam + theta), "sdca", **common)
+        elif method in ("dual_appa", "dual_appa_gradient"):
+            start = "zero" if method == "dual_appa" else "gradient"
+            res = cdlab.solve(base, "dual_appa", kappa=theta, dual_start=start, **common)
+        else:
+            raise ValueError(f"unknown sweep method {method!r}; choose from {ALL_METHODS}")
+    steps = int(res.trace.steps.iloc[-1])
     if res.diverged:
-        return "diverged", np.inf
-    return res.status, base.primal(res.w)
+        return "diverged", np.inf, steps
+    if method != "svrg":  # stopped by the step budget above, at its checkpoint
+        assert res.status == "cancelled" and steps == target, (method, theta, res.status, steps)
+    return ("budget" if method != "svrg" else res.status), base.primal(res.w), steps
 
 
 def sweep(base, grid=DEFAULT_GRID, methods=None, passes=20, seed=0):
     """The figure's data: one row per (method, θ) with the final objective F(w).
 
-    ``methods`` defaults to the paper's four.
+    ``methods`` defaults to the paper's four (``ALL_METHODS`` adds Algorithm 3's printed start).
     """
     if methods is None:
         methods = PAPER_METHODS
@@ -87,8 +111,8 @@ def sweep(base, grid=DEFAULT_GRID, methods=None, passes=20, seed=0):
     for method in methods:
         for theta in grid:
             t0 = time.perf_counter()
-            status, value = run_one(base, method, theta, passes=passes, seed=seed)
-            rows.append(dict(method=method, theta=theta, status=status, objective=value,
+            status, value, steps = run_one(base, method, theta, passes=passes, seed=seed)
+            rows.append(dict(method=method, theta=theta, status=status, objective=value, steps=steps,
                              seconds=time.perf_counter() - t0))
     return pd.DataFrame(rows)
 
@@ -154,7 +178,7 @@ def main(argv=None):
     f_star = erm_optimum(base)
     f0 = base.primal(np.zeros(base.n_features))
     t0 = time.perf_counter()
-    df = sweep(base, grid=args.grid, passes=args.passes)
+    df = sweep(base, grid=args.grid, methods=ALL_METHODS, passes=args.passes)
     print(format_table(df, f_star, f0))
     print(f"({time.perf_counter() - t0:.1f} s for {len(df)} runs)")
     return df

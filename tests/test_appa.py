@@ -84,9 +84,10 @@ def test_accelerated_stages_follow_algorithm_2():
 ])
 def test_checkpoints_report_the_stage_outputs(method, options):
     """The driver sees x^(0) = 0 first and x^(t) at every stage boundary — the points the
-    algorithms output — not the next stage's starting primal (Xᵀŷ(0)/(κn) at Dual APPA's start,
-    2x − s after re-centring, s − ∇F(s)/κ after a primal start). Before, a small κ put
-    P ≈ 10⁸·P(0) in the first row, which also lifted the divergence threshold out of reach."""
+    algorithms output — not the next stage's starting primal (Xᵀŷ(0)/(κn) at Dual APPA's start
+    with dual_start="gradient", 2x − s after re-centring, s − ∇F(s)/κ after a primal start).
+    Before, a small κ put P ≈ 10⁸·P(0) in the first row, which also lifted the divergence
+    threshold out of reach."""
     problem = real_problem("heart_scale", loss="squared", lam=0.0)
     p0 = problem.primal(np.zeros(problem.n_features))
     res = cdlab.solve(problem, method=method, max_passes=8, tol=0, **options)
@@ -100,11 +101,46 @@ def test_checkpoints_report_the_stage_outputs(method, options):
         w, alpha = state.iterate()
         assert np.array_equal(w, state.x)
     assert not np.allclose(outputs[-1], outputs[-2])  # the stages moved
-    # with a tiny κ the first one-pass stages blow up (w = Xᵀy/(κn) at the start): reported as
-    # divergence, from P(0)
-    tiny = cdlab.solve(problem, method="dual_appa", kappa=1e-8, max_passes=20, tol=0)
+    # with a tiny κ Algorithm 3's printed start blows up (w = Xᵀy/(κn) at the start, and one-pass
+    # stages do not bring it back): reported as divergence, from P(0)
+    tiny = cdlab.solve(problem, method="dual_appa", kappa=1e-8, max_passes=20, tol=0, dual_start="gradient")
     assert tiny.diverged and "diverged" in tiny.message and tiny.trace.primal.iloc[0] == p0
     assert np.all(np.isfinite(tiny.trace.primal)) and np.array_equal(tiny.w, np.zeros(problem.n_features))
+    # the default start α = 0 (w = 0) does not: its stages stay within a few F(0) of the optimum
+    tiny = cdlab.solve(problem, method="dual_appa", kappa=1e-8, max_passes=20, tol=0)
+    assert tiny.status == "max_passes" and tiny.trace.primal.max() < 2 * p0
+
+
+@pytest.mark.parametrize("method,options", [
+    ("dual_appa", {}),
+    ("appa", {"warm_start": "dual"}),
+    ("accel_appa", {}),
+])
+def test_dual_start_zero_is_sdca_from_w_zero(method, options):
+    """dual_start="zero" (the default of every dual warm-start chain): α⁽⁰⁾ = 0 and w = 0, the
+    paper's experimental start (Section 5: "All algorithms are initialized at x = 0"), read for
+    free; the first stage of Dual APPA is then exactly one pass of SDCA with ridge κ (same draws,
+    same kernel). dual_start="gradient": Algorithm 3's α⁽⁰⁾ = ŷ(x⁽⁰⁾) = −φ'(0), for the squared
+    loss α = y and w = Xᵀy/(κn), two passes counted."""
+    problem = real_problem("heart_scale", loss="squared", lam=0.0)
+    n, d = problem.n_samples, problem.n_features
+    make = cdlab.METHODS[method].make
+    state = make(problem, "uniform", np.random.default_rng(0), **options)
+    assert state.dual_start == "zero" and state.nnz_touched == 0 and state.data_passes == 0
+    assert np.array_equal(state.oracle.alpha, np.zeros(n)) and np.array_equal(state.oracle.w, np.zeros(d))
+    grad = make(problem, "uniform", np.random.default_rng(0), dual_start="gradient", **options)
+    assert grad.nnz_touched == 2 * problem.nnz
+    assert np.array_equal(grad.oracle.alpha, problem.y)
+    k = grad.oracle.kappa
+    assert np.allclose(grad.oracle.w, problem.X.T @ problem.y / (k * n), rtol=1e-12, atol=0)
+    for w0 in (state.iterate()[0], grad.iterate()[0]):  # both report x⁽⁰⁾ = 0 before any step
+        assert np.array_equal(w0, np.zeros(d))
+    if method == "dual_appa":
+        for kappa in (1e-8, 1e-2, 1.0):
+            appa = cdlab.solve(problem, "dual_appa", kappa=kappa, max_passes=1, tol=0, seed=3)
+            sdca = cdlab.solve(problem.with_params(lam=kappa), "sdca", max_passes=1, tol=0, seed=3)
+            assert appa.trace.steps.iloc[-1] == sdca.trace.steps.iloc[-1] == n
+            assert np.array_equal(appa.w, sdca.w) and np.array_equal(appa.alpha, sdca.alpha)
 
 
 def test_recentring_keeps_the_primal_dual_pair():
@@ -215,6 +251,8 @@ def test_work_is_counted():
     assert last.nnz_touched == last.steps * 5 + 2 * problem.nnz * starts
     assert last.data_passes == pytest.approx(last.steps / 60 + 2 * starts)
     dual = cdlab.solve(problem, method="dual_appa", max_passes=30, tol=0).trace.iloc[-1]
+    assert dual.nnz_touched == dual.steps * 5  # α⁽⁰⁾ = 0 reads nothing, then O(d) moves
+    dual = cdlab.solve(problem, method="dual_appa", max_passes=30, tol=0, dual_start="gradient").trace.iloc[-1]
     assert dual.nnz_touched == dual.steps * 5 + 2 * problem.nnz  # α⁽⁰⁾ = ŷ(x⁽⁰⁾) once, then O(d) moves
     svrg = cdlab.solve(problem, method="appa", inner="svrg", stage_passes=1.0, max_passes=30, tol=0).trace.iloc[-1]
     epochs = -(-svrg.steps // 60)  # one snapshot (a full pass) per epoch begun
@@ -233,6 +271,11 @@ def test_bad_input_is_refused():
         (dict(method="appa", stage_passes="lots"), "stage_passes"),
         (dict(method="accel_appa", mu=-1.0), "mu"),
         (dict(method="dual_appa", inner="svrg"), "unknown option"),
+        (dict(method="dual_appa", dual_start="primal"), "dual_start must be 'zero'"),
+        (dict(method="dual_appa", dual_start=0), "dual_start must be 'zero'"),
+        (dict(method="appa", dual_start="zero"), "needs warm_start='dual'"),  # appa: primal start
+        (dict(method="appa", inner="svrg", dual_start="gradient"), "needs warm_start='dual'"),
+        (dict(method="accel_appa", warm_start="primal", dual_start="zero"), "needs warm_start='dual'"),
     ]
     for kwargs, match in bad:
         with pytest.raises(ValueError, match=match):

@@ -442,25 +442,36 @@ def _lambda_sweep_module():
 
 def test_lambda_sweep_has_the_shape_of_appa_figure_3():
     """Frostig et al. 2015, Fig. 3 on a9a[:1000] with the squared loss (F = mean loss, λ₀ = 0),
-    20 passes per run, θ = 1e-6 … 1e2: SGD (step θ/√t) and SVRG (step θ) diverge for every θ
-    past a threshold although well-tuned they get within 5% of F(0) − F*; SDCA (ridge θ) never
-    diverges, never ends above F(0), and past its best θ degrades monotonically; Dual APPA
-    (proximal weight θ) past SDCA's best θ — the side where SGD and SVRG break — never diverges
-    and ends no worse than SDCA. At the tiny-κ end Algorithm 3's first dual point ŷ(0) maps to
-    w = Xᵀŷ(0)/(κn) and Dual APPA does not recover in 20 one-pass stages (not graceful there,
-    unlike the paper's claim); such runs must be reported as diverged, never as a finite
-    number 10⁷ times F(0) (as they were while the first checkpoint showed that point)."""
+    "20 stages (or the equivalent)": 20·n steps for SGD, SDCA and Dual APPA (whose score is its
+    stage output x^(20)), 20 passes of work for SVRG; θ = 1e-6 … 1e2, every θ checked:
+
+    - SGD (step θ/√t) and SVRG (step θ) diverge for every θ past a threshold inside the grid
+      although well-tuned they get within 5% of F(0) − F*;
+    - SDCA (ridge θ) never diverges, never ends above F(0), and past its best θ degrades
+      monotonically;
+    - Dual APPA (proximal weight θ, first dual point α = 0, i.e. w = 0 as in Section 5) never
+      diverges, ends below F(0) and within a factor 1.5 of SDCA's F − F* at every θ, and past
+      SDCA's best θ (the side where SGD and SVRG break) better than SDCA. At tiny θ (κn ≪ ‖x_i‖²)
+      its one-pass stages are SDCA's passes (both near-Kaczmarz steps), so the two agree there
+      (measured: within 16% over 4 seeds, both at Kaczmarz's noise floor, < 0.6 (F(0) − F*));
+    - Algorithm 3's printed start α = ŷ(0) (dual_start="gradient") fails at the smallest θ:
+      w = Xᵀŷ(0)/(κn) is not brought back by one-pass stages; reported as diverged or as a
+      number above F(0), never as a finite number past the driver's divergence factor."""
     mod = _lambda_sweep_module()
     X, y = load_svmlight_file(str(DATA / "a9a.bz2"))
     base = cdlab.Problem(X[:1000], y[:1000], loss="squared", lam=0.0)
+    n = base.n_samples
     grid = tuple(10.0 ** k for k in range(-6, 3))
-    df = mod.sweep(base, grid=grid, passes=20)
-    assert sorted(df.method.unique()) == ["dual_appa", "sdca", "sgd", "svrg"]
+    df = mod.sweep(base, grid=grid, methods=mod.ALL_METHODS, passes=20)
+    assert sorted(df.method.unique()) == ["dual_appa", "dual_appa_gradient", "sdca", "sgd", "svrg"]
     f_star, f0 = mod.erm_optimum(base), base.primal(np.zeros(base.n_features))
     w_ls = np.linalg.lstsq(base.X.toarray(), base.y, rcond=None)[0]  # rank-deficient: one-hot groups
     assert rel_err(f_star, base.primal(w_ls)) <= 1e-10
-    excess = {m: (g.sort_values("theta").objective.to_numpy() - f_star) / (f0 - f_star)
-              for m, g in df.groupby("method")}
+    by = {m: g.sort_values("theta") for m, g in df.groupby("method")}
+    excess = {m: (g.objective.to_numpy() - f_star) / (f0 - f_star) for m, g in by.items()}
+    for m in ("sgd", "sdca", "dual_appa"):  # every run that did not diverge got exactly 20·n steps
+        ok = by[m].status.to_numpy() != "diverged"
+        assert np.all(by[m].steps.to_numpy()[ok] == 20 * n), m
     for m in ("sgd", "svrg"):
         th = mod.threshold(df, m)
         assert th is not None and th <= 10.0, (m, th)  # a sharp break inside the grid
@@ -471,8 +482,13 @@ def test_lambda_sweep_has_the_shape_of_appa_figure_3():
     assert best < len(grid) - 1 and np.all(np.diff(sdca[best:]) >= -1e-9)
     assert sdca[-1] < 1.0  # at θ = 100 SDCA is biased towards 0 but still better than w = 0
     appa = excess["dual_appa"]
-    assert np.all(np.isfinite(appa[best:])) and np.all(appa[best:] <= sdca[best:] + 1e-6)
-    status = df[df.method == "dual_appa"].sort_values("theta").status.to_numpy()
+    assert np.all(by["dual_appa"].status.to_numpy() == "budget")  # never diverged, at any θ
+    assert np.all(np.isfinite(appa)) and np.all(appa < 1.0)  # below F(0) at every θ
+    assert np.all(appa <= 1.5 * sdca)  # never much worse than SDCA, at any θ
+    assert np.all(appa[best:] < sdca[best:])  # better where the ridge's bias dominates: re-centring undoes it
+    gradient = excess["dual_appa_gradient"]
+    status = by["dual_appa_gradient"].status.to_numpy()
+    assert status[0] == "diverged" or gradient[0] > 1.0  # Algorithm 3's printed start fails at tiny θ
     # every run is either a number below the driver's divergence factor or reported as diverged
-    assert np.all((status == "diverged") == ~np.isfinite(appa))
-    assert np.all(appa[np.isfinite(appa)] * (f0 - f_star) + f_star <= 1e6 * (f0 + 1))
+    assert np.all((status == "diverged") == ~np.isfinite(gradient))
+    assert np.all(gradient[np.isfinite(gradient)] * (f0 - f_star) + f_star <= 1e6 * (f0 + 1))

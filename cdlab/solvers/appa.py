@@ -24,10 +24,31 @@ needs O(n log c) steps, about a pass per constant factor).
   only if the oracle is centred at y^(t), as in the published algorithm.)
   SDCA inside is warm-started from the previous stage's α (O(d) re-centring,
   ``warm_start="dual"``, default) with one pass per stage.
-- ``dual_appa`` (Algorithm 3): α^(0) = ŷ(x^(0)), then SDCA on the dual of
-  f_{x^(t−1),κ} from the previous α and x^(t) = x̂(α^(t)); one pass per stage
+- ``dual_appa`` (Algorithm 3): a first dual point α^(0), then SDCA on the dual
+  of f_{x^(t−1),κ} from the previous α and x^(t) = x̂(α^(t)); one pass per stage
   (Section 5: "we set the stage size equal to the dataset size"; Thm 2.10's
   σ = poly(n, κ) has no explicit constant to size the stage from).
+
+The first dual point (``dual_start``, for every chain of dual warm starts:
+``dual_appa``, and ``appa`` / ``accel_appa`` with ``warm_start="dual"``):
+
+- ``"zero"`` (default): α^(0) = 0, whose primal image is x̂_{0,κ}(0) = 0, so
+  the inner SDCA starts at the valid primal–dual pair (w, α) = (0, 0) and its
+  first stage is plain SDCA with ridge κ from SDCA's usual start. This is the
+  setting of the paper's experiments (Section 5, "Algorithms": "All
+  algorithms are initialized at x = 0", with Dual APPA's inner SDCA kept as
+  a primal–dual pair, Section 4, "Re-centering overhead"); it reads no data.
+  At a tiny κ (κn ≪ ‖x_i‖²) an SDCA step moves w by about the Kaczmarz
+  projection whatever the centre, so one-pass stages are then SDCA's passes
+  with ridge κ: bounded, but no better than SDCA there.
+- ``"gradient"``: Algorithm 3 as printed, α^(0) = ŷ(x^(0)) = −φ'(0) (eq. 7,
+  one pass to compute, counted as two like the primal-to-dual start). Its
+  primal image Xᵀα^(0)/(κn) is of size ‖∇F(0)‖/κ; for a tiny κ one-pass
+  stages (condition number R²/(γκ) ≫ n) cannot bring it back, and Dual APPA
+  then diverges (a9a, squared loss, κ = 1e-7, 20 stages: F − F* ≈ 4e4
+  against F(0) − F* ≈ 0.28; ``benchmarks/lambda_sweep.py``), where the paper (Section 5, "Parameter sensitivity")
+  reports APPA converging for every λ. Both coincide at stage 0 (x^(0) = 0);
+  Thm 2.10's guarantee holds from either, given a dual oracle.
 
 SDCA on f_{s,κ} in our mean notation is SDCA with regulariser
 ((κ+λ)/2)‖w − c_s‖², c_s = κs/(κ+λ), i.e. w = c_s + Xᵀα/((κ+λ)n). Its steps
@@ -122,6 +143,13 @@ class SDCAOracle:
     def _c(self, center, kappa):
         return kappa / (kappa + self.p.lam) * center
 
+    def start_zero(self, center, kappa, stage_len):
+        """Dual start α = 0 (``dual_start="zero"``): w = c_s, a valid pair reading no data."""
+        self.alpha = np.zeros(self.p.n_samples)
+        self.w = self._c(center, kappa)
+        self.center[:], self.kappa = center, kappa
+        return 0
+
     def start(self, center, kappa, stage_len):
         """Primal-to-dual start (eq. 7): α = −φ'(X s), w = c_s + Xᵀα/((κ+λ)n); returns the nnz read."""
         p = self.p
@@ -183,7 +211,7 @@ class APPAState:
     """Stages of an approximate proximal point method around an inner oracle."""
 
     def __init__(self, problem, sampling, rng, variant, kappa=None, kappa_decay=1.0, kappa_min=None,
-                 inner="sdca", stage_passes=None, warm_start=None, mu=None):
+                 inner="sdca", stage_passes=None, warm_start=None, mu=None, dual_start=None):
         if problem.R == 0:
             raise ValueError("APPA needs at least one nonzero row of X")
         n = problem.n_samples
@@ -196,6 +224,15 @@ class APPAState:
         if inner == "svrg" and warm_start == "dual":
             raise ValueError("the SVRG oracle starts at the centre (a primal start); warm_start='dual' "
                              "needs inner='sdca'")
+        if dual_start is None:
+            dual_start = "zero" if warm_start == "dual" else None
+        elif not isinstance(dual_start, str) or dual_start not in ("zero", "gradient"):
+            raise ValueError(f"dual_start must be 'zero' (α = 0, w = 0: Section 5's start) or 'gradient' "
+                             f"(Algorithm 3's α = ŷ(x^(0))), got {dual_start!r}")
+        elif warm_start != "dual":
+            raise ValueError(f"dual_start={dual_start!r} chooses the first dual point of a chain of dual warm "
+                             "starts; it needs warm_start='dual' (a primal start maps every centre to ŷ(s))")
+        self.dual_start = dual_start
         if stage_passes is None:
             stage_passes = "theory" if warm_start == "primal" else 1.0
         if stage_passes != "theory":
@@ -233,7 +270,8 @@ class APPAState:
         self.v = self.x.copy()
         self.stage, self.pos, self.steps = 0, 0, 0
         self.nnz_touched, self.data_passes = 0, 0.0
-        self._begin_stage(self.x, self.oracle.start)  # Alg. 3: α^(0) = ŷ(x^(0))
+        # the first stage's start: α^(0) = 0 (Section 5's x = 0) or ŷ(x^(0)) (Algorithm 3 as printed)
+        self._begin_stage(self.x, self.oracle.start_zero if dual_start == "zero" else self.oracle.start)
         # inner steps in about one pass of work (SVRG also reads the data once per epoch for its snapshot)
         self.steps_per_pass = n if inner == "sdca" else self.oracle.state.steps_per_pass
 
@@ -292,10 +330,11 @@ class APPAState:
         Algorithms 1–3 output the stages' results x^(t). Right after a boundary
         the oracle already holds the next stage's starting primal point — 2x − s
         after the O(d) re-centring, s − ∇F(s)/κ after a primal-to-dual start,
-        Xᵀŷ(0)/(κn) at the very start of Dual APPA — which is not an iterate of
-        the method and, for a small κ, is far worse than x^(t): reporting it drew
-        a wrong curve and, as the first row, inflated the driver's divergence
-        threshold P(w₀)."""
+        Xᵀŷ(0)/(κn) at the very start with ``dual_start="gradient"`` — which is
+        not an iterate of the method and, for a small κ, is far worse than
+        x^(t): reporting it drew a wrong curve and, as the first row, inflated
+        the driver's divergence threshold P(w₀). (A checkpoint a few steps
+        past a boundary still shows that start, nearly unchanged.)"""
         w, alpha = self.oracle.iterate()
         if self.pos == 0:
             w = self.x
@@ -315,17 +354,18 @@ register(MethodSpec(
     name="appa", make=_maker("appa"),
     source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 1 (APPA), Lemma 2.3, Thm 2.4; theory.md §7",
     options={"kappa": None, "kappa_decay": 1.0, "kappa_min": None, "inner": "sdca", "stage_passes": None,
-             "warm_start": None, "mu": None},
+             "warm_start": None, "mu": None, "dual_start": None},
     **_COMMON))
 
 register(MethodSpec(
     name="accel_appa", make=_maker("accel_appa"),
     source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 2 (Accelerated APPA), Thm 2.6; theory.md §7",
-    options={"kappa": None, "mu": None, "inner": "sdca", "stage_passes": None, "warm_start": None},
+    options={"kappa": None, "mu": None, "inner": "sdca", "stage_passes": None, "warm_start": None,
+             "dual_start": None},
     **_COMMON))
 
 register(MethodSpec(
     name="dual_appa", make=_maker("dual_appa"),
     source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 3 (Dual APPA), Thm 2.10, Section 4; theory.md §7",
-    options={"kappa": None, "kappa_decay": 1.0, "kappa_min": None, "stage_passes": None},
+    options={"kappa": None, "kappa_decay": 1.0, "kappa_min": None, "stage_passes": None, "dual_start": None},
     **_COMMON))
