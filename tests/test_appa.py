@@ -113,6 +113,27 @@ def test_checkpoints_report_the_stage_outputs(method, options):
 
 @pytest.mark.parametrize("method,options", [
     ("dual_appa", {}),
+    ("appa", {"stage_passes": 1.0, "warm_start": "dual"}),
+    ("accel_appa", {"stage_passes": 1.0, "warm_start": "dual"}),
+])
+def test_a_pass_budget_ends_on_a_stage_output(method, options):
+    """With dual warm starts a stage of n steps is about one pass. Uniform draws read a little
+    less than nnz per n steps, so a budget of k passes falls a few
+    steps into stage k + 1, whose reported point is that stage's start (2x − s), not x^(k).
+    The driver lets the state move its last chunk to the nearby boundary: the run ends on
+    x^(k) itself."""
+    problem = real_problem("heart_scale", loss="squared", lam=0.0)
+    n = problem.n_samples
+    for k in (3, 5):
+        res = cdlab.solve(problem, method=method, max_passes=k, tol=0, **options)
+        assert res.status == "max_passes"
+        assert res.trace.steps.iloc[-1] == k * n
+        _, outputs = stage_outputs(problem, method, k, **options)
+        assert np.array_equal(res.w, outputs[-1])
+
+
+@pytest.mark.parametrize("method,options", [
+    ("dual_appa", {}),
     ("appa", {"warm_start": "dual"}),
     ("accel_appa", {}),
 ])

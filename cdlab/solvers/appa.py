@@ -324,6 +324,20 @@ class APPAState:
                 self._end_stage()
         self.steps += n_steps
 
+    def align_last_chunk(self, n_steps, slack):
+        """End the pass budget on the nearest stage boundary when one is within ``slack`` steps.
+
+        Uniform draws read slightly fewer than nnz nonzeros per n steps, so a
+        budget of 20 passes falls a few dozen steps into stage 21, where the
+        reported point is that stage's start (2x − s), not x^(20)."""
+        end = self.pos + n_steps
+        below = (end // self.stage_len) * self.stage_len  # pos itself when pos = 0
+        above = below + self.stage_len
+        nearest = [b for b in (below, above) if b >= self.pos and abs(b - end) <= slack]
+        if nearest:
+            return min(nearest, key=lambda b: abs(b - end)) - self.pos
+        return n_steps
+
     def iterate(self):
         """The method's point: x^(t) at a stage boundary, else the inner solver's current point.
 

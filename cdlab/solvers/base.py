@@ -16,6 +16,13 @@ A state object has
     steps_per_pass        the number of steps one checkpoint interval holds
                           (about one pass over the data)
 
+and may have
+
+    align_last_chunk(n_steps, slack) -> int
+                          the steps to run instead of the budget's last
+                          n_steps (0 = stop now), e.g. to end on a stage
+                          boundary at most ``slack`` steps away
+
 To add a method: write ``cdlab/solvers/<family>.py`` with a numba kernel, a
 state class and a ``register(MethodSpec(...))`` call, and import the module
 in ``cdlab/solvers/__init__.py``.

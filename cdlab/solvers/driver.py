@@ -141,8 +141,21 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
         if max_time is not None and elapsed >= max_time:
             status = "max_time"
             break
+        steps = chunk
+        if left < chunk:
+            steps = max(1, int(round(left)))
+            # A staged method (APPA) outputs x^(t) only at stage ends: a budget
+            # that ends a few steps into a stage would report the next stage's
+            # start point, so such a state may move the end to a stage boundary
+            # within half a checkpoint interval.
+            align = getattr(state, "align_last_chunk", None)
+            if align is not None:
+                steps = align(steps, chunk // 2)
+                if steps == 0:
+                    status = "max_passes"
+                    break
         t0 = time.perf_counter()
-        state.run(chunk if left >= chunk else max(1, int(round(left))))
+        state.run(steps)
         elapsed += time.perf_counter() - t0
         out = record()
         if out is None or not np.isfinite(out[0]["primal"]) or out[0]["primal"] > DIVERGENCE_FACTOR * p0:

@@ -153,7 +153,7 @@ def asdca_bound(problem, sampling="uniform", **options):
 
 
 APPA_OPTIONS = {"kappa", "mu", "mu_F", "inner", "stage_passes", "warm_start", "kappa_decay", "kappa_min",
-                "reference", "eps0"}
+                "dual_start", "reference", "eps0"}
 
 
 def _appa_common(method, problem, options):
