@@ -21,10 +21,24 @@ def importance_probabilities(norms_sq, lam, gamma, n_samples):
 
 
 def check_probabilities(p, size, what="coordinates"):
-    """Validate user probabilities: finite, > 0, right length, sum to 1 within 1e-9."""
+    """Validate user probabilities: a 1-D array of real numbers, finite, > 0, of
+    the right length, summing to 1 within 1e-9. Returns a float64 copy."""
+    if p is None or isinstance(p, (str, bytes, dict)):
+        raise ValueError(f"sampling must be a name or a 1-D array of probabilities, got {p!r}")
     try:
-        p = np.array(p, dtype=np.float64, copy=True).ravel()
+        raw = np.asarray(p)
+        # The dtype and shape are checked before converting to float, which
+        # would silently drop an imaginary part, read True as 1.0, or flatten
+        # a matrix into a vector.
+        if raw.dtype.kind in "bc":
+            raise ValueError(f"sampling probabilities must be real numbers, got dtype {raw.dtype}")
+        if raw.ndim != 1:
+            raise ValueError(f"sampling probabilities must be a 1-D array of length {size}, "
+                             f"got shape {raw.shape}")
+        p = np.array(raw, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
+        if str(exc).startswith("sampling probabilities"):
+            raise
         raise ValueError(f"sampling probabilities must be numeric: {exc}") from None
     if p.shape[0] != size:
         raise ValueError(f"sampling probabilities have length {p.shape[0]}, but there are {size} {what}")

@@ -34,9 +34,10 @@ def test_certified_on_real_data(name, loss, step):
     check_certified(real_problem(name, loss), "dual_cd", step=step)
 
 
+@pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("name", sorted(REAL))
-def test_certified_on_real_data_elastic_net(name):
-    check_certified(real_problem(name, "logistic", l1=1e-3), "dual_cd", sampling="importance")
+def test_certified_on_real_data_elastic_net(name, loss):
+    check_certified(real_problem(name, loss, l1=1e-3), "dual_cd", sampling="importance")
 
 
 @pytest.mark.parametrize("loss, name", [("hinge", "colon-cancer"), ("hinge", "synthetic"),
@@ -57,16 +58,23 @@ def test_exact_step_certifies_non_smooth_losses(loss, name):
     assert abs(res.trace.dual.iloc[-1] - d_ref) <= 1e-8 * abs(d_ref)
 
 
-@pytest.mark.parametrize("loss", ["hinge", "absolute"])
-def test_gradient_step_needs_a_smooth_loss(loss):
+@pytest.mark.parametrize("loss, smooth", [("hinge", "smoothed_hinge"),
+                                         # real-valued targets: suggesting the smoothed hinge
+                                         # (±1 labels only) sent regression users to another refusal
+                                         ("absolute", "squared")])
+def test_gradient_step_needs_a_smooth_loss(loss, smooth):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((20, 4))
     y = np.sign(rng.standard_normal(20)) if loss == "hinge" else rng.standard_normal(20)
-    with pytest.raises(ValueError, match="step='exact' or loss='smoothed_hinge'"):
-        cdlab.solve(cdlab.Problem(X, y, loss=loss, lam=0.1), method="dual_cd")
-    with pytest.raises(ValueError, match="needs a smooth loss"):
-        cdlab.solve(cdlab.Problem(X, y, loss=loss, lam=0.1), method="dual_cd", step="exact",
-                    sampling="importance")
+    calls = []
+    with pytest.raises(ValueError, match=f"gradient step needs a smooth loss, not '{loss}'; "
+                                         f"use step='exact' or loss='{smooth}'"):
+        cdlab.solve(cdlab.Problem(X, y, loss=loss, lam=0.1), method="dual_cd", callback=calls.append)
+    for method, options in (("dual_cd", {"step": "exact"}), ("sdca", {})):
+        with pytest.raises(ValueError, match="importance sampling .* needs a smooth loss.*sampling='uniform'"):
+            cdlab.solve(cdlab.Problem(X, y, loss=loss, lam=0.1), method=method, sampling="importance",
+                        callback=calls.append, **options)
+    assert calls == []
 
 
 # ------------------------------------------------------- SDCA is the special case
@@ -80,6 +88,63 @@ def test_exact_step_at_uniform_sampling_is_sdca(loss, l1):
     assert len(a.trace) > 3
     assert no_time(a).equals(no_time(b))
     assert np.array_equal(a.w, b.w) and np.array_equal(a.alpha, b.alpha)
+
+
+def sdca_by_hand(X, y, loss, lam, l1, s, order):
+    """Shalev-Shwartz & Zhang's (Prox-)SDCA in plain numpy, the closed forms
+    of theory.md §3 written out here (logistic: the root by brentq), run over
+    ``order``; nothing from cdlab's kernels. Returns α."""
+    from scipy.optimize import brentq
+    n, d = X.shape
+    alpha, v = np.zeros(n), np.zeros(d)
+    t = l1 / lam
+    for i in order:
+        w = np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
+        x = X[i]
+        z, q, a, b = x @ w, x @ x / (lam * n), alpha[i], alpha[i] * y[i]
+        if loss == "squared":
+            new = a + (y[i] - z - a) / (1.0 + q)
+        elif loss == "hinge":
+            new = y[i] * np.clip(b + (1.0 - y[i] * z) / q, 0.0, 1.0)
+        elif loss == "smoothed_hinge":
+            new = y[i] * np.clip(b + (1.0 - y[i] * z - s * b) / (s + q), 0.0, 1.0)
+        else:  # logistic: log(b⁺/(1−b⁺)) + yz + q(b⁺ − b) = 0
+            f = lambda c: np.log(c / (1.0 - c)) + y[i] * z + q * (c - b)  # noqa: E731
+            new = y[i] * brentq(f, 1e-300, 1.0 - 1e-16, xtol=1e-300, rtol=1e-15, maxiter=500)
+        v += (new - a) * x / (lam * n)
+        alpha[i] = new
+    return alpha
+
+
+@pytest.mark.parametrize("loss, l1", [("logistic", 0.0), ("squared", 1e-2), ("hinge", 1e-2),
+                                      ("smoothed_hinge", 0.0)])
+def test_registered_sdca_and_exact_dual_cd_are_sdca_written_independently(loss, l1):
+    """Both registered methods replay, step for step, an SDCA written here from
+    the paper's update rules with the same uniform indices (the run's
+    Generator draws one chunk of n indices per pass)."""
+    X, y = real_data("heart_scale")
+    problem = cdlab.Problem(X, y, loss=loss, lam=1.0 / X.shape[0], l1=l1, s=0.5)
+    n, passes = problem.n_samples, 6
+    replay = np.random.default_rng(21)
+    order = np.concatenate([replay.integers(0, n, n) for _ in range(passes)])
+    expected = sdca_by_hand(problem.X.toarray(), problem.y, loss, problem.lam, l1, 0.5, order)
+    for method, options in (("sdca", {}), ("dual_cd", {"step": "exact"})):
+        state = cdlab.METHODS[method].make(problem, "uniform", np.random.default_rng(21), **options)
+        for _ in range(passes):
+            state.run(n)
+        np.testing.assert_allclose(state.alpha, expected, rtol=1e-9, atol=1e-12)
+        assert state.nnz_touched == problem.row_nnz[order].sum()
+
+
+def test_nonzeros_touched_counted_by_hand():
+    """3×4 matrix, rows holding 2, 1, 4 nonzeros (nnz 7); cyclic order in chunks
+    of 2 rows (eval_every=0.5 of n=3): rows 0,1 | 2,0 | 1,2 touch 3, 6, 5."""
+    from test_primal_cd import tiny_problem
+    for method, options in (("dual_cd", {}), ("dual_cd", {"step": "exact"}), ("sdca", {})):
+        res = cdlab.solve(tiny_problem(), method=method, sampling="cyclic", tol=0.0, max_passes=2.0,
+                          eval_every=0.5, **options)
+        assert res.trace.nnz_touched.tolist() == [0, 3, 9, 14], method
+        np.testing.assert_array_equal(res.trace.passes, np.array([0, 3, 9, 14]) / 7)
 
 
 def test_gradient_step_is_the_exact_step_for_squared_loss_at_importance_sampling():

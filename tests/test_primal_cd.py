@@ -130,9 +130,10 @@ def test_certified_on_real_data(name, loss):
     check_certified(real_problem(name, loss), "primal_cd")
 
 
+@pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("name", sorted(REAL))
-def test_certified_on_real_data_elastic_net(name):
-    check_certified(real_problem(name, "logistic", l1=1e-3), "primal_cd", sampling="importance")
+def test_certified_on_real_data_elastic_net(name, loss):
+    check_certified(real_problem(name, loss, l1=1e-3), "primal_cd", sampling="importance")
 
 
 def test_zero_columns_stay_zero():
@@ -211,15 +212,33 @@ def test_margin_refresh_is_counted(monkeypatch):
     np.testing.assert_allclose(state.z, problem.X @ state.w, rtol=0, atol=1e-12)
 
 
+def tiny_problem():
+    """3×4, nnz 7: columns hold 2, 1, 3, 1 nonzeros, rows 2, 1, 4."""
+    X = np.array([[1.0, 0, 2, 0], [0, 0, 3, 0], [4, 5, 6, 7]])
+    return cdlab.Problem(X, np.array([1.0, -1.0, 1.0]), loss="logistic", lam=0.1)
+
+
+def test_nonzeros_touched_counted_by_hand():
+    """Cyclic order visits columns 0,1 | 2,3 | 0,1 ... (a chunk is 2 steps at
+    eval_every=0.5): touched 2+1=3, then +3+1=7, +3=10, +4=14; passes = touched/7."""
+    res = cdlab.solve(tiny_problem(), method="primal_cd", sampling="cyclic", tol=0.0, max_passes=2.0,
+                      eval_every=0.5)
+    assert res.trace.nnz_touched.tolist() == [0, 3, 7, 10, 14]
+    assert res.trace.steps.tolist() == [0, 2, 4, 6, 8]
+    np.testing.assert_array_equal(res.trace.passes, np.array([0, 3, 7, 10, 14]) / 7)
+
+
 # ------------------------------------------------------------------- refusals
 
-@pytest.mark.parametrize("loss", ["hinge", "absolute"])
-def test_non_smooth_losses_refused_before_any_work(loss):
+@pytest.mark.parametrize("loss, suggestion", [("hinge", "try loss='smoothed_hinge'"),
+                                              # regression targets: the smoothed hinge would refuse them
+                                              ("absolute", "for regression try loss='squared'")])
+def test_non_smooth_losses_refused_before_any_work(loss, suggestion):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((20, 4))
     y = np.sign(rng.standard_normal(20)) if loss == "hinge" else rng.standard_normal(20)
     calls = []
-    with pytest.raises(ValueError, match="smoothed_hinge"):
+    with pytest.raises(ValueError, match=f"does not support the {loss} loss .*{suggestion}"):
         cdlab.solve(cdlab.Problem(X, y, loss=loss, lam=0.1), method="primal_cd", callback=calls.append)
     assert calls == []
 

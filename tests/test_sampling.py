@@ -61,10 +61,31 @@ def test_draws_are_reproducible():
     (np.array([0.2, 0.2, np.inf, 0.2, 0.2]), "NaN or inf"),
     (np.full(5, 0.2 + 1e-8), "must sum to 1"),
     (["a", "b", "c", "d", "e"], "must be numeric"),
+    # a matrix is refused, not flattened (it used to be, so (1, 5) and (5, 1) passed)
+    (np.full((1, 5), 0.2), r"1-D array of length 5, got shape \(1, 5\)"),
+    (np.full((5, 1), 0.2), r"1-D array of length 5, got shape \(5, 1\)"),
+    (np.full((2, 5), 0.1), r"1-D array of length 5, got shape \(2, 5\)"),
+    (0.2, r"got shape \(\)"),
+    # complex and bool are refused, not cast (an imaginary part was dropped with a warning)
+    (np.full(5, 0.2 + 0.1j), "real numbers, got dtype complex128"),
+    (np.ones(5, dtype=bool), "real numbers, got dtype bool"),
+    (None, "a name or a 1-D array of probabilities, got None"),
+    ({"p": 0.2}, "a name or a 1-D array of probabilities"),
+    ([[0.2, 0.2], [0.6]], "must be numeric"),
+    (np.array([1, 0, 0, 0, 0]), r"must all be > 0 \(4 are not\)"),
+    (np.ones(5, dtype=int), "they sum to 5"),
 ])
 def test_bad_probabilities_raise(bad, match):
     with pytest.raises(ValueError, match=match):
         check_probabilities(bad, 5)
+
+
+def test_lists_tuples_and_int_arrays_are_accepted_as_float64_copies():
+    for p, size in (([0.25, 0.75], 2), ((0.5, 0.5), 2), (np.array([1]), 1), (np.array([0.5, 0.5], np.float32), 2)):
+        out = check_probabilities(p, size)
+        assert out.dtype == np.float64 and out.shape == (size,)
+        np.testing.assert_allclose(out, np.asarray(p, float), rtol=0, atol=0)
+        assert out is not p
 
 
 def test_probabilities_summing_to_one_within_1e9_pass():
@@ -89,6 +110,34 @@ def test_primal_dual_length_mixup_raises_before_any_work(method, right, wrong, w
     with pytest.raises(ValueError, match="NaN"):
         cdlab.solve(problem, method=method, sampling=bad, callback=calls.append)
     assert calls == []
+
+
+@pytest.mark.parametrize("method", ["primal_cd", "dual_cd", "sdca"])
+def test_matrix_or_complex_probabilities_raise_through_solve(method):
+    problem = small_problem()
+    size = problem.n_features if method == "primal_cd" else problem.n_samples
+    calls = []
+    for bad, match in ((np.full((1, size), 1.0 / size), "1-D array"), (np.full(size, 1.0 / size + 0j), "real")):
+        with pytest.raises(ValueError, match=match):
+            cdlab.solve(problem, method=method, sampling=bad, callback=calls.append)
+    assert calls == []
+
+
+@pytest.mark.parametrize("loss, s, gamma", [("squared", 1.0, 1.0), ("logistic", 1.0, 4.0),
+                                            ("smoothed_hinge", 0.3, 0.3), ("smoothed_hinge", 2.5, 2.5)])
+def test_importance_uses_the_losses_gamma_on_both_sides(loss, s, gamma):
+    """Eq. (14) with λγn, γ the loss's smoothness (s for the smoothed hinge),
+    not λn: p_j ∝ ‖f_j‖² + λγn for primal_cd, q_i ∝ ‖x_i‖² + λγn for dual_cd."""
+    from cdlab.solvers import dual_cd, primal_cd
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((40, 6)) * np.r_[5.0, np.ones(5)]
+    X[:5] *= 4.0
+    problem = cdlab.Problem(X, np.sign(rng.standard_normal(40)), loss=loss, lam=0.05, s=s)
+    lgn = 0.05 * gamma * 40
+    primal = primal_cd.PrimalCDState(problem, "importance", np.random.default_rng(0)).sampler.probs
+    dual = dual_cd.DualCDState(problem, "importance", np.random.default_rng(0)).sampler.probs
+    np.testing.assert_allclose(primal, (problem.col_norms_sq + lgn) / (problem.col_norms_sq + lgn).sum(), rtol=1e-14)
+    np.testing.assert_allclose(dual, (problem.row_norms_sq + lgn) / (problem.row_norms_sq + lgn).sum(), rtol=1e-14)
 
 
 def test_user_probabilities_are_not_modified():

@@ -66,15 +66,21 @@ class DualCDState:
         if step not in ("exact", "gradient"):
             raise ValueError(f"step must be 'exact' or 'gradient', got {step!r}")
         if step == "gradient" and not problem.is_smooth:
+            # the smooth stand-in must fit the labels: the smoothed hinge for
+            # the hinge (±1 labels), the squared loss for the absolute loss
+            # (real-valued targets, on which the smoothed hinge would refuse)
+            smooth = "squared" if problem.loss == "absolute" else "smoothed_hinge"
             raise ValueError(f"the gradient step needs a smooth loss, not {problem.loss!r}; "
-                             "use step='exact' or loss='smoothed_hinge'")
+                             f"use step='exact' or loss='{smooth}'")
         self.p = problem
         n = problem.n_samples
         gamma = problem.gamma
         # isinstance first: ``array == "importance"`` compares elementwise and
         # made custom probabilities crash with "truth value of an array".
         if isinstance(sampling, str) and sampling == "importance" and gamma is None:
-            raise ValueError(f"importance sampling (face-off eq. 14) needs a smooth loss, not {problem.loss!r}")
+            raise ValueError(f"importance sampling (face-off eq. 14) needs a smooth loss, not {problem.loss!r} "
+                             "(its weights ‖x_i‖² + λγn use the smoothness γ); use sampling='uniform' "
+                             "or pass an array of probabilities")
         self.sampler = make_sampler(sampling, n, problem.row_norms_sq, problem.lam, gamma or 1.0, n,
                                     allowed=ORDERS + ("importance", "custom"), what="examples")
         self.rng = rng
