@@ -27,9 +27,12 @@ def main(argv=None) -> int:
         return 0
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, OSError) as exc:  # bad input, or a file the system refuses (permissions, disk full)
         print(f"cdlab {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: what finished is stored (a sweep resumes from it); no traceback
+        print(f"cdlab {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -80,7 +80,17 @@ def test_solve_on_a_libsvm_path(tmp_path, svm_file):
     (["/no/such/file.svm"], "no such svmlight/LIBSVM file: /no/such/file.svm"),
     (["heart_scale", "--method", "nope"], "unknown method 'nope'"),
     (["heart_scale", "--method", "sdca", "-o", "step=exact"], "got unknown option(s) ['step']"),
-    (["heart_scale", "--loss", "squared", "--lam", "-1"], "lam (L2 strength λ) must be finite and ≥ 0"),
+    (["heart_scale", "--loss", "squared", "--lam", "-1"], "--lam must be finite and ≥ 0, got -1.0"),
+    (["heart_scale", "--method", "sdca", "--lam", "0"], "method 'sdca' needs lam > 0"),
+    # flags are checked before the data are loaded: the (missing) file is never reached
+    (["/no/such/file.svm", "--lam", "nan"], "--lam must be finite and ≥ 0, got nan"),
+    (["/no/such/file.svm", "--tol", "nan"], "--tol must be a number, got nan"),
+    (["/no/such/file.svm", "--seed", "-1"], "--seed must be ≥ 0, got -1"),
+    (["/no/such/file.svm", "--max-time", "-1"], "--max-time must be finite and ≥ 0, got -1.0"),
+    (["/no/such/file.svm", "--eval-every", "0"], "--eval-every must be finite and > 0, got 0.0"),
+    (["/no/such/file.svm", "--max-passes", "inf"], "--max-passes must be finite and > 0, got inf"),
+    (["/no/such/file.svm", "--out", "/no/such/dir/trace.csv"], "directory /no/such/dir does not exist"),
+    (["/no/such/file.svm", "--out", "/"], "--out / is a directory"),
 ])
 def test_solve_errors_are_one_clear_line_and_exit_2(args, message, capsys):
     # in-process (the same main() as the console script) to spare a Python start per case
@@ -123,3 +133,52 @@ store: results
     bad.write_text("datasets: [heart_scale]\nmethods: [nope]\n")
     proc = cdlab_cli("sweep", bad)
     assert proc.returncode == 2 and "unknown method 'nope'" in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_killed_sweep_command_resumes_losing_nothing(tmp_path):
+    """Ctrl-C (SIGINT) stops `cdlab sweep` with a message and no traceback; SIGKILL stops it dead;
+    either way every result that finished is in the store and the same command resumes from it."""
+    import glob
+    import signal
+    import time
+
+    grid = tmp_path / "grid.yaml"
+    # configurations of about a second each, so that the signals arrive mid-sweep
+    grid.write_text("""
+datasets:
+  - {synthetic: {n_samples: 1000, n_features: 100, density: 0.5, seed: 1}, name: syn}
+lam: 1.0e-3
+seeds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+max_passes: 1500
+eval_every: 25.0
+tol: 0.0
+store: results
+""")
+    stored = lambda: len(glob.glob(str(tmp_path / "results" / "*.parquet")))  # noqa: E731
+
+    def interrupt(sig, at_least):
+        proc = subprocess.Popen([sys.executable, "-m", "cdlab", "sweep", str(grid), "--no-progress"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 600
+        while stored() < at_least and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the sweep finished before it could be interrupted"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+        return proc.returncode, out, err
+
+    rc, out, err = interrupt(signal.SIGINT, 1)
+    assert rc == 130 and "Traceback" not in err and "interrupted" in err and "resumes" in err
+    after_int = stored()
+    assert 1 <= after_int < 12
+    rc, out, err = interrupt(signal.SIGKILL, after_int + 1)
+    assert rc == -signal.SIGKILL
+    after_kill = stored()
+    assert after_int < after_kill < 12
+    proc = cdlab_cli("sweep", grid, "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert f"12 configurations: {12 - after_kill} computed, {after_kill} already in the store, 0 failed" \
+        in proc.stdout
+    runs = cdlab.results(tmp_path / "results", what="runs")
+    assert len(runs) == 12 and (runs.status == "max_passes").all() and sorted(runs.seed) == list(range(12))

@@ -248,15 +248,38 @@ def test_grid_format_example_and_errors(tmp_path):
     configs = expand_grid(load_grid(path))
     assert sorted((c["lam"], c["s"]) for c in configs) == [(1e-4, 0.5), (1e-4, 1.0), (1e-3, 0.5), (1e-3, 1.0)]
     assert len(expand_grid({"datasets": ["heart_scale"], "loss": "logistic", "s": [0.5, 1.0]})) == 1
+    # a quoted "false" (YAML text, not a boolean) must not read as True
+    path.write_text('datasets: [heart_scale]\nreference: [true, "false", "True"]\n')
+    assert [c["reference"] for c in expand_grid(load_grid(path))] == [True, False]
 
     bad = [({"lam": 1e-3}, "names no datasets"), ({"datasets": ["heart_scale"], "lamda": 1}, "unknown grid key"),
            ({"datasets": ["heart_scale"], "methods": ["nope"]}, "unknown method 'nope'"),
            ({"datasets": ["heart_scale"], "loss": "bogus"}, "unknown loss 'bogus'"),
            ({"datasets": ["heart_scale"], "lam": "abc"}, "'lam': 'abc' is not a number"),
            ({"datasets": ["heart_scale"], "lam": []}, "empty list"),
-           ({"datasets": [{"foo": 1}]}, "needs a 'synthetic' or a 'path'")]
+           ({"datasets": [{"foo": 1}]}, "needs a 'synthetic' or a 'path'"),
+           ({"datasets": ["heart_scale"], "reference": 1}, "'reference': 1 is not true or false")]
     for grid, message in bad:
         with pytest.raises(ValueError, match=message):
             expand_grid(grid)
     with pytest.raises(ValueError, match="needs a store"):
         cdlab.sweep({"datasets": ["heart_scale"]})
+
+
+def test_progress_bar_in_a_notebook_shows_progress_without_warnings():
+    """The sweep's bar in a Jupyter kernel: a bar (a widget when ipywidgets is installed, text
+    otherwise), and no 'IProgress not found' warning from tqdm.auto."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    code = ("from cdlab.experiments.dask_sweep import _progress_bar\n"
+            "with _progress_bar(3, 1, True) as bar:\n"
+            "    bar.update(2)\n")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    outputs = nb.cells[0].outputs
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    widgets = [o for o in outputs if o.output_type == "display_data"
+               and "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert "IProgress" not in text and "Warning" not in text
+    assert widgets or "3/3" in text

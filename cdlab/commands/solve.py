@@ -9,6 +9,8 @@ P − P* with --reference), and writes the trace as CSV with --out.
 from __future__ import annotations
 
 import json
+import math
+import os
 import sys
 import time
 
@@ -58,6 +60,31 @@ def parse_options(items):
     return options
 
 
+def check_args(args):
+    """Cheap checks of the flags, named as the user typed them, before loading a possibly large file
+    or computing P* (Problem and cdlab.solve check the values again)."""
+    rules = [("--lam", args.lam, args.lam >= 0, "finite and ≥ 0"),
+             ("--l1", args.l1, args.l1 >= 0, "finite and ≥ 0"),
+             ("--s", args.s, args.s > 0, "finite and > 0"),
+             ("--max-passes", args.max_passes, args.max_passes > 0, "finite and > 0"),
+             ("--eval-every", args.eval_every, args.eval_every > 0, "finite and > 0"),
+             ("--tol", args.tol, True, "a number"),
+             ("--seed", args.seed, args.seed >= 0, "≥ 0")]
+    if args.max_time is not None:
+        rules.append(("--max-time", args.max_time, args.max_time >= 0, "finite and ≥ 0"))
+    for flag, value, ok, rule in rules:
+        # --tol -inf means "run the budget out"; NaN is never meant
+        finite = math.isfinite(value) or (flag == "--tol" and not math.isnan(value))
+        if not (ok and finite):
+            raise ValueError(f"{flag} must be {rule}, got {value}")
+    if args.out:
+        folder = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(folder):
+            raise ValueError(f"--out {args.out}: directory {folder} does not exist")
+        if os.path.isdir(args.out):
+            raise ValueError(f"--out {args.out} is a directory; give a file name such as trace.csv")
+
+
 def run(args) -> int:
     from tqdm.auto import tqdm
 
@@ -70,8 +97,7 @@ def run(args) -> int:
     spec = get_method(args.method)
     loss = get_loss(args.loss).name
     options = parse_options(args.option)
-    if not args.max_passes > 0:
-        raise ValueError(f"--max-passes must be > 0, got {args.max_passes}")
+    check_args(args)
     wall = time.perf_counter()
     X, y = load_data(args.data, args.normalize)
     problem = Problem(X, y, loss=loss, lam=args.lam, l1=args.l1, s=args.s)

@@ -7,6 +7,7 @@ some are recorded as failed, 2 for a bad grid file.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -48,8 +49,13 @@ def run(args) -> int:
     if args.workers < 1:
         raise ValueError(f"--workers must be ≥ 1, got {args.workers}")
     store = args.store or (None if grid.get("store") else Path(args.grid).with_name(Path(args.grid).stem + "_results"))
-    report = sweep(grid, store=store, client=args.scheduler, n_workers=args.workers, progress=not args.no_progress,
-                   retry_failed=args.retry_failed)
+    try:
+        report = sweep(grid, store=store, client=args.scheduler, n_workers=args.workers,
+                       progress=not args.no_progress, retry_failed=args.retry_failed)
+    except KeyboardInterrupt:  # every result that finished is in the store already
+        print("interrupted: the finished configurations are stored; the same command resumes the sweep",
+              file=sys.stderr)
+        raise
     print(f"{len(report.keys)} configurations: {len(report.computed)} computed, {len(report.skipped)} already "
           f"in the store, {len(report.failed)} failed")
     print(f"store: {report.store.path}")

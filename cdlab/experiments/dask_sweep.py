@@ -139,7 +139,13 @@ def _fingerprints(lazy, store, configs):
 
 
 def _progress_bar(total, initial, enabled):
-    from tqdm.auto import tqdm
+    """tqdm's widget in a notebook when ipywidgets is installed, else its text bar, which terminals and
+    notebooks both show (tqdm.auto without ipywidgets would add an "IProgress not found" warning)."""
+    try:
+        import ipywidgets  # noqa: F401
+        from tqdm.auto import tqdm
+    except ImportError:
+        from tqdm import tqdm
 
     return tqdm(total=total, initial=initial, desc="cdlab sweep", unit="run", disable=not enabled,
                 dynamic_ncols=True)

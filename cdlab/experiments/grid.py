@@ -122,6 +122,15 @@ def _number(key, value, integer=False, positive=False, allow_none=False, signed=
     return float(value)
 
 
+def _flag(key, value) -> bool:
+    """A yes/no value: a boolean, or the text true/false (a quoted "false" must not read as True)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError(f"grid key {key!r}: {value!r} is not true or false")
+
+
 def dataset_spec(spec, base_dir=None):
     """Validate one dataset entry and make paths absolute (workers may run elsewhere)."""
     from ..data import DATASETS
@@ -228,7 +237,7 @@ def expand_grid(grid, base_dir=None) -> list[dict]:
     values["tol"] = [_number("tol", v, signed=True) for v in values["tol"]]
     values["eval_every"] = [_number("eval_every", v, positive=True) for v in values["eval_every"]]
     values["max_time"] = [_number("max_time", v, positive=True, allow_none=True) for v in values["max_time"]]
-    values["reference"] = [bool(v) for v in values["reference"]]
+    values["reference"] = [_flag("reference", v) for v in values["reference"]]
     values["tag"] = [str(v) for v in values["tag"]]
     values["loss"] = [get_loss(v).name for v in values["loss"]]
 

@@ -14,11 +14,11 @@
 # Every sentence below that states a result is followed by a cell that **checks it on this run's
 # numbers** (`assert`): if a change in the code made a claim false, running the notebook would fail.
 #
-# Run it top to bottom (about a minute). `SMALL = True` in the next cell uses a 2,000-example
+# Run it top to bottom (a few minutes). `SMALL = True` in the next cell uses a 2,000-example
 # subset: what the test suite runs.
 
 # %% tags=["parameters"]
-SMALL = False  # True: tiny sizes, a few seconds (the test suite sets this)
+SMALL = False  # True: tiny sizes, a quick check (the test suite sets this)
 SEED = 0
 
 # %%
@@ -182,15 +182,18 @@ print(f"gap after 1 pass: {trace.gap.iloc[1]:.2e}; after {trace.passes.iloc[-1]:
 # maximises the dual. The difference: SDCA needs no step size and has a stopping criterion.
 #
 # Here SDCA against SGD with the Pegasos step and with tuned constant and decaying steps
-# (a small grid, keeping each variant's best), for the same budget of passes over the data.
+# (a grid of η₀ over four decades, keeping each variant's best; the check below makes sure the
+# best is inside the grid, not at an end of it), for the same budget of passes over the data.
 
 # %%
+ETA0 = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 sgd_runs = {"SGD Pegasos 1/(λt)": cdlab.solve(problem, "sgd", step="pegasos", max_passes=PASSES, tol=0,
                                              seed=SEED, reference=p_star)}
 for step in ("constant", "decaying"):
     tried = [cdlab.solve(problem, "sgd", step=step, eta0=eta0, max_passes=PASSES, tol=0, seed=SEED,
-                         reference=p_star) for eta0 in (0.1, 0.3, 1.0, 3.0, 10.0)]
+                         reference=p_star) for eta0 in ETA0]
     best = min((r for r in tried if not r.diverged), key=lambda r: r.trace.subopt.iloc[-1])
+    assert best.options["eta0"] not in (ETA0[0], ETA0[-1]), "the best step is at an end of the grid: widen it"
     sgd_runs[f"SGD {step}, best η₀ = {best.options['eta0']:g}"] = best
 sdca = cdlab.solve(problem, "sdca", max_passes=PASSES, tol=0, seed=SEED, reference=p_star)
 
@@ -200,20 +203,21 @@ hv.Overlay([hv.Curve((r.trace.passes, floor(r.trace.subopt)), "passes", "P − P
 
 # %% [markdown]
 # SDCA converges linearly; every SGD variant slows to a crawl: over the second half of the budget
-# SDCA's P − P* falls by more than a factor 10⁴ (or to rounding level), each SGD variant's by less
-# than a factor 20. After the whole budget, SDCA is more than a thousand times closer to P* than the
-# best SGD variant:
+# (from pass 15 to pass 30) SDCA's P − P* falls by more than a factor 10³ (or to rounding level),
+# each SGD variant's by less than a factor 20. After the whole budget, SDCA is more than a thousand
+# times closer to P* than the best SGD variant:
 
 # %%
 def second_half_gain(run):
+    """P − P* at the first checkpoint past half the budget, divided by P − P* at the end."""
     sub = np.maximum(run.trace.subopt.to_numpy(), 1e-16)
-    return sub[len(sub) // 2] / sub[-1]
+    return sub[np.argmax(run.trace.passes.to_numpy() >= PASSES / 2)] / sub[-1]
 
 
 best_sgd = min(r.trace.subopt.iloc[-1] for r in sgd_runs.values())
 print(f"after {PASSES} passes: SDCA P − P* = {sdca.trace.subopt.iloc[-1]:.2e}, best SGD {best_sgd:.2e}")
 print("second-half gains:", {name: round(float(second_half_gain(r)), 1) for name, r in {"SDCA": sdca, **sgd_runs}.items()})
-assert second_half_gain(sdca) > 1e4 and all(second_half_gain(r) < 20 for r in sgd_runs.values())
+assert second_half_gain(sdca) > 1e3 and all(second_half_gain(r) < 20 for r in sgd_runs.values())
 assert best_sgd > 1000 * max(sdca.trace.subopt.iloc[-1], 1e-16)
 
 # %% [markdown]

@@ -19,7 +19,7 @@
 # followed by an `assert` on this run's numbers.
 
 # %% tags=["parameters"]
-SMALL = False  # True: tiny sizes and data subsets, well under a minute (the test suite sets this)
+SMALL = False  # True: tiny sizes and data subsets, a quick check (the test suite sets this)
 SEED = 0
 
 # %%
@@ -260,8 +260,8 @@ hv.Overlay([hv.Histogram(np.histogram(np.log10(work[(work.side == s) & (work.sam
     title="Total work of random samplings; vertical lines: importance sampling")
 
 # %% [markdown]
-# No random sampling beats importance sampling on either side (the vertical lines sit left of both
-# histograms), and importance sampling's work is the formula T = nnz + C/(λγn) of eq. 15:
+# No random sampling beats importance sampling on either side (each vertical line sits left of its
+# side's histogram), and importance sampling's work is the formula T = nnz + C/(λγn) of eq. 15:
 
 # %%
 f = skew["skewed columns"][1]
@@ -308,10 +308,14 @@ image * hv.VLine(np.log10(np.sqrt(d_map))).opts(color="black", line_dash="dashed
 
 # %% [markdown]
 # Checked: left of the dashed line (n ≤ √d) every feasible ω gives an upper bound ≤ 1, as
-# Corollary 6 says; at n ≥ d² the lower bound is ≥ 1 for every feasible ω; in between, both
-# outcomes are possible (for some n and ω there, the two bounds straddle 1).
+# Corollary 6 says; at n ≥ d² (the right edge of the map, n = 10⁴) the lower bound is ≥ 1 for every
+# feasible ω; in between, both outcomes are possible (for some n and ω there, the two bounds
+# straddle 1).
 
 # %%
+verdicts = {int(n_): theory.corollary6(int(n_), d_map) for n_ in n_values}
+assert {n_ for n_, v in verdicts.items() if v == "primal"} == {n_ for n_ in verdicts if n_ <= np.sqrt(d_map)}
+assert {n_ for n_, v in verdicts.items() if v == "dual"} == {n_ for n_ in verdicts if n_ >= d_map ** 2} != set()
 for b, n_ in enumerate(n_values):
     feasible = [w for w in omega_values if max(n_, d_map) <= w <= n_ * d_map]
     if not feasible:

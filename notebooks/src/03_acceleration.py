@@ -14,7 +14,7 @@
 # Every claim below is checked by an `assert` on this run's numbers.
 
 # %% tags=["parameters"]
-SMALL = False  # True: tiny sizes, a few seconds (the test suite sets this)
+SMALL = False  # True: tiny sizes, a quick check (the test suite sets this)
 SEED = 0
 
 # %%
@@ -198,8 +198,8 @@ agd_iterations = first(agd.trace, "gap", EPS, "steps")
 # Every run reached the gap within its bound and the iterations fall as m grows. Up to
 # m = γλn the work (passes) stays that of m = 1 — a parallel speed-up for free — while at the
 # largest m the work exceeds it: beyond the kink, speed-up is paid for with extra computation.
-# AGD (the gray triangle), with its adaptive line search, needs far fewer iterations than its
-# worst-case bound: the interpolation is a statement about guarantees.
+# AGD (the gray triangle), with its adaptive line search, needs more than ten times fewer
+# iterations than its worst-case bound: the interpolation is a statement about guarantees.
 
 # %%
 assert runs.converged.all() and (runs.iterations <= runs.bound_iterations).all()
@@ -207,7 +207,7 @@ assert runs.iterations.is_monotonic_decreasing and runs.iterations.iloc[-1] < ru
 assert (runs.passes[runs.m <= lgn] <= 1.1 * runs.passes.iloc[0]).all()
 assert runs.passes.iloc[-1] > 1.1 * runs.passes.iloc[0]
 print(f"AGD: {agd_iterations:.0f} iterations measured, its bound {theory.bound('agd', problem).iterations(EPS):.0f}")
-assert agd_iterations < theory.bound("agd", problem).iterations(EPS)
+assert 10 * agd_iterations < theory.bound("agd", problem).iterations(EPS)
 
 # %% [markdown]
 # ## Exercises

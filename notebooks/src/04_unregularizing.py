@@ -16,7 +16,7 @@
 # Every claim below is checked by an `assert` on this run's numbers.
 
 # %% tags=["parameters"]
-SMALL = False  # True: tiny sizes, a few seconds (the test suite sets this)
+SMALL = False  # True: tiny sizes, a quick check (the test suite sets this)
 SEED = 0
 
 # %%
@@ -78,7 +78,8 @@ assert eigenvalues[0] < 1e-10 * eigenvalues[-1]
 # Each method gets the same budget of passes over the data and its default parameters: SDCA,
 # SVRG (step 1/(10 L_max), epoch 2n, snapshot gradients counted as work), SGD (step η₀/√t),
 # APPA (Algorithm 1, SDCA inside, stages sized by SDCA's bound) and Dual APPA (Algorithm 3, one pass
-# of SDCA per stage), the last two with the paper's proximal weight κ = R²/(γn).
+# of SDCA per stage, started at α = 0 and w = 0 as in the paper's experiments), the last two with the
+# paper's proximal weight κ = R²/(γn).
 
 # %%
 R2 = cdlab.Problem(X, y, loss="squared", lam=1e-3).R ** 2
@@ -135,11 +136,15 @@ assert at[1e-6]["sgd"] < at[1e-6]["sdca"]
 # | SGD | step θ/√t | `cdlab.solve(F, "sgd", step="decaying", eta0=θ)` |
 # | SVRG | step θ, stage n | `cdlab.solve(F, "svrg", step=θ, epoch_length=n)` |
 # | SDCA | ridge θ | `cdlab.solve(F with λ = θ, "sdca")`, scored on F |
-# | Dual APPA | proximal weight κ = θ | `cdlab.solve(F, "dual_appa", kappa=θ)` |
+# | Dual APPA | proximal weight κ = θ | `cdlab.solve(F, "dual_appa", kappa=θ, dual_start="zero")` |
+# | Dual APPA, Algorithm 3's start | proximal weight κ = θ | `cdlab.solve(F, "dual_appa", kappa=θ, dual_start="gradient")` |
 #
-# (The protocol of `benchmarks/lambda_sweep.py`. One difference from the paper, in SVRG's
-# disfavour: its snapshot gradients count as work here, as everywhere in cdlab.) A run *fails* when
-# the solver stopped it as diverging or when it ends above F(0), worse than not moving at all.
+# The two Dual APPA rows differ only in the first dual point: α⁰ = 0, whose primal point is w = 0
+# (the paper's experiments start every method at w = 0; cdlab's default), or α⁰ = −φ'(X·0), the
+# start Algorithm 3 prints. (The protocol of `benchmarks/lambda_sweep.py`. One difference from the
+# paper, in SVRG's disfavour: its snapshot gradients count as work here, as everywhere in cdlab.)
+# A run *fails* when the solver stopped it as diverging or when it ends above F(0), worse than not
+# moving at all.
 
 # %%
 F = cdlab.Problem(X, y, loss="squared", lam=0.0)
@@ -156,13 +161,14 @@ def sweep_point(method, theta):
     elif method == "sdca":
         run = cdlab.solve(F.with_params(lam=theta), "sdca", **common)
     else:
-        run = cdlab.solve(F, "dual_appa", kappa=theta, **common)
+        start = "gradient" if method == "dual_appa_gradient" else "zero"
+        run = cdlab.solve(F, "dual_appa", kappa=theta, dual_start=start, **common)
     return run.diverged, (np.inf if run.diverged else F.primal(run.w))
 
 
 with np.errstate(over="ignore", invalid="ignore"):  # the runs that diverge overflow on the way, by design
     sweep = pd.DataFrame([dict(method=m, theta=t, **dict(zip(("diverged", "F"), sweep_point(m, t))))
-                          for m in ("sgd", "svrg", "sdca", "dual_appa") for t in GRID])
+                          for m in ("sgd", "svrg", "sdca", "dual_appa", "dual_appa_gradient") for t in GRID])
 sweep["excess"] = sweep.F - F_star
 sweep["failed"] = sweep.diverged | (sweep.F > F_zero)
 print(f"F* = {F_star:.10f}, F(0) − F* = {F_zero - F_star:.3e}")
@@ -170,7 +176,8 @@ sweep.pivot(index="theta", columns="method", values="excess").map(
     lambda v: "diverged" if not np.isfinite(v) else f"{v:.2e}")
 
 # %%
-colors = {"sgd": "#1f77b4", "svrg": "#d62728", "sdca": "#ff7f0e", "dual_appa": "#2ca02c"}
+colors = {"sgd": "#1f77b4", "svrg": "#d62728", "sdca": "#ff7f0e", "dual_appa": "#2ca02c",
+          "dual_appa_gradient": "#9467bd"}
 plot = hv.HLine(F_zero - F_star).opts(color="gray", line_dash="dashed")
 for k, (method, color) in enumerate(colors.items()):
     part = sweep[sweep.method == method]
@@ -187,19 +194,25 @@ plot.opts(logx=True, logy=True, xlabel="θ", ylabel="F(w) − F*", width=780, he
 # %% [markdown]
 # What the figure shows, checked below:
 #
-# * **SGD and SVRG have a sharp threshold.** Every θ from some value on fails, and one decade below
-#   it the same method was doing well (within a tenth of F(0) − F* of the optimum).
+# * **SGD and SVRG have a sharp threshold.** Every θ from some value on fails, no θ below it does,
+#   and each method's best θ lies just below it, one or two decades down, where the method does
+#   well (within a tenth of F(0) − F* of the optimum): tuning pushes the knob towards the cliff.
 # * **SDCA degrades gracefully.** No θ fails: a too large ridge biases w towards 0, so F(w) creeps up
 #   towards F(0) but never past it.
 # * **Dual APPA degrades more gracefully still**, on the side where SGD and SVRG break: for every θ at
 #   or above the smallest failing step of SGD and SVRG, Dual APPA does not fail and ends closer to F*
 #   than SDCA with the same θ, because each stage re-centres the proximal term and so undoes the
 #   bias that a ridge keeps for ever.
-# * **At the other end Dual APPA breaks.** With a tiny proximal weight its first dual point,
-#   α⁰ = −φ'(X·0), maps to w = Xᵀα⁰/(κn), a huge step, and 20 one-pass stages do not bring it back:
-#   at the smallest θ it ends above F(0). (The paper reports that APPA "always converges"; its
-#   guarantee needs each stage solved accurately enough, which one pass of SDCA on a problem with
-#   condition number R²/κ does not do when κ is tiny.)
+# * **At the other end Dual APPA loses its edge.** With a tiny proximal weight one pass of SDCA is
+#   far from solving a stage (its condition number R²/κ is ≫ n): at the two smallest θ Dual APPA,
+#   like SDCA with the same ridge, ends far from F* — more than a third of the way back to F(0) —
+#   and within a factor 2.5 of SDCA's F − F* (better or worse). The paper reports that APPA
+#   "always converges" over its λ sweep; the guarantee behind it needs each stage solved accurately
+#   enough.
+# * **And the first dual point matters.** Algorithm 3 as printed starts from α⁰ = −φ'(X·0), whose
+#   primal point w = Xᵀα⁰/(κn) is a huge step when κ is tiny, and 20 one-pass stages do not bring it
+#   back: at the smallest θ that start fails (it ends above F(0), or the solver stops it as
+#   diverging), at least a hundred times further from F* than the start α⁰ = 0.
 
 # %%
 def threshold(method):
@@ -216,10 +229,10 @@ for method in ("sgd", "svrg"):
     th = threshold(method)
     assert th is not None, f"{method} did not fail at the largest θ"
     part = sweep[sweep.method == method].set_index("theta")
-    below = part.index[part.index < th].max()  # one decade below the threshold
-    print(f"{method}: fails for θ ≥ {th:g}; at θ = {below:g} F − F* = {part.excess[below]:.2e}")
+    best = part.excess.idxmin()
+    print(f"{method}: fails for θ ≥ {th:g}; its best θ = {best:g}, where F − F* = {part.excess[best]:.2e}")
     assert part.failed[part.index >= th].all() and not part.failed[part.index < th].any()
-    assert part.excess[below] < 0.1 * (F_zero - F_star)
+    assert th / 100 <= best < th and part.excess[best] < 0.1 * (F_zero - F_star)
 
 sdca_sweep = sweep[sweep.method == "sdca"].set_index("theta")
 assert not sdca_sweep.failed.any()
@@ -228,7 +241,17 @@ appa_sweep = sweep[sweep.method == "dual_appa"].set_index("theta")
 large = appa_sweep.index >= min(threshold("sgd"), threshold("svrg"))
 assert not appa_sweep.failed[large].any()
 assert (appa_sweep.excess[large] < sdca_sweep.excess[large]).all()
-assert appa_sweep.failed.iloc[0], "Dual APPA no longer fails at the smallest θ: update the text above"
+tiny = appa_sweep.index <= GRID[1]
+print("at the two smallest θ, F − F* of Dual APPA:", appa_sweep.excess[tiny].round(3).to_dict(),
+      "of SDCA:", sdca_sweep.excess[tiny].round(3).to_dict(), f"(F(0) − F* = {F_zero - F_star:.3f})")
+third = (F_zero - F_star) / 3
+assert (appa_sweep.excess[tiny] > third).all() and (sdca_sweep.excess[tiny] > third).all()
+ratio = appa_sweep.excess[tiny] / sdca_sweep.excess[tiny]
+assert ((1 / 2.5 < ratio) & (ratio < 2.5)).all()
+smallest = GRID[0]
+gradient_sweep = sweep[sweep.method == "dual_appa_gradient"].set_index("theta")
+assert gradient_sweep.failed[smallest], "Algorithm 3's start no longer fails at the smallest θ: update the text"
+assert gradient_sweep.excess[smallest] > 100 * appa_sweep.excess[smallest]
 first_w = X.T @ y / (GRID[0] * n)  # w(α⁰) with α⁰ = −φ'(X·0) = y for the squared loss
 print(f"F at Dual APPA's first dual point, θ = {GRID[0]:g}: {F.primal(first_w):.3g} (F(0) = {F_zero:.3g})")
 assert F.primal(first_w) > 1e6 * F_zero
@@ -241,7 +264,8 @@ assert F.primal(first_w) > 1e6 * F_zero
 #    `cdlab.theory.bound("accel_appa", problem)`?
 # 2. **Decreasing κ.** The paper suggests starting with a large κ and shrinking it. Rerun the Dual
 #    APPA sweep with `kappa_decay=0.5` (and `kappa_min`): which end of the figure improves?
-# 3. **Longer stages.** Give Dual APPA `stage_passes=3` at the smallest θ. Does it recover within the
-#    budget? What does this say about the accuracy each stage needs?
+# 3. **Longer stages.** Give Dual APPA with Algorithm 3's start (`dual_start="gradient"`)
+#    `stage_passes=3` at the smallest θ. Does it recover within the budget? What does this say
+#    about the accuracy each stage needs?
 # 4. **Logistic loss.** Repeat section 2 with `loss="logistic"` (F* from a long `lbfgs` run, since
 #    there is no closed form). Do the thresholds move?
