@@ -102,6 +102,18 @@ class Sampler:
         self._pos = 0  # position inside the current epoch for permutation / cyclic
         self._perm = None
 
+    def steps_per_pass(self, nnz_per_index):
+        """Steps that touch about nnz(X) nonzeros: nnz / Σ_k p_k‖·_k‖₀.
+
+        The expected cost of a step is eq. (10) / (11) of the face-off paper,
+        Σ_j p_j‖f_j‖₀ or Σ_i q_i‖x_i‖₀: under importance sampling on data whose
+        heavy coordinates are also dense, a step costs far more than
+        nnz/size, and checkpoints spaced ``size`` steps apart would be
+        several passes apart."""
+        nnz_per_index = np.asarray(nnz_per_index, dtype=float)
+        cost = float(self.probs @ nnz_per_index)
+        return max(1, int(round(nnz_per_index.sum() / cost))) if cost > 0 else self.size
+
     def draw(self, rng: np.random.Generator, k: int) -> np.ndarray:
         if self.kind == "uniform":
             return rng.integers(0, self.size, k)

@@ -249,3 +249,22 @@ def test_unknown_option_and_sampling_refused():
         cdlab.solve(problem, method="primal_cd", step="exact")
     with pytest.raises(ValueError, match="does not support sampling 'nice'"):
         cdlab.solve(problem, method="primal_cd", sampling="nice")
+
+
+@pytest.mark.parametrize("method", ["primal_cd", "dual_cd"])
+def test_checkpoints_are_about_a_pass_apart_under_importance_sampling(method):
+    """A step costs Σ_k p_k‖·_k‖₀ nonzeros (eq. 10, 11), not nnz/size: on the Theorem 3 extreme
+    (one dense column) importance sampling draws that column ~70 % of the time, so a checkpoint
+    every d steps was ~25 passes apart and a 30-pass budget ended at 43. Checkpoints are spaced by
+    the expected cost, so they fall about a pass apart and the budget ends near 30."""
+    from cdlab.data.extremes import extreme_matrix
+
+    X = extreme_matrix(400, 40, "primal_worst")
+    X = X.T.tocsr() if method == "dual_cd" else X  # the dense side is where each method samples
+    y = np.where(np.arange(X.shape[0]) % 2 == 0, 1.0, -1.0)
+    p = cdlab.Problem(X, y, loss="logistic", lam=1.0 / X.shape[0])
+    res = cdlab.solve(p, method, sampling="importance", max_passes=30, tol=0)
+    spacing = np.diff(res.trace.passes.to_numpy())
+    assert 0.3 <= np.median(spacing) <= 3.0
+    assert res.trace.passes.iloc[-1] <= 30 + spacing.max()
+    assert res.trace.passes.iloc[-1] < 33

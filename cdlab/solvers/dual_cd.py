@@ -99,7 +99,7 @@ class DualCDState:
         self.steps = 0
         self.nnz_touched = 0
         self.data_passes = 0.0
-        self.steps_per_pass = n
+        self.steps_per_pass = self.sampler.steps_per_pass(problem.row_nnz)
 
     def run(self, n_steps):
         p = self.p

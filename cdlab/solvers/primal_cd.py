@@ -83,7 +83,7 @@ class PrimalCDState:
         self.steps = 0
         self.nnz_touched = 0
         self.data_passes = 0.0
-        self.steps_per_pass = d
+        self.steps_per_pass = self.sampler.steps_per_pass(problem.col_nnz)
         self._touched_at_refresh = 0
 
     def run(self, n_steps):
