@@ -15,6 +15,8 @@ from pathlib import Path
 import playwright.sync_api as playwright
 import pytest
 
+from cdlab.ui import datasource
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,20 +88,33 @@ def server():
 
 @pytest.fixture(scope="module")
 def browser():
+    # a missing browser fails these tests (never a skip): `make chromium` installs Debian's
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install Debian's chromium (make chromium)"
     with playwright.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
 
 
+def new_page(browser, **options):
+    """A page that records the JavaScript errors thrown in it (``page.js_errors``)."""
+    pg = browser.new_page(**options)
+    pg.js_errors = []
+    pg.on("pageerror", lambda exc: pg.js_errors.append(str(exc)))
+    return pg
+
+
 @pytest.fixture
 def page(browser, server, request):
-    pg = browser.new_page(viewport={"width": 1500, "height": 1000})
+    pg = new_page(browser, viewport={"width": 1500, "height": 1000})
     yield pg
     if request.node.rep_call.failed if hasattr(request.node, "rep_call") else False:
         pg.screenshot(path=str(SHOTS / f"FAILED-{request.node.name}.png"))
     pg.close()
     assert server.errors() == []
+    # e.g. BokehJS's "cannot find a view for Legend" at every update of a plot whose legend
+    # appeared after its first frame
+    assert pg.js_errors == []
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -193,11 +208,16 @@ def curve_points(page):
 
 
 def legend_labels(page):
+    """The labels the legends show: items of a Legend whose curves are visible (HoloViews keeps the
+    items of an earlier plan's curves in the document, hidden)."""
     return page.evaluate("""() => {
         const out = [];
         for (const doc of Bokeh.documents)
           for (const m of doc._all_models.values())
-            if (m.type === 'LegendItem' && m.label) out.push(m.label.value || String(m.label));
+            if (m.type === 'Legend')
+              for (const item of m.items)
+                if (item.label && item.visible !== false && item.renderers.some(r => r.visible))
+                  out.push(item.label.value || String(item.label));
         return out;
     }""")
 
@@ -302,6 +322,19 @@ def test_upload_a_file_and_a_broken_one(page, server, tmp_path):
     page.locator(".cdlab-run button").first.click()
     wait_done(page, before)
     assert "n = 60, d = 9" in faceoff_text(page)
+    # over the stated limit: refused in the browser, with a message (a 30 MB file sent whole used to
+    # close the websocket: a dead page and no message); nothing reaches the server
+    limit = datasource.UPLOAD_LIMIT_MB
+    page.wait_for_selector(f"text=at most {limit} MB", timeout=10_000)  # the limit is stated
+    huge = {"name": "huge.svm", "mimeType": "application/octet-stream", "buffer": b"1 1:1\n" * (2 * 10**6)}  # 12 MB
+    page.locator(".cdlab-upload input[type=file]").first.set_input_files(huge)
+    page.wait_for_selector("text=File is too large", timeout=LOAD)
+    assert f"Maximum file size is {limit} MB" in text(page, ".cdlab-upload")
+    assert "huge.svm" not in text(page, ".cdlab-upload-message")
+    before = job(page)
+    page.locator(".cdlab-run button").first.click()
+    wait_done(page, before)
+    assert "n = 60, d = 9" in faceoff_text(page)
 
 
 def test_incompatible_choice_is_explained(page, server):
@@ -337,7 +370,7 @@ def test_cancel_a_long_run(page, server):
 
 
 def test_two_sessions_at_once(browser, server):
-    a, b = browser.new_page(), browser.new_page()
+    a, b = new_page(browser), new_page(browser)
     try:
         a.goto(server.url, timeout=LOAD)
         b.goto(server.url + "?loss=squared&n_samples=150&n_features=30", timeout=LOAD)
@@ -354,6 +387,7 @@ def test_two_sessions_at_once(browser, server):
         assert "n = 2,000, d = 20" in fa and "loss = logistic" in fa
         assert "n = 270, d = 13" in fb and "loss = squared" in fb
         assert job(a) > ja and job(b) > jb
+        assert a.js_errors == [] and b.js_errors == []
     finally:
         a.close()
         b.close()
@@ -365,7 +399,7 @@ def test_url_carries_the_scenario(page, server, browser):
     wait_done(page, before)
     url = page.url
     assert "n_features=4000" in url and "col_skew=1.5" in url
-    other = browser.new_page()
+    other = new_page(browser)
     try:
         other.goto(url, timeout=LOAD)
         other.wait_for_selector(".cdlab-faceoff", timeout=LOAD)
@@ -384,33 +418,107 @@ def test_a_broken_link_says_so(page, server):
     assert "n = 400, d = 40" in faceoff_text(page)  # the defaults, and the session goes on
 
 
+CONTENT_HEIGHT = """() => Math.max(...[document.body, ...document.querySelectorAll('#main, #sidebar, #content')]
+    .map(e => e.scrollHeight))"""  # the template scrolls inside its own containers
+
+TABLE_OVERFLOW = """() => {
+    const found = [];
+    const find = (root) => { for (const el of root.querySelectorAll('*')) {
+        if (el.classList && el.classList.contains('tabulator-tableholder')) found.push(el.scrollWidth - el.clientWidth);
+        if (el.shadowRoot) find(el.shadowRoot); } };
+    find(document);
+    return found;
+}"""
+
+
+def convergence_x_span(page):
+    """(x range end, largest x of a visible curve) of the convergence plot."""
+    return page.evaluate("""() => {
+        for (const doc of Bokeh.documents)
+          for (const m of doc._all_models.values())
+            if (m.type === 'Figure' && m.title && String(m.title.text).startsWith('Convergence')) {
+              let last = 0;
+              for (const r of m.renderers)
+                if (r.visible && r.data_source && r.data_source.data.passes)
+                  for (const x of r.data_source.data.passes) if (Number.isFinite(x)) last = Math.max(last, x);
+              return [m.x_range.end, last];
+            }
+        return [0, 1];
+    }""")
+
+
+def full_page_screenshot(page, path, width=1400):
+    """The whole page at ``width`` px: the viewport grows to the content, then shrinks back."""
+    page.set_viewport_size({"width": width, "height": page.evaluate(CONTENT_HEIGHT) + 40})
+    page.wait_for_timeout(2000)  # responsive plots re-lay out, canvases paint
+    page.set_viewport_size({"width": width, "height": page.evaluate(CONTENT_HEIGHT) + 40})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": width, "height": 1000})
+
+
 def test_preset_screenshots(page, server):
     from cdlab.ui.presets import PRESETS
-    page.set_viewport_size({"width": 1500, "height": 2300})
+    page.set_viewport_size({"width": 1400, "height": 1000})
     open_app(page, server)
     for name, values in PRESETS.items():
         before = select(page, ".cdlab-preset", name)
         wait_done(page, before)
         n, d = values["n_samples"], values["n_features"]
-        assert eventually(lambda: {f"d = {d:,}", f"({n:,} rows"} <= {
-            part for t in plot_titles(page) for part in (f"d = {d:,}", f"({n:,} rows") if part in t}), \
+        assert eventually(lambda: {f"d = {d:,}", f"{n:,} rows"} <= {
+            part for t in plot_titles(page) for part in (f"d = {d:,}", f"{n:,} rows") if part in t}), \
             plot_titles(page)
-        page.wait_for_timeout(1000)  # let the canvases paint
         slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-        page.screenshot(path=str(SHOTS / f"preset-{slug}.png"))
+        full_page_screenshot(page, SHOTS / f"preset-{slug}.png")
         assert "Error:" not in text(page, ".cdlab-status")
         assert eventually(lambda: sum(curve_points(page).values()) > 0)
+        # every run has its curve and a legend entry; the legend says what the dashed lines are
+        runs = [label for label in legend_labels(page) if "(" in label]
+        assert runs and set(runs) <= set(curve_points(page)), (runs, curve_points(page))
+        assert "each run's bound" in legend_labels(page)
+        for css in (".cdlab-faceoff", ".cdlab-results", ".cdlab-theory"):
+            assert not re.search(r"\bnan\b", text(page, css), re.I), (css, text(page, css))
+        # the x axis reaches the end of the longest curve (it kept the previous scenario's range)
+        assert eventually(lambda: convergence_x_span(page)[0] >= convergence_x_span(page)[1] * 0.999), \
+            convergence_x_span(page)
+        # the results table fits its card (its last columns were cut off at 1400 px)
+        assert all(over <= 1 for over in page.evaluate(TABLE_OVERFLOW)), page.evaluate(TABLE_OVERFLOW)
 
 
 def test_cold_numba_cache_says_compiling(browser, tmp_path):
     srv = Server(env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")})
-    pg = browser.new_page()
+    pg = new_page(browser)
     try:
         pg.goto(srv.url, timeout=LOAD)
         pg.wait_for_selector("text=Compiling numba kernels", timeout=LOAD)
         pg.wait_for_selector(".cdlab-compiling", state="hidden", timeout=600_000)
         wait_done(pg, timeout=600_000)
-        assert srv.errors() == []
+        assert srv.errors() == [] and pg.js_errors == []
     finally:
         pg.close()
         srv.close()
+
+
+def axis_labels(page):
+    return page.evaluate("""() => {
+        const out = [];
+        for (const doc of Bokeh.documents)
+          for (const m of doc._all_models.values())
+            if (m.type && m.type.endsWith('Axis') && m.axis_label && m.visible) out.push(String(m.axis_label));
+        return out;
+    }""")
+
+
+def test_axes_switch_in_the_page(page, server):
+    """P − P* (the job computes P* first) and seconds: the curves are redrawn, labelled, with bounds."""
+    open_app(page, server)
+    before = job(page)
+    page.locator(".cdlab-yaxis button", has_text="P − P*").first.click()
+    wait_done(page, before)
+    assert eventually(lambda: "P(w) − P*" in axis_labels(page)), axis_labels(page)
+    runs = ["primal_cd (uniform)", "primal_cd (importance)", "dual_cd (uniform)", "dual_cd (importance)"]
+    assert eventually(lambda: all(curve_points(page).get(r, 0) > 5 and curve_points(page).get(f"{r} bound", 0) > 5
+                                  for r in runs)), curve_points(page)
+    page.locator(".cdlab-xaxis button", has_text="seconds").first.click()
+    assert eventually(lambda: "solver seconds" in axis_labels(page)), axis_labels(page)
+    assert eventually(lambda: all(curve_points(page).get(r, 0) > 5 for r in runs)), curve_points(page)

@@ -249,7 +249,7 @@ def test_upload_good_and_bad_files(tmp_path):
     assert not s.upload(b"1 1:0.5 2:abc\n-1 3:1\n", "broken.svm")
     assert "broken.svm" in s.upload_message and "line 1" in s.upload_message
     assert (s.source, s.upload_hash) == before  # the session goes on with the good data
-    assert not s.upload(b"x" * (datasource.UPLOAD_LIMIT_MB * 2**20 + 1), "huge.svm")
+    assert not s.upload(b"x" * (datasource.UPLOAD_LIMIT_BYTES + 1), "huge.svm")
     assert f"{datasource.UPLOAD_LIMIT_MB} MB" in s.upload_message
 
 
@@ -264,6 +264,29 @@ def test_bad_synthetic_settings_show_an_error():
     s.density = 0.5
     assert s.wait(60)
     assert s.error == "" and s.analysis.problem.nnz == round(0.5 * 120 * 12)
+
+
+def test_synthetic_data_too_large_for_the_page_is_refused_at_once():
+    """n and d go to 200,000 each: dense, that is 4·10¹⁰ nonzeros (a MemoryError after minutes of
+    swapping on a shared server). Refused before any job, and nothing of the previous data stays."""
+    s = small(auto_run=False)
+    assert s.run(60) and s.traces and s.analysis is not None
+    s.param.update(max_passes=2000.0, log10_tol=-13.0)
+    s.start()  # a long run, still going when the settings turn bad
+    jobs = s.jobs
+    s.param.update(n_samples=200_000, n_features=200_000)
+    s.start()
+    assert s.jobs == jobs and not s.running and s.phase == "error"
+    assert s.wait(60)  # the long run was cancelled, and what it published last is ignored
+    assert s.phase == "error" and s.analysis is None and s.traces == {}
+    assert f"at most {datasource.MAX_NNZ:,}" in s.error and "40,000,000,000 nonzeros" in s.error
+    assert s.analysis is None and s.traces == {} and s.run_status == {}
+    s.density = 1e-4  # 4,000,000 nonzeros: allowed (no job run here: the key is what is checked)
+    assert s.data_key()[0] == "synthetic"
+    with pytest.raises(ValueError, match="ω = 20,000,000"):
+        datasource.data_key("binary extreme: max C_P", n_samples=10_000, n_features=10_000, density=1.0,
+                            row_skew=0.0, col_skew=0.0, value_dist="gaussian", normalise="none", data_seed=0,
+                            omega=20_000_000)
 
 
 def test_a_preset_name_stays_only_while_its_settings_do():

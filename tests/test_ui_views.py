@@ -11,10 +11,10 @@ from cdlab.ui import build_app
 from cdlab.ui.runner import BOTH
 from cdlab.ui.state import Experiment
 from cdlab.ui.views import (ConvergenceView, DataView, FaceoffCard, Figure1View, ResultsView, TheoryCard)
-from cdlab.ui.views.convergence import convergence_plot
+from cdlab.ui.views.convergence import KEY_BOUND, KEY_TARGET, convergence_plot, key_other
 from cdlab.ui.views.data_view import data_plots
 from cdlab.ui.views.faceoff import faceoff_markdown, measured_winner
-from cdlab.ui.views.figure1 import figure1_plot
+from cdlab.ui.views.figure1 import figure1_note, figure1_plot
 from cdlab.ui.views.results import csv_bytes, results_table, to_target
 from cdlab.ui.views.theory_card import comparison_markdown, theory_items
 
@@ -30,6 +30,9 @@ def done():
     assert s.run(timeout=180)
     assert s.error == ""
     return s
+
+
+KEYS = (KEY_BOUND, KEY_TARGET, key_other("subopt"))
 
 
 def curves(overlay):
@@ -171,10 +174,25 @@ def test_figure1_marks_binary_data_only():
     assert z.shape == grid.shape == (len(omega_values), len(n_values))
     finite = np.isfinite(grid)
     np.testing.assert_allclose(z[finite], np.log10(grid[finite]))
-    s.normalise = "mean"  # no longer ±1
+    # divided by the mean example norm: every nonzero ±c, the same C_P/C_D, still marked
+    s.normalise = "mean"
+    assert s.wait(60)
+    assert s.analysis.binary and len(set(np.abs(s.analysis.problem.X.data))) == 1
+    assert any(isinstance(el, hv.Points) for el in figure1_plot(s.analysis))
+    s.normalise = "rows"  # unit rows of unequal nonzero counts: nonzeros of different sizes
     assert s.wait(60)
     assert not s.analysis.binary
     assert not any(isinstance(el, hv.Points) for el in figure1_plot(s.analysis))
+    assert "not binary" in figure1_note(s.analysis)
+
+
+def test_registry_binary_data_are_marked_under_the_default_normalisation():
+    """mushrooms (0/1 features, 22 per example) divided by its mean norm is binary up to a scale."""
+    s = Experiment(source="mushrooms", methods=["sdca"], samplings={"sdca": "uniform"}, auto_run=False)
+    assert s.normalise == "mean"
+    s.start(solve=False)
+    assert s.wait(120) and s.error == ""
+    assert s.analysis.binary and "star marks this data" in figure1_note(s.analysis)
 
 
 def test_views_render_headless(done):
@@ -220,4 +238,161 @@ def test_plots_do_not_reevaluate_bounds(done, monkeypatch):
         monkeypatch.setattr(info.bound, "curve", lambda *a: pytest.fail("bound re-evaluated in a view"))
     labels = [r.label for r in done.runs()]
     ov = convergence_plot(done.traces, done.analysis, "passes", "gap", labels, done.target)
-    assert sum(1 for el in ov if isinstance(el, hv.Curve)) == 2 * len(labels)
+    assert sum(1 for el in ov if isinstance(el, hv.Curve) and el.label not in KEYS) == 2 * len(labels)
+
+
+def test_convergence_legend_exists_from_the_first_frame(done):
+    """BokehJS cannot lay out a legend that first appears after the plot was drawn ("cannot find a
+    view for Legend" on every update): the empty first frame must already have labelled key entries."""
+    for analysis, traces in ((None, {}), (done.analysis, {})):
+        got = curves(convergence_plot(traces, analysis, "passes", "gap", [], 1e-5))
+        assert set(got) == {KEY_BOUND, KEY_TARGET}
+        for key in got.values():  # one NaN point: a line sample in the legend, nothing drawn
+            assert len(key) == 1 and np.isnan(key.dimension_values(1)).all()
+    labels = [r.label for r in done.runs()]
+    got = curves(convergence_plot(done.traces, done.analysis, "passes", "subopt", labels))
+    assert KEY_BOUND in got and KEY_TARGET not in got  # no target line on the P − P* axis
+
+
+def test_a_bound_on_another_quantity_is_drawn_apart(done):
+    """A bound on P − P* does not bound the gap: on the gap axis it is dash-dot with its own key (the
+    ill-conditioned preset's accel_appa gap sat above its dashed P − P* bound, as if broken)."""
+    from dataclasses import replace
+    labels = [r.label for r in done.runs()]
+    label = labels[0]
+    bounds = {**done.analysis.bounds, label: replace(done.analysis.bounds[label], quantity="subopt")}
+    analysis = replace(done.analysis, bounds=bounds, p_star=float(min(t.primal.min() for t in done.traces.values())))
+
+    def dash(el):
+        return hv.Store.lookup_options("bokeh", el, "style").kwargs["line_dash"]
+    got = curves(convergence_plot(done.traces, analysis, "passes", "gap", labels, done.target))
+    assert dash(got[f"{label} bound on P − P*"]) == "dashdot" and key_other("subopt") in got
+    assert dash(got[f"{labels[1]} bound"]) == "dashed"
+    # on the P − P* axis both kinds bound what is drawn (P − P* ≤ gap): all dashed, no extra key
+    got = curves(convergence_plot(done.traces, analysis, "passes", "subopt", labels))
+    assert dash(got[f"{label} bound"]) == "dashed" and dash(got[f"{labels[1]} bound on gap"]) == "dashed"
+    assert key_other("subopt") not in got
+
+
+def test_histograms_of_equal_and_skewed_counts():
+    from cdlab.ui.views.data_view import nnz_histogram
+    # dense data: every row has 100 nonzeros -> linear bins from 0, one bar at 100, said in the label
+    h = nnz_histogram(np.full(500, 100), "row")
+    opts = hv.Store.lookup_options("bokeh", h, "plot").kwargs
+    assert not opts["logx"] and opts["xlabel"] == "nonzeros per row (all 100)" and opts["title"] == "500 rows"
+    edges, freq = h.edges, h.dimension_values(1)
+    assert edges[0] < 0 < 100 - 0.5 < edges[-1] and freq.sum() == 500
+    assert edges[np.flatnonzero(freq)[0]] <= 100 <= edges[np.flatnonzero(freq)[0] + 1]
+    # a power law over three decades -> log bins with explicit, non-crowded ticks; empty lines counted apart
+    counts = np.concatenate([np.random.default_rng(0).zipf(1.8, 2000).clip(1, 3000), np.zeros(7, int)])
+    h = nnz_histogram(counts, "column")
+    opts = hv.Store.lookup_options("bokeh", h, "plot").kwargs
+    assert opts["logx"] and opts["title"] == "2,007 columns, 7 empty"
+    assert [t for t, _ in opts["xticks"]] == [1, 10, 100, 1000]
+    assert h.dimension_values(1).sum() == 2000
+    # one to two decades: 1-2-5 ticks (Bokeh's own log ticker piled up 10, 20, 30, 40, 50 at the end)
+    opts = hv.Store.lookup_options("bokeh", nnz_histogram(np.r_[np.ones(399, int), 40], "column"), "plot").kwargs
+    assert [t for t, _ in opts["xticks"]] == [1, 2, 5, 10, 20]
+
+
+def test_results_table_formats_every_number_and_fits(done):
+    from cdlab.ui.views.results import SHOWN
+    tab = pn.panel(ResultsView(state=done)).select(pn.widgets.Tabulator)[0]
+    assert list(tab.value.columns) == SHOWN
+    assert set(tab.formatters) == set(SHOWN[1:])  # passes→ε printed as 10.985253 when it was missed
+    assert tab.layout == "fit_columns" and sum(float(w.rstrip("%")) for w in tab.widths.values()) < 100
+
+
+def test_faceoff_card_explains_a_contradiction_and_a_one_sided_run(done):
+    """Runs that overturn the prediction are shown with the reason; one side alone is no face-off."""
+    fo = done.analysis.faceoff
+    assert fo.prediction["method"] == "dual_cd"  # n ≫ d
+    runs = done.runs()
+
+    def trace(hit):  # gap 1 -> 1e-8 linearly in log, reaching 1e-5 at `hit` passes
+        passes = np.linspace(0.0, 2 * hit, 41)
+        return pd.DataFrame(dict(passes=passes, time=passes / 10, steps=passes * 100,
+                                 gap=10.0 ** (-5.0 * passes / hit)))
+    traces = {r.label: trace(2.0 if r.method == "primal_cd" else 6.0) for r in runs}
+    status = {r.label: "converged" for r in runs}
+    text = faceoff_markdown(done.analysis, traces, status, 1e-5, runs)
+    assert "**the primal side wins, not the predicted dual side**" in text
+    assert "worst-case bounds" in text and f"{fo.prediction['ratio']:.3g}" in text
+    # the predicted side wins, with the other sampling: said, with how close the two bounds are
+    pred = fo.prediction["sampling"]
+    other = "uniform" if pred == "importance" else "importance"
+    traces = {r.label: trace(2.0 if (r.method, r.sampling) == ("dual_cd", other) else 6.0) for r in runs}
+    text = faceoff_markdown(done.analysis, traces, status, 1e-5, runs)
+    ratio = max(fo.T_D_uniform, fo.T_D_importance) / min(fo.T_D_uniform, fo.T_D_importance)
+    assert "as predicted" in text and f"with {other} sampling rather than the predicted {pred}" in text
+    assert f"factor {ratio:.3g}" in text
+    dual_only = [r for r in runs if r.method == "dual_cd"]
+    text = faceoff_markdown(done.analysis, traces, status, 1e-5, dual_only)
+    assert "only the dual side ran" in text and "as predicted" not in text
+    # nothing reached the target: "yet" while running, "within its budget" once finished
+    far = {r.label: trace(6.0).iloc[:15] for r in runs}  # stopped at gap ≈ 1e-3.5
+    assert "yet" in faceoff_markdown(done.analysis, far, {r.label: "running" for r in runs}, 1e-5, runs)
+    done_text = faceoff_markdown(done.analysis, far, {r.label: "max_passes" for r in runs}, 1e-5, runs)
+    assert "within its budget" in done_text and "yet" not in done_text
+
+
+def test_long_bounds_are_set_smaller():
+    from cdlab.ui.analysis import BoundInfo
+    from cdlab.ui.views.theory_card import latex_source
+    short = latex_source(BoundInfo("a", latex=r"T(\epsilon) = n \log\frac{1}{\epsilon}"))
+    assert short == r"$$T(\epsilon) = n \log\frac{1}{\epsilon}$$"
+    long = latex_source(BoundInfo("b", latex="$$" + r"\frac{x}{y} + " * 40 + "1$$"))
+    assert long.startswith(r"$$\scriptsize ") and long.count("$$") == 2
+
+
+def test_upload_widget_limits_size_in_the_browser_and_reads_text_and_bytes(tmp_path):
+    """A FileDropper: the browser refuses a file over the limit (FileInput sent any file whole, and one
+    over the websocket's 20 MB message limit closed the session); text/* files arrive as str."""
+    from cdlab.ui import datasource
+    from cdlab.ui.views import Controls
+    s = Experiment(auto_run=False)
+    drop = pn.panel(Controls(state=s)).select(pn.widgets.FileDropper)[0]
+    assert drop.max_file_size == f"{datasource.UPLOAD_LIMIT_MB}MB" and not drop.multiple
+    assert drop.chunk_size < 20 * 10**6
+    body = "\n".join(f"{1 if i % 2 else -1} 1:{i / 10:.1f} 3:1" for i in range(20)) + "\n"
+    drop.value = {"mine.txt": body}  # decoded by Panel (text/plain)
+    assert s.upload_message == "Loaded mine.txt." and s.source == datasource.UPLOAD
+    first = s.upload_hash
+    drop.value = {"again.svm": body.replace("3:1", "2:1").encode()}
+    assert s.upload_message == "Loaded again.svm." and s.upload_hash != first
+    drop.value = {}  # the user removed the file: nothing changes
+    assert s.upload_message == "Loaded again.svm."
+    drop.value = {"bad.svm": b"1 1:x\n"}
+    assert s.upload_message.startswith("Could not read bad.svm") and s.source == datasource.UPLOAD
+
+
+def test_density_slider_shows_small_densities():
+    from bokeh.models.formatters import PrintfTickFormatter
+
+    from cdlab.ui.views import Controls
+    s = Experiment(auto_run=False, density=0.005)
+    density = {w.label: w for w in pn.panel(Controls(state=s)).select(pn.widgets.FloatSlider)}["density"]
+    assert density.value == 0.005 and density.step == 1e-4
+    # the preset's 0.005 read "0.01" at the old 3-decimal step
+    assert isinstance(density.format, PrintfTickFormatter) and density.format.format % 0.005 == "0.005"
+
+
+def test_convergence_axes_follow_each_frame(done):
+    """The plot's ranges follow the curves frame by frame (with shared_axes=False HoloViews kept the
+    first frame's x range: after a switch to longer runs, their curves were cut at the old end)."""
+    import param
+    labels = [r.label for r in done.runs()]
+    short = {k: t[t.passes <= 5.0] for k, t in done.traces.items()}
+
+    class Frame(param.Parameterized):
+        full = param.Boolean(False)
+    frame = Frame()
+    dmap = hv.DynamicMap(pn.bind(lambda full: convergence_plot(done.traces if full else short, done.analysis,
+                                                               "passes", "gap", labels, done.target), frame.param.full))
+    plot = hv.renderer("bokeh").get_plot(dmap)
+    for full, traces in ((False, short), (True, done.traces), (False, short)):
+        frame.full = full
+        plot.refresh()
+        x_range, y_range = plot.state.x_range, plot.state.y_range
+        assert x_range.end == pytest.approx(max(t.passes.max() for t in traces.values()))
+        assert y_range.start <= min(t.gap[t.gap > 0].min() for t in traces.values())

@@ -88,8 +88,13 @@ def _base_problem(data_key):
 
 
 def is_binary(problem) -> bool:
-    """Every stored entry is ±1 (the setting of face-off §6 and Figure 1)."""
-    return bool(np.all(np.abs(problem.X.data) == 1.0))
+    """Every stored nonzero is ±c for one c > 0: binary data (face-off §6, Figure 1)
+    up to a scale. C_P and C_D both scale with c², so C_P/C_D and Theorem 4's
+    map do not see c, and data divided by its mean example norm (the default
+    normalisation) stay binary; unit rows of unequal length do not."""
+    values = np.abs(problem.X.data)
+    values = values[values != 0]  # an explicitly stored zero is not a nonzero
+    return bool(values.size and np.all(values == values[0]))
 
 
 def faceoff_of(problem, problem_key):

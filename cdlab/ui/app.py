@@ -15,7 +15,7 @@ INTRO = ("Primal or dual coordinate descent — which wins on *your* data, with 
 
 def build_app(state: Experiment | None = None):
     """The page for one session (call once per session: nothing is shared)."""
-    pn.extension("tabulator", "mathjax", notifications=False)
+    pn.extension("tabulator", "mathjax", "filedropper", notifications=False)
     hv.extension("bokeh")
     state = state if state is not None else Experiment()
     compiling = pn.pane.Alert(WARMUP.message(), alert_type="warning", visible=False,
@@ -37,7 +37,7 @@ def build_app(state: Experiment | None = None):
                sizing_mode="stretch_width"),
     ]
     template = pn.template.BootstrapTemplate(title="cdlab face-off: primal vs dual coordinate descent",
-                                             sidebar=[Controls(state=state)], main=main, sidebar_width=370)
+                                             sidebar=[Controls(state=state)], main=main, sidebar_width=400)
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         _serve_session(state, compiling, notice)
     template.state = state  # for tests and notebooks: the page's experiment

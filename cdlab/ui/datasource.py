@@ -17,7 +17,11 @@ from ..data import (DATASETS, binary_extreme, extreme_matrix, list_datasets, loa
                     normalize_data, planted_labels)
 from .cache import LRUCache
 
-UPLOAD_LIMIT_MB = 10
+UPLOAD_LIMIT_MB = 10  # decimal MB (10⁶ bytes), as the page's file dropper counts them
+UPLOAD_LIMIT_BYTES = UPLOAD_LIMIT_MB * 10**6
+# the largest matrix the page generates: ~160 MB as CSR, a few seconds per pass. The n and d inputs go
+# to 200,000 each; dense at that size is 4·10¹⁰ nonzeros, which took the (shared) server down with it
+MAX_NNZ = 10_000_000
 SYNTHETIC = "synthetic"
 UPLOAD = "uploaded file"
 
@@ -52,17 +56,25 @@ def data_key(source, *, n_samples, n_features, density, row_skew, col_skew, valu
              omega, upload_hash=""):
     """The primitive key of the data a source and its settings describe."""
     if source == SYNTHETIC:
+        _check_size(round(float(density) * int(n_samples) * int(n_features)), "n·d·density")
         return ("synthetic", int(n_samples), int(n_features), float(density), float(row_skew),
                 float(col_skew), str(value_dist), str(normalise), int(data_seed))
     if source in EXTREMES:
         generator, kind = EXTREMES[source]
         omega = int(omega) if generator == "binary_extreme" and omega else 0
+        _check_size(omega, "ω")
         return ("extreme", generator, kind, int(n_samples), int(n_features), omega, str(normalise), int(data_seed))
     if source == UPLOAD:
         return ("upload", str(upload_hash), str(normalise))
     if source in dataset_names():
         return ("dataset", str(source), str(normalise))
     raise ValueError(f"unknown data source {source!r}; choose one of {source_names()}")
+
+
+def _check_size(nnz, what):
+    if nnz > MAX_NNZ:
+        raise ValueError(f"{what} = {nnz:,} nonzeros: the dashboard generates at most {MAX_NNZ:,}; lower n, d "
+                         "or the density (or call cdlab.data.make_synthetic from Python)")
 
 
 def load(key):
@@ -118,8 +130,8 @@ def parse_upload(content: bytes, filename: str):
     """
     if content is None or len(content) == 0:
         raise ValueError(f"{filename or 'the upload'} is empty")
-    if len(content) > UPLOAD_LIMIT_MB * 2**20:
-        raise ValueError(f"{filename} is {len(content) / 2**20:.1f} MB; the limit is {UPLOAD_LIMIT_MB} MB")
+    if len(content) > UPLOAD_LIMIT_BYTES:
+        raise ValueError(f"{filename} is {len(content) / 10**6:.1f} MB; the limit is {UPLOAD_LIMIT_MB} MB")
     digest = hashlib.sha256(content).hexdigest()[:24]
     if (digest,) in _UPLOADS:
         return digest

@@ -206,6 +206,11 @@ class Worker:
         if self._cancel is not None:
             self._cancel.set()
 
+    def abandon(self):
+        """Cancel the running job and ignore what it still publishes (its settings were replaced)."""
+        self.cancel()
+        self.live = None
+
     def join(self, timeout=None):
         if self._thread is not None:
             self._thread.join(timeout)

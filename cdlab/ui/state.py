@@ -163,7 +163,10 @@ class Experiment(param.Parameterized):
         try:
             settings = self.settings()
         except ValueError as exc:
-            self.param.update(error=str(exc), running=False)
+            self._worker.abandon()  # the job running belongs to settings the page no longer shows
+            # no face-off, curves or table of the previous data under the refused settings
+            self.param.update(error=str(exc), running=False, phase="error", analysis=None, traces={},
+                              run_status={}, run_message={}, cached=[], progress=0.0)
             return None
         runs = self.runs()
         self._settings = settings

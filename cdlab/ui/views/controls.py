@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import panel as pn
 import param
+from bokeh.models.formatters import PrintfTickFormatter
 
 from ...solvers import METHODS
 from .. import datasource
@@ -23,7 +24,7 @@ class MethodRow(pn.viewable.Viewer):
         self.check = pn.widgets.Checkbox(label=m, value=m in s.methods, width=95, margin=(12, 5, 0, 5),
                                          css_classes=[f"cdlab-method-{m}"])
         self.sampling = pn.widgets.Select(options=sampling_choices(m), value=s.samplings.get(m) or
-                                          s.default_sampling(m), width=170, margin=(5, 5),
+                                          s.default_sampling(m), width=195, margin=(5, 5),
                                           css_classes=[f"cdlab-sampling-{m}"])
         self.batch = pn.widgets.IntInput(value=int(s.batch_sizes.get(m, 1)), start=1, width=60, margin=(5, 5),
                                          visible=spec.batch, placeholder="batch",
@@ -66,13 +67,17 @@ class Controls(pn.viewable.Viewer):
         binary = pn.bind(lambda src: datasource.EXTREMES.get(src, ("",))[0] == "binary_extreme", s.param.source)
         shaped = pn.bind(lambda src: src == datasource.SYNTHETIC or src in datasource.EXTREMES, s.param.source)
         slider = dict(throttled=True, sizing_mode="stretch_width")
-        upload = pn.widgets.FileInput(accept=".svm,.svmlight,.libsvm,.txt,.dat,.data,.bz2,.gz",
-                                      multiple=False,
-                                      css_classes=["cdlab-upload"], sizing_mode="stretch_width")
+        # FileDropper, not FileInput: it refuses a file over the limit in the browser, with a message,
+        # and sends the rest in chunks. FileInput sent any file whole, and one larger than the
+        # websocket's message limit (20 MB) closed the connection: a dead page, no message.
+        upload = pn.widgets.FileDropper(max_file_size=f"{datasource.UPLOAD_LIMIT_MB}MB", multiple=False,
+                                        chunk_size=2_000_000, css_classes=["cdlab-upload"],
+                                        sizing_mode="stretch_width")
 
         def on_upload(event):
-            if event.new is not None:
-                s.upload(event.new, upload.filename)
+            for filename, content in (event.new or {}).items():
+                # text/* files arrive decoded; the parser wants the bytes
+                s.upload(content.encode() if isinstance(content, str) else content, filename)
         upload.param.watch(on_upload, "value")
         return pn.Column(
             pn.widgets.Select.from_param(s.param.source, label="data", sizing_mode="stretch_width",
@@ -80,7 +85,9 @@ class Controls(pn.viewable.Viewer):
             pn.Row(pn.widgets.IntInput.from_param(s.param.n_samples, label="n (examples)", visible=shaped, width=150),
                    pn.widgets.IntInput.from_param(s.param.n_features, label="d (features)", visible=shaped,
                                                   width=150)),
-            pn.widgets.FloatSlider.from_param(s.param.density, label="density", step=0.001, visible=synthetic,
+            # a fine step and four significant digits: news-like data have densities like 0.005
+            pn.widgets.FloatSlider.from_param(s.param.density, label="density", step=1e-4,
+                                              format=PrintfTickFormatter(format="%.4g"), visible=synthetic,
                                               **slider),
             pn.widgets.FloatSlider.from_param(s.param.row_skew, label="row skew (power law)", step=0.1,
                                               visible=synthetic, **slider),

@@ -24,15 +24,38 @@ def y_values(trace, yaxis, p_star):
     return trace.primal.to_numpy(dtype=float) - p_star
 
 
+KEY_COLOR = "#555555"
+KEY_BOUND = "each run's bound"
+KEY_TARGET = "target gap ε"
+
+
+def comparable(quantity, yaxis):
+    """Whether a bound on ``quantity`` bounds what the y-axis shows: a gap bound
+    also bounds P − P* (P − P* ≤ gap), a bound on P − P* does not bound the gap."""
+    return quantity == yaxis or (quantity == "gap" and yaxis == "subopt")
+
+
+def key_other(quantity):
+    return f"a bound on {QUANTITY[quantity]} only"
+
+
 def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), target=None):
     """The overlay of run curves (solid) and bound curves (dashed).
 
     Only positive values are drawn (log axis); a bound is mapped to steps or
-    seconds through its own run's trace (passes -> x by interpolation).
+    seconds through its own run's trace (passes -> x by interpolation). A
+    bound on another quantity than the axis shows (P − P* bounds on the gap
+    axis) is drawn dash-dot, so no run seems to break a bound it never had.
+
+    The legend always has a key entry for the dashed bounds (and the dotted
+    target): BokehJS fails to lay out a legend that appears only after the
+    first frame ("cannot find a view for Legend"), so the legend must exist
+    from the empty first frame on. The key entries are single-NaN curves: an
+    empty curve gets no line sample in the legend, a NaN point draws nothing.
     """
     xcol = X_COLUMN[xaxis]
     order = list(labels) + sorted(set(traces) - set(labels))
-    layers = []
+    layers, others = [], []
     for k, label in enumerate(order):
         trace = traces.get(label)
         if trace is None or len(trace) == 0:
@@ -49,19 +72,26 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
         bound = None if info is None else info.curve(trace.passes.iloc[-1])
         if bound is not None:
             bx, by = bound
+            same = comparable(info.quantity, yaxis)
             name = f"{label} bound" + ("" if info.quantity == yaxis else f" on {QUANTITY[info.quantity]}")
+            if not same and info.quantity not in others:
+                others.append(info.quantity)
             if xcol != "passes":
                 bx = np.interp(bx, trace.passes.to_numpy(dtype=float), x)
             ok = np.isfinite(by) & (by > 0)
             layers.append(hv.Curve((bx[ok], by[ok]), kdims=[xaxis], vdims=["y"], label=name).opts(
-                color=color, line_dash="dashed", line_width=1.5, show_legend=False))
+                color=color, line_dash="dashed" if same else "dashdot", line_width=1.5, show_legend=False))
+    keys = [(KEY_BOUND, "dashed")] + [(key_other(q), "dashdot") for q in others]
     if target is not None:
-        layers.append(hv.HLine(target, label="target").opts(color="#999999", line_dash="dotted", line_width=1))
-    if not layers:
-        layers.append(hv.Curve([], kdims=[xaxis], vdims=["y"]))
+        layers.append(hv.HLine(target).opts(color="#999999", line_dash="dotted", line_width=1))
+        keys.append((KEY_TARGET, "dotted"))
+    layers += [hv.Curve(([np.nan], [np.nan]), kdims=[xaxis], vdims=["y"], label=text).opts(
+        color=KEY_COLOR, line_dash=dash, line_width=1.5) for text, dash in keys]
     return hv.Overlay(layers).opts(
         hv.opts.Curve(logy=True, tools=["hover"], framewise=True),
-        hv.opts.Overlay(logy=True, framewise=True, shared_axes=False, responsive=True, min_height=440,
+        # no shared_axes=False: with it HoloViews keeps the first frame's x range for good (a new
+        # scenario's 30-pass runs were cut at the old 16 passes); this plot shares axes with nothing
+        hv.opts.Overlay(logy=True, framewise=True, responsive=True, min_height=440,
                         xlabel=X_LABEL[xaxis], ylabel=Y_LABEL[yaxis], show_grid=True,
                         # below the plot, in two columns: curves keep the width and nothing is hidden
                         legend_position="bottom", legend_cols=2,
@@ -107,7 +137,8 @@ class ConvergenceView(pn.viewable.Viewer):
         status = pn.pane.Markdown(pn.bind(status_markdown, s.param.phase, s.param.running, s.param.run_status,
                                           s.param.run_message, s.param.cached, s.param.error, s.param.jobs),
                                   css_classes=["cdlab-status"], sizing_mode="stretch_width")
-        axes = pn.Row(pn.widgets.RadioButtonGroup.from_param(s.param.xaxis, color="light"),
-                      pn.widgets.RadioButtonGroup.from_param(s.param.yaxis, color="light"))
+        radio = pn.widgets.RadioButtonGroup.from_param
+        axes = pn.Row(radio(s.param.xaxis, color="light", css_classes=["cdlab-xaxis"]),
+                      radio(s.param.yaxis, color="light", css_classes=["cdlab-yaxis"]))
         return pn.Column(axes, progress, pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380),
                          status, sizing_mode="stretch_width")

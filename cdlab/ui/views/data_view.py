@@ -12,21 +12,50 @@ from ..runner import weighted_probabilities
 from ..state import Experiment
 
 
+def log_ticks(lo, hi):
+    """Ticks for a log axis over [lo, hi]: 1-2-5 per decade over up to two decades, else powers of 10."""
+    mantissas = (1, 2, 5) if hi / lo <= 100 else (1,)
+    ticks = [m * 10**k for k in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+             for m in mantissas]
+    return [(t, _tick_label(t)) for t in ticks if lo <= t <= hi]
+
+
+def _tick_label(t):
+    """1,000 below 10⁴; 10⁴, 2×10⁴, … above (short enough for a 200-px axis)."""
+    if t < 10_000:
+        return f"{t:,}"
+    k = len(str(t)) - 1
+    power = "10" + str(k).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    mantissa = t // 10**k
+    return power if mantissa == 1 else f"{mantissa}×{power}"
+
+
 def nnz_histogram(counts, what):
-    """Histogram of nonzeros per row or column on log-spaced bins (skewed data
-    follow power laws, which linear bins squash into one bar)."""
+    """Histogram of nonzeros per row or column. Counts spread over more than a
+    decade (skewed data follow power laws, which linear bins squash into one
+    bar) get log-spaced bins on a log axis; a narrow range (dense data: every
+    count equal) gets linear bins, whose axis ticks do not pile up."""
     counts = np.asarray(counts)
     empty = int((counts == 0).sum())
     full = counts[counts > 0]
-    top = int(full.max()) if full.size else 1
-    edges = np.unique(np.round(np.logspace(0, np.log10(top + 1), 30)))
-    if edges.size < 2:
-        edges = np.array([1.0, 2.0])
+    lo, top = (int(full.min()), int(full.max())) if full.size else (1, 1)
+    wide = top >= 10 * lo
+    if wide:
+        edges = np.unique(np.round(np.logspace(np.log10(lo), np.log10(top + 1), 30)))
+    else:  # from 0, so that one count shared by every line shows as a bar at its value
+        step = max(1, int(np.ceil((top + 1) / 30)))
+        edges = np.arange(0, top + step + 1, step, dtype=float) - 0.5
     freq, edges = np.histogram(full, bins=edges)
     note = f", {empty:,} empty" if empty else ""
+    xlabel = f"nonzeros per {what}"
+    # explicit ticks on the log axis: over a decade or two Bokeh's log ticker falls back to linear
+    # ticks (10, 20, 30, 40, 50) that pile up at the right end of a 200-px plot
+    ticks = log_ticks(lo, top + 1) if wide else None
+    if full.size and lo == top:
+        xlabel += f" (all {top:,})" if not empty else f" (the others {top:,})"
     return hv.Histogram((edges, freq), kdims=[f"nonzeros per {what}"], vdims=["count"]).opts(
-        title=f"‖{'x_i' if what == 'row' else 'f_j'}‖₀ per {what} ({len(counts):,} {what}s{note})", logx=True,
-        responsive=True, height=240, shared_axes=False, framewise=True, tools=["hover"],
+        title=f"{len(counts):,} {what}s{note}", xlabel=xlabel, logx=wide, xticks=ticks, responsive=True,
+        height=240, shared_axes=False, framewise=True, tools=["hover"],
         color="#4c78a8" if what == "row" else "#f58518")
 
 
@@ -47,8 +76,9 @@ def sampling_plot(problem):
     curves.append(hv.HLine(1.0, label="uniform").opts(color="#999999", line_dash="dotted"))
     return hv.Overlay(curves).opts(
         hv.opts.Overlay(title="Sampling probabilities, sorted (× size: uniform = 1)", responsive=True,
-                        height=280, logy=True, legend_position="right", show_grid=True, shared_axes=False,
-                        framewise=True),
+                        # the legend below: at the right it covered the plot's last fifth at 1400 px
+                        height=340, logy=True, legend_position="bottom", legend_cols=2, show_grid=True,
+                        shared_axes=False, framewise=True),
         hv.opts.Curve(logy=True, tools=["hover"], framewise=True))
 
 

@@ -46,6 +46,17 @@ def measured_winner(traces, run_status, target, runs):
     return best
 
 
+def sampling_note(fo, won):
+    """Why the winning side's other sampling may win: its bound is close (or '' when the sampling agrees)."""
+    pred = fo.prediction["sampling"]
+    if won["sampling"] == pred or {won["sampling"], pred} != {"uniform", "importance"}:
+        return ""
+    side = "P" if won["side"] == "primal" else "D"
+    t = {s: getattr(fo, f"T_{side}_{s}") for s in ("uniform", "importance")}
+    return (f" (with {won['sampling']} sampling rather than the predicted {pred}: the two samplings' bounds on "
+            f"total work differ by a factor {max(t.values()) / min(t.values()):.3g} only)")
+
+
 def faceoff_markdown(analysis, traces, run_status, target, runs):
     """The card's text (Markdown tables)."""
     if analysis is None:
@@ -82,16 +93,28 @@ def faceoff_markdown(analysis, traces, run_status, target, runs):
     won = measured_winner(traces, run_status, target, runs)
     if won is not None:
         agree = ""
-        if smooth:
+        sides = {"primal" if r.method in PRIMAL_SIDE else "dual" for r in runs
+                 if r.method in PRIMAL_SIDE + DUAL_SIDE}
+        if len(sides) < 2:
+            agree = f" — only the {won['side']} side ran, so this is no face-off yet"
+        elif smooth:
             predicted_side = "primal" if fo.prediction["method"] in PRIMAL_SIDE else "dual"
-            agree = (f" — the {won['side']} side wins, as predicted" if won["side"] == predicted_side
-                     else f" — **the {won['side']} side wins, not the predicted {predicted_side} side**")
+            if won["side"] == predicted_side:
+                agree = f" — the {won['side']} side wins, as predicted" + sampling_note(fo, won)
+            else:
+                agree = (f" — **the {won['side']} side wins, not the predicted {predicted_side} side**. The "
+                         f"prediction compares the two sides' worst-case bounds on total work (ratio "
+                         f"{fo.prediction['ratio']:.3g}); runs beat their bounds by different factors (the "
+                         "theory card's measured / bound column), which can overturn a small ratio")
         lines += ["", f"**Measured winner:** <span class='cdlab-measured'>{won['label']}</span>: gap ≤ "
                       f"{target:.0e} after {won['passes']:.3g} passes{agree}."]
     else:
         face = [r for r in runs if r.method in PRIMAL_SIDE + DUAL_SIDE]
+        going = any(run_status.get(r.label) in ("queued", "running") for r in face)
         why = ("run primal_cd and dual_cd to see the measured winner" if not face
-               else f"no face-off run has reached the target gap {target:.0e} yet")
+               else f"no face-off run has reached the target gap {target:.0e} yet" if going
+               else f"no face-off run reached the target gap {target:.0e} within its budget (more passes, "
+                    "a larger target or a larger λ would settle it)")
         lines += ["", f"**Measured winner:** {why}"]
     return "\n".join(lines)
 

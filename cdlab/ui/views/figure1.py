@@ -42,9 +42,10 @@ def figure1_note(analysis):
         return f"*Figure 1 unavailable:* {analysis.figure1_error}"
     p = analysis.problem
     if analysis.binary:
-        return legend + f"The star marks this data: n = {p.n_samples:,}, ω = {p.nnz:,} (its entries are all ±1)."
-    return legend + ("This data is not binary (entries other than ±1), so it is not marked: the map is the "
-                     "binary-data bound of Theorem 4 for its d.")
+        return legend + (f"The star marks this data: n = {p.n_samples:,}, ω = {p.nnz:,} (its nonzeros are all ±c: "
+                         "binary up to a scale, which C_P/C_D does not see).")
+    return legend + ("This data is not binary (its nonzeros differ in size), so it is not marked: the map is "
+                     "the binary-data bound of Theorem 4 for its d.")
 
 
 class Figure1View(pn.viewable.Viewer):

@@ -11,10 +11,16 @@ from ..state import Experiment
 from .results import to_target
 
 
+# (LaTeX length, size command): the card is ~400 px wide, and the accelerated methods' bounds (400+
+# characters of LaTeX) were cut off at its edge at normal size
+LATEX_SIZES = ((320, r"\scriptsize "), (220, r"\small "))
+
+
 def latex_source(info):
-    """The bound's LaTeX as a display-math string for pn.pane.LaTeX."""
-    text = info.latex.strip()
-    return text if text.startswith("$") else f"$${text}$$"
+    """The bound's LaTeX as a display-math string for pn.pane.LaTeX, set smaller when long."""
+    text = info.latex.strip().strip("$")
+    size = next((cmd for length, cmd in LATEX_SIZES if len(text) > length), "")
+    return f"$${size}{text}$$"
 
 
 def bound_passes(info, target):
