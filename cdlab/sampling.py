@@ -27,18 +27,17 @@ def check_probabilities(p, size, what="coordinates"):
         raise ValueError(f"sampling must be a name or a 1-D array of probabilities, got {p!r}")
     try:
         raw = np.asarray(p)
-        # The dtype and shape are checked before converting to float, which
-        # would silently drop an imaginary part, read True as 1.0, or flatten
-        # a matrix into a vector.
-        if raw.dtype.kind in "bc":
-            raise ValueError(f"sampling probabilities must be real numbers, got dtype {raw.dtype}")
-        if raw.ndim != 1:
-            raise ValueError(f"sampling probabilities must be a 1-D array of length {size}, "
-                             f"got shape {raw.shape}")
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise ValueError(f"sampling probabilities must be numeric: {exc}") from None
+    # The dtype and shape are checked before converting to float, which would
+    # silently drop an imaginary part, read True as 1.0, or flatten a matrix.
+    if raw.dtype.kind in "bc":
+        raise ValueError(f"sampling probabilities must be real numbers, got dtype {raw.dtype}")
+    if raw.ndim != 1:
+        raise ValueError(f"sampling probabilities must be a 1-D array of length {size}, got shape {raw.shape}")
+    try:
         p = np.array(raw, dtype=np.float64, copy=True)
-    except (TypeError, ValueError) as exc:
-        if str(exc).startswith("sampling probabilities"):
-            raise
+    except (TypeError, ValueError) as exc:  # strings, objects
         raise ValueError(f"sampling probabilities must be numeric: {exc}") from None
     if p.shape[0] != size:
         raise ValueError(f"sampling probabilities have length {p.shape[0]}, but there are {size} {what}")

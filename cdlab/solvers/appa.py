@@ -348,7 +348,8 @@ class APPAState:
         not an iterate of the method and, for a small κ, is far worse than
         x^(t): reporting it drew a wrong curve and, as the first row, inflated
         the driver's divergence threshold P(w₀). (A checkpoint a few steps
-        past a boundary still shows that start, nearly unchanged.)"""
+        past a boundary would still show that start, nearly unchanged: the
+        pass budget's end is moved onto a boundary by ``align_last_chunk``.)"""
         w, alpha = self.oracle.iterate()
         if self.pos == 0:
             w = self.x
