@@ -52,8 +52,9 @@ import numpy as np
 import pandas as pd
 
 import cdlab
+from cdlab.data import shipped_dir
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = shipped_dir()
 DEFAULT_GRID = tuple(10.0 ** k for k in range(-8, 3))
 PAPER_METHODS = ("sgd", "svrg", "sdca", "dual_appa")
 ALL_METHODS = PAPER_METHODS + ("dual_appa_gradient",)

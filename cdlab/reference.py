@@ -8,12 +8,12 @@ import threading
 import warnings
 from pathlib import Path
 
+from .paths import cache_root
+
 
 def cache_dir() -> Path:
-    """$CDLAB_CACHE/reference, else $XDG_CACHE_HOME/cdlab/reference, else ~/.cache/cdlab/reference."""
-    root = os.environ.get("CDLAB_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "cdlab")
-    path = Path(root) / "reference"
+    """<cache root>/reference (see cdlab.paths: $CDLAB_CACHE, else the user cache directory)."""
+    path = cache_root() / "reference"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -14,11 +14,12 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 import cdlab
+from cdlab.data import shipped_dir
 from cdlab.solvers.saga import SAGState
 from cdlab.solvers.sgd import SGDState
 from cdlab.solvers.svrg import SVRGState, svrg_epochs
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = shipped_dir()
 LINEAR = ["svrg", "sag", "saga", "agd", "gd", "lbfgs"]
 
 

@@ -2,6 +2,7 @@
 synthetic generators' promises, and the extreme matrices against theory.md §4 (and brute force)."""
 import bz2
 import gzip
+import hashlib
 import itertools
 import math
 import re
@@ -12,9 +13,9 @@ import pytest
 import scipy.sparse as sp
 
 import cdlab
-from cdlab.data import (DATASETS, DataFileNotFoundError, binary_extreme, data_dir, extreme_matrix,
+from cdlab.data import (DATASETS, DataFileNotFoundError, binary_extreme, data_home, extreme_matrix,
                         list_datasets, load_dataset, make_synthetic, normalize_data, planted_labels,
-                        power_law_counts, read_libsvm)
+                        power_law_counts, read_libsvm, shipped_dir)
 
 
 # ---------------------------------------------------------------- helpers
@@ -38,7 +39,7 @@ def face_off_constants(X):
 def readme_table():
     """name -> {n, d[, nnz, pos, neg]} parsed from the data README (nnz and labels: train files only)."""
     table = {}
-    text = (data_dir() / "README.md").read_text()
+    text = (shipped_dir() / "README.md").read_text()
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) != 7 or not cells[1][:1].isdigit():
@@ -59,17 +60,25 @@ README = readme_table()
 
 # ---------------------------------------------------------------- registry
 
-def test_registry_matches_readme_and_data_directory():
-    assert set(README) == set(DATASETS) == set(list_datasets())
-    for name, info in DATASETS.items():
+def test_registry_matches_readme_and_shipped_directory():
+    shipped = {name: info for name, info in DATASETS.items() if info.kind == "shipped"}
+    assert set(README) == set(shipped) == set(list_datasets("shipped"))
+    for name, info in shipped.items():
         assert (info.n_samples, info.n_features) == (README[name]["n"], README[name]["d"]), name
-        assert (data_dir() / info.file).is_file()
-    listed = {line.split()[-1].lstrip("*") for line in (data_dir() / "SHA256SUMS").read_text().splitlines()
+        assert info.nnz == README[name].get("nnz"), name
+        assert info.path == shipped_dir() / info.file and info.path.is_file()
+    listed = {line.split()[-1].lstrip("*") for line in (shipped_dir() / "SHA256SUMS").read_text().splitlines()
               if line.strip()}
-    assert listed == {info.file for info in DATASETS.values()}
+    assert listed == {info.file for info in shipped.values()}
 
 
-@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_shipped_files_match_their_checksums():
+    for line in (shipped_dir() / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split()
+        assert hashlib.sha256((shipped_dir() / name.lstrip("*")).read_bytes()).hexdigest() == digest, name
+
+
+@pytest.mark.parametrize("name", sorted(README))
 def test_every_dataset_loads_as_the_readme_says(name):
     X, y = load_dataset(name)
     expected = README[name]
@@ -96,18 +105,36 @@ def test_cache_hands_out_independent_copies():
     assert X2.data is not load_dataset("heart_scale")[0].data
 
 
-def test_data_dir_default_and_env_var(tmp_path, monkeypatch):
+def test_data_home_default_and_env_var(tmp_path, monkeypatch):
     monkeypatch.delenv("CDLAB_DATA_DIR", raising=False)
-    assert (data_dir() / "README.md").is_file()
-    assert data_dir().resolve() == (Path(cdlab.__file__).resolve().parents[1].parent / "shared" / "data").resolve()
+    monkeypatch.setenv("CDLAB_CACHE", str(tmp_path / "cache"))
+    assert data_home() == tmp_path / "cache" / "data"
     monkeypatch.setenv("CDLAB_DATA_DIR", str(tmp_path))
-    assert data_dir() == tmp_path
-    with pytest.raises(DataFileNotFoundError, match="CDLAB_DATA_DIR"):
-        load_dataset("mushrooms")
-    with bz2.open(tmp_path / "heart_scale.bz2", "wb") as f:
+    assert data_home() == tmp_path
+    # shipped sets do not depend on the data home; fetchable ones are looked up there
+    assert load_dataset("heart_scale")[0].shape == (270, 13)
+    with pytest.raises(DataFileNotFoundError, match=r"cdlab datasets fetch rcv1.binary.*"
+                                                    + re.escape(str(tmp_path))):
+        load_dataset("rcv1.binary", download=False)
+
+
+def test_fetchable_file_of_the_wrong_shape_is_refused(tmp_path, monkeypatch):
+    """A file placed by hand in the data home is checked against the published shape when loaded."""
+    monkeypatch.setenv("CDLAB_DATA_DIR", str(tmp_path))
+    with bz2.open(tmp_path / DATASETS["real-sim"].file, "wb") as f:
         f.write(b"1 1:0.5\n-1 2:0.25\n")
-    with pytest.raises(ValueError, match="2 examples, the registry says 270"):
-        load_dataset("heart_scale")
+    with pytest.raises(ValueError, match=r"n=2, d=20958, nnz=2; the published shape is n=72309, d=20958"):
+        load_dataset("real-sim")
+
+
+def test_label_map_of_a_fetchable_set(tmp_path, monkeypatch):
+    """covtype.binary's labels 1/2 become +1/-1; any other label is named."""
+    from cdlab.data.registry import DatasetInfo, map_labels
+
+    info = DatasetInfo("toy", "toy.bz2", 3, 2, "toy", kind="fetch", label_map=((1.0, 1.0), (2.0, -1.0)))
+    np.testing.assert_array_equal(map_labels(info, np.array([1.0, 2.0, 2.0])), [1.0, -1.0, -1.0])
+    with pytest.raises(ValueError, match="label 3 is not one of"):
+        map_labels(info, np.array([1.0, 3.0]))
 
 
 def test_unknown_name_and_missing_path(tmp_path):
@@ -466,7 +493,7 @@ BAD_CALLS = [
     (planted_labels, (np.ones(3),), {}, "2-dimensional"),
     (planted_labels, (sp.csr_matrix(np.array([[1.0, np.inf]])),), {}, "NaN or inf"),
     (load_dataset, ("a9a",), {"n_features": 0}, "n_features must be an integer ≥ 1"),
-    (load_dataset, ("a9a",), {"n_features": 100}, "does not fit n_features=100"),
+    (load_dataset, ("a9a",), {"n_features": 100}, "has 123 features; n_features=100 is too few"),
     (read_libsvm, (__file__,), {"zero_based": "maybe"}, "zero_based must be"),
 ]
 

@@ -2,7 +2,6 @@
 numpy reference, the dual proximal step against numeric maximisation,
 certified convergence on real and synthetic data, the δ-perturbation's
 guarantee, and acceleration over SDCA on an ill-conditioned problem."""
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,9 +10,10 @@ from scipy.optimize import minimize_scalar
 
 import cdlab
 from cdlab import losses as L
+from cdlab.data import shipped_dir
 from cdlab.solvers.spdc import _lazy_power, spdc_parameters
 
-DATA = Path("/work/shared/data")
+DATA = shipped_dir()
 
 
 def real_problem(name, rows=None, **kw):

@@ -9,8 +9,9 @@ from sklearn.datasets import load_svmlight_file
 import cdlab
 from cdlab import theory
 from cdlab.cli import main
+from cdlab.data import shipped_dir
 
-HEART = "/work/shared/data/heart_scale.bz2"
+HEART = str(shipped_dir() / "heart_scale.bz2")
 
 
 def run_json(capsys, *argv):

@@ -43,10 +43,10 @@ def load_data(spec, normalize="none"):
 
 def file_stamp(spec):
     """(size, mtime) of the file behind a dataset entry, so that a long-lived worker reloads a changed file."""
-    from ..data import DATASETS, data_dir
+    from ..data import DATASETS, dataset_path
 
     if isinstance(spec, str):
-        path = os.path.join(data_dir(), DATASETS[spec].file) if spec in DATASETS else spec
+        path = dataset_path(spec) if spec in DATASETS else spec
     elif "path" in spec:
         path = spec["path"]
     else:

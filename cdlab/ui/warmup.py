@@ -65,3 +65,12 @@ class Warmup:
 
 
 WARMUP = Warmup()
+
+
+if __name__ == "__main__":  # `python -m cdlab.ui.warmup`: fill numba's on-disk cache before serving
+    print("cdlab: compiling the numba kernels into numba's on-disk cache (once; seconds when already warm) ...",
+          flush=True)
+    WARMUP._run()
+    if WARMUP.failed:
+        raise SystemExit(WARMUP.message())
+    print(f"cdlab: {len(WARMUP.done)} methods ready in {WARMUP.seconds:.1f} s", flush=True)
