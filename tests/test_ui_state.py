@@ -32,7 +32,7 @@ def direct(state, run):
 def test_methods_and_sources_are_discovered():
     s = Experiment()
     assert s.param.methods.objects == sorted(cdlab.METHODS)
-    names = s.param.source.objects
+    names = list(s.param.source.names.values())
     assert names[0] == datasource.SYNTHETIC and names[-1] == datasource.UPLOAD
     assert set(list_datasets()) <= set(names)
     for m in cdlab.METHODS:
@@ -340,3 +340,36 @@ def test_every_method_runs_or_is_explained():
             trace = s.traces[label]
             assert s.run_status[label] in ("converged", "max_passes", "max_time"), (label, s.run_message)
             assert trace.gap.iloc[-1] < trace.gap.iloc[0], label
+
+
+def test_fetchable_dataset_is_fetched_on_request_then_runs(tmp_path, monkeypatch):
+    """A dataset fetched on first use is marked in the data menu, refused with the way out until
+    fetched, fetched on request (progress, then a run); a failed fetch lands in the error."""
+    import shutil
+
+    from cdlab.data import DATASETS, shipped_dir
+    from cdlab.data.registry import DatasetInfo
+
+    monkeypatch.setenv("CDLAB_DATA_DIR", str(tmp_path / "home"))
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copy(shipped_dir() / "heart_scale.bz2", served / "toy.bz2")
+    monkeypatch.setitem(DATASETS, "toy", DatasetInfo("toy", "toy.bz2", 270, 13, "heart_scale served", nnz=3378,
+                                                     kind="fetch", url=(served / "toy.bz2").as_uri(),
+                                                     download_mb=0.003))
+    monkeypatch.setitem(DATASETS, "gone", DatasetInfo("gone", "gone.bz2", 1, 1, "nowhere", kind="fetch",
+                                                      url=(served / "gone.bz2").as_uri()))
+    s = small(methods=["sdca"], samplings={"sdca": "uniform"})
+    assert s.param.source.names["toy (not here: fetch ≈ 0.003 MB)"] == "toy"
+    s.source = "toy"
+    assert "toy is not on this server yet: press “Fetch toy”" in s.error and s.analysis is None
+    s.fetch_data().join(timeout=60)
+    assert s.wait(timeout=120)
+    assert s.error == "" and not s.fetching and s.fetch_progress == 1.0
+    assert s.analysis.problem.n_samples == 270 and s.run_status["sdca (uniform)"] == "converged"
+    assert "toy" in s.param.source.names and (tmp_path / "home" / "toy.bz2").is_file()
+    assert s.fetch_data() is None  # nothing left to fetch
+
+    s.source = "gone"
+    s.fetch_data().join(timeout=60)
+    assert "cannot fetch 'gone'" in s.error and str(served / "gone.bz2") in s.error and not s.fetching

@@ -9,12 +9,14 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import threading
+from collections import defaultdict
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import (DATASETS, binary_extreme, extreme_matrix, list_datasets, load_dataset, make_synthetic,
-                    normalize_data, planted_labels)
+from ..data import (DATASETS, binary_extreme, extreme_matrix, fetch_dataset, list_datasets, load_dataset,
+                    make_synthetic, normalize_data, planted_labels)
 from .cache import LRUCache
 
 UPLOAD_LIMIT_MB = 10  # decimal MB (10⁶ bytes), as the page's file dropper counts them
@@ -52,6 +54,28 @@ def source_names() -> list:
     return [SYNTHETIC, *EXTREMES, *dataset_names(), UPLOAD]
 
 
+def needs_fetch(source) -> bool:
+    """A registry dataset fetched on first use that is not on this server yet."""
+    info = DATASETS.get(source)
+    return info is not None and info.kind == "fetch" and not info.is_available()
+
+
+def source_options() -> dict:
+    """label -> source for the data menu: a dataset still to fetch says so, with its download size."""
+    return {(f"{name} (not here: fetch ≈ {DATASETS[name].download_mb:g} MB)" if needs_fetch(name) else name): name
+            for name in source_names()}
+
+
+_FETCHING = defaultdict(threading.Lock)  # one download per dataset, whichever session asks
+
+
+def fetch(name, progress=None):
+    """Download a fetchable dataset into the data home (cdlab.data.fetch); ValueError on failure."""
+    with _FETCHING[name]:
+        if needs_fetch(name):
+            fetch_dataset(name, progress=progress, show_progress=False)
+
+
 def data_key(source, *, n_samples, n_features, density, row_skew, col_skew, value_dist, normalise, data_seed,
              omega, upload_hash=""):
     """The primitive key of the data a source and its settings describe."""
@@ -67,6 +91,9 @@ def data_key(source, *, n_samples, n_features, density, row_skew, col_skew, valu
     if source == UPLOAD:
         return ("upload", str(upload_hash), str(normalise))
     if source in dataset_names():
+        if needs_fetch(source):
+            raise ValueError(f"{source} is not on this server yet: press “Fetch {source}” under the data menu to "
+                             f"download it (≈ {DATASETS[source].download_mb:g} MB from the LIBSVM collection)")
         return ("dataset", str(source), str(normalise))
     raise ValueError(f"unknown data source {source!r}; choose one of {source_names()}")
 

@@ -10,6 +10,8 @@ served (``pn.state.execute``) or directly when used headless in tests.
 from __future__ import annotations
 
 import math
+import threading
+import time
 from contextlib import contextmanager
 from functools import partial
 
@@ -75,6 +77,9 @@ class Experiment(param.Parameterized):
     jobs = param.Integer(default=0, doc="jobs started in this session (the status line shows it)")
     error = param.String(default="")
     upload_message = param.String(default="")
+    fetching = param.Boolean(default=False, doc="a dataset is being downloaded for this session")
+    fetch_progress = param.Number(default=0.0, bounds=(0.0, 1.0))
+    fetch_message = param.String(default="")
 
     def __init__(self, **params):
         self._ready = False  # no job while the constructor sets things up
@@ -82,7 +87,7 @@ class Experiment(param.Parameterized):
         self._worker = Worker()
         self._settings = None
         super().__init__()
-        self.param.source.objects = datasource.source_names()
+        self.param.source.objects = datasource.source_options()
         self.param.preset.objects = ["custom", *presets.available()]
         self.param.methods.objects = sorted(METHODS)
         self.param.value_dist.objects = list(presets.value_kinds())
@@ -204,7 +209,56 @@ class Experiment(param.Parameterized):
         self.param.update(source=datasource.UPLOAD, upload_hash=digest)
         return True
 
+    def fetch_data(self):
+        """Download the selected fetchable dataset on a background thread (progress in fetch_progress and
+        fetch_message), then run; a failure lands in ``error``. Returns the thread (None: nothing to fetch)."""
+        name = self.source
+        if self.fetching or not datasource.needs_fetch(name):
+            return None
+        post = self._on_loop(self.param.update)
+        self.param.update(fetching=True, fetch_progress=0.0, error="",
+                          fetch_message=f"Fetching {name} (≈ {datasource.DATASETS[name].download_mb:g} MB) …")
+        last = [0.0]
+
+        def progress(done, total):
+            now = time.monotonic()
+            if total and now - last[0] > 0.25:  # a few updates a second reach the browser, not one per chunk
+                last[0] = now
+                post(fetch_progress=min(1.0, done / total),
+                     fetch_message=f"Fetching {name}: {done / 1e6:.1f} of {total / 1e6:.1f} MB")
+
+        def work():
+            try:
+                datasource.fetch(name, progress=progress)
+            except (ValueError, OSError) as exc:
+                post(fetching=False, fetch_message="", error=str(exc))
+                return
+            post(fetching=False, fetch_progress=1.0, fetch_message=f"{name} is on this server now.")
+            self._on_loop(self._fetched)(name)
+
+        thread = threading.Thread(target=work, name=f"cdlab-fetch-{name}", daemon=True)
+        thread.start()
+        return thread
+
+    def _fetched(self, name):
+        self.param.source.objects = datasource.source_options()
+        if self.source == name:
+            self.start(solve=self.auto_run)
+
     # ------------------------------------------------------------- outputs
+    def _on_loop(self, function):
+        """``function`` to call from another thread: scheduled on the session's event loop when served,
+        called directly when headless (tests)."""
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            return function
+
+        def call(*args, **kwargs):
+            if doc.session_context is not None:  # else the tab was closed
+                with set_curdoc(doc):
+                    pn.state.execute(partial(function, *args, **kwargs), schedule=True)
+        return call
+
     def _make_publisher(self):
         doc = pn.state.curdoc
         if doc is None or doc.session_context is None:

@@ -1,8 +1,8 @@
 # %% [markdown]
 # # 1 · Duality and SDCA
 #
-# *Stochastic Dual Coordinate Ascent* (Shalev-Shwartz & Zhang, 2013; the Prox-SDCA slides in
-# `shared/papers/` next to the repository) solves regularised empirical risk minimisation through
+# *Stochastic Dual Coordinate Ascent* (Shalev-Shwartz & Zhang, JMLR 2013; Prox-SDCA,
+# Math. Programming 2016) solves regularised empirical risk minimisation through
 # its **dual**, and uses the pair to certify every iterate. This notebook walks through
 #
 # 1. the primal–dual pair and weak duality,
@@ -51,8 +51,8 @@ def floor(values, tiny=1e-16):
 # %% [markdown]
 # ## The data
 #
-# `a9a` (the "adult" census data: 123 binary features, labels ±1) from `shared/data` next to the
-# repository, training and test files. As in the face-off paper's experiments, every example is divided by the mean
+# `a9a` (the "adult" census data: 123 binary features, labels ±1) shipped with cdlab
+# (`cdlab.load_dataset`), training and test files. As in the face-off paper's experiments, every example is divided by the mean
 # example norm, so that a typical ‖xᵢ‖ is 1 and λ means the same thing on every data set.
 
 # %%

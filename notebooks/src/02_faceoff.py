@@ -4,7 +4,7 @@
 # For L2-regularised ERM with a smooth loss we can run randomized coordinate descent on the
 # **primal** (one feature wⱼ per step, reading column fⱼ of X) or on the **dual** (one example αᵢ per
 # step, reading row xᵢ). Folk wisdom: primal when d ≫ n, dual when n ≫ d. Csiba & Richtárik
-# (2016, `shared/papers/` next to the repository) show that what decides is not the shape of X
+# ("Coordinate descent face-off: primal or dual?", 2016, arXiv:1605.08982) show that what decides is not the shape of X
 # but two numbers,
 #
 # $$C_P = \sum_j \|f_j\|_0\,\|f_j\|^2, \qquad C_D = \sum_i \|x_i\|_0\,\|x_i\|^2 ,$$

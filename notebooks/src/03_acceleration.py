@@ -3,8 +3,8 @@
 #
 # SDCA needs about n + κ steps per factor e of accuracy, where κ = R²/(λγ) is the condition
 # number (R = maxᵢ‖xᵢ‖, γ the loss's smoothness). In *passes* over the data that is 1 + κ/n:
-# excellent while κ ≤ n, slow when the problem is ill-conditioned (λ small). Two papers in
-# `shared/papers/` (next to the repository) accelerate it:
+# excellent while κ ≤ n, slow when the problem is ill-conditioned (λ small). Two papers
+# accelerate it:
 #
 # * **SPDC** (Zhang & Xiao 2015) alternates a dual coordinate step and a primal proximal step with
 #   extrapolation; its bound per pass is 1 + √(κ/n).

@@ -2,8 +2,8 @@
 # # 4 · Un-regularizing: the APPA family
 #
 # SDCA's guarantee, n + R²/(λγ) steps per factor e, degrades as the ridge λ → 0, and plain
-# empirical risk minimisation has λ = 0. Frostig, Ge, Kakade & Sidford (2015, "Un-regularizing",
-# `shared/papers/` next to the repository) solve the weakly regularised problem F through a
+# empirical risk minimisation has λ = 0. Frostig, Ge, Kakade & Sidford (2015, "Un-regularizing:
+# approximate proximal point and faster stochastic algorithms for ERM", ICML) solve the weakly regularised problem F through a
 # sequence of *well*-conditioned ones,
 #
 # $$f_{s,\kappa}(w) = F(w) + \frac\kappa2\|w - s\|^2 ,$$

@@ -82,6 +82,7 @@ class Controls(pn.viewable.Viewer):
         return pn.Column(
             pn.widgets.Select.from_param(s.param.source, label="data", sizing_mode="stretch_width",
                                          css_classes=["cdlab-source"]),
+            *self._fetch_widgets(),
             pn.Row(pn.widgets.IntInput.from_param(s.param.n_samples, label="n (examples)", visible=shaped, width=150),
                    pn.widgets.IntInput.from_param(s.param.n_features, label="d (features)", visible=shaped,
                                                   width=150)),
@@ -104,6 +105,25 @@ class Controls(pn.viewable.Viewer):
             upload,
             pn.pane.Markdown(s.param.upload_message, css_classes=["cdlab-upload-message"]),
             sizing_mode="stretch_width")
+
+    def _fetch_widgets(self):
+        """A button to download the selected dataset when it is fetched on first use, and its progress."""
+        s = self.state
+
+        def label(source):
+            info = datasource.DATASETS.get(source)
+            return f"Fetch {source} (≈ {info.download_mb:g} MB)" if info is not None else "Fetch"
+        button = pn.widgets.Button(name=pn.bind(label, s.param.source), button_type="primary",
+                                   visible=pn.bind(lambda source, fetching: datasource.needs_fetch(source)
+                                                   and not fetching, s.param.source, s.param.fetching),
+                                   css_classes=["cdlab-fetch"], sizing_mode="stretch_width")
+        button.on_click(lambda event: s.fetch_data())
+        bar = pn.indicators.Progress(value=pn.bind(lambda p: int(100 * p), s.param.fetch_progress), max=100,
+                                     visible=pn.bind(lambda fetching: fetching, s.param.fetching),
+                                     sizing_mode="stretch_width", height=12)
+        message = pn.pane.Markdown(s.param.fetch_message, css_classes=["cdlab-fetch-message"],
+                                   visible=pn.bind(lambda text: bool(text), s.param.fetch_message), margin=(0, 10))
+        return button, bar, message
 
     def _problem(self):
         s = self.state
