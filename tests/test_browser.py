@@ -337,6 +337,26 @@ def test_upload_a_file_and_a_broken_one(page, server, tmp_path):
     assert "n = 60, d = 9" in faceoff_text(page)
 
 
+def test_compressed_bomb_is_refused_by_the_server(page, server, tmp_path):
+    """A 100 kB .gz holding 100 MB of text (17 M nonzeros) passes the browser's 10 MB limit; the server
+    counts its decompressed bytes and nonzeros as the chunks arrive and drops it, its memory staying
+    within 150 MB of what it was (parsed, such a file took gigabytes)."""
+    import gzip
+
+    import psutil
+
+    open_app(page, server)
+    wait_done(page)
+    bomb = tmp_path / "bomb.svm.gz"
+    bomb.write_bytes(gzip.compress(b"1 1:1\n" * (100 * 10**6 // 6), compresslevel=9))
+    server_process = psutil.Process(server.proc.pid)
+    rss_before = server_process.memory_info().rss
+    page.locator(".cdlab-upload input[type=file]").first.set_input_files(str(bomb))
+    page.wait_for_selector("text=Not loaded: bomb.svm.gz holds over 2,000,000 nonzeros", timeout=LOAD)
+    assert server_process.memory_info().rss - rss_before < 150 * 2**20
+    assert "bomb" not in faceoff_text(page)
+
+
 def test_incompatible_choice_is_explained(page, server):
     open_app(page, server)
     before = select(page, ".cdlab-loss", "hinge")

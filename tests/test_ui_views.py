@@ -356,14 +356,14 @@ def test_upload_widget_limits_size_in_the_browser_and_reads_text_and_bytes(tmp_p
     assert drop.chunk_size < 20 * 10**6
     body = "\n".join(f"{1 if i % 2 else -1} 1:{i / 10:.1f} 3:1" for i in range(20)) + "\n"
     drop.value = {"mine.txt": body}  # decoded by Panel (text/plain)
-    assert s.upload_message == "Loaded mine.txt." and s.source == datasource.UPLOAD
+    assert s.upload_message == "✅ Loaded mine.txt." and s.source == datasource.UPLOAD
     first = s.upload_hash
     drop.value = {"again.svm": body.replace("3:1", "2:1").encode()}
-    assert s.upload_message == "Loaded again.svm." and s.upload_hash != first
+    assert s.upload_message == "✅ Loaded again.svm." and s.upload_hash != first
     drop.value = {}  # the user removed the file: nothing changes
-    assert s.upload_message == "Loaded again.svm."
+    assert s.upload_message == "✅ Loaded again.svm."
     drop.value = {"bad.svm": b"1 1:x\n"}
-    assert s.upload_message.startswith("Could not read bad.svm") and s.source == datasource.UPLOAD
+    assert s.upload_message.startswith("❌ Not loaded: could not read bad.svm") and s.source == datasource.UPLOAD
 
 
 def test_density_slider_shows_small_densities():

@@ -18,9 +18,7 @@ import scipy.sparse as sp
 from ..data import (DATASETS, binary_extreme, extreme_matrix, fetch_dataset, list_datasets, load_dataset,
                     make_synthetic, normalize_data, planted_labels)
 from .cache import LRUCache
-
-UPLOAD_LIMIT_MB = 10  # decimal MB (10⁶ bytes), as the page's file dropper counts them
-UPLOAD_LIMIT_BYTES = UPLOAD_LIMIT_MB * 10**6
+from .upload import UPLOAD_LIMIT_BYTES, UPLOAD_LIMIT_MB, check_upload  # noqa: F401 (the page's limits)
 # the largest matrix the page generates: ~160 MB as CSR, a few seconds per pass. The n and d inputs go
 # to 200,000 each; dense at that size is 4·10¹⁰ nonzeros, which took the (shared) server down with it
 MAX_NNZ = 10_000_000
@@ -151,23 +149,26 @@ def _uploaded(digest, normalise):
 def parse_upload(content: bytes, filename: str):
     """Parse an uploaded LIBSVM/svmlight file; returns its content hash (the cache key).
 
-    Labels with exactly two values are mapped to -1/+1 (the smaller to -1) so
-    that classification losses apply; the page says so. Raises ValueError with
-    the reader's message (file and line) for a malformed file.
+    The upload limits (cdlab.ui.upload: raw bytes, decompressed text, nonzeros) are checked before
+    parsing. Labels with exactly two values are mapped to -1/+1 (the smaller to -1) so that
+    classification losses apply; the page says so. Raises ValueError with the reader's message (file
+    and line, never a server path) for a malformed file.
     """
     if content is None or len(content) == 0:
         raise ValueError(f"{filename or 'the upload'} is empty")
-    if len(content) > UPLOAD_LIMIT_BYTES:
-        raise ValueError(f"{filename} is {len(content) / 10**6:.1f} MB; the limit is {UPLOAD_LIMIT_MB} MB")
+    filename = os.path.basename(filename or "") or "upload.svm"
+    check_upload(content, filename)
     digest = hashlib.sha256(content).hexdigest()[:24]
     if (digest,) in _UPLOADS:
         return digest
-    suffix = os.path.splitext(filename or "")[1] or ".svm"
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, os.path.basename(filename or "upload") or "upload" + suffix)
+        path = os.path.join(tmp, filename)
         with open(path, "wb") as fh:
             fh.write(content)
-        X, y = load_dataset(path)
+        try:
+            X, y = load_dataset(path)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace(path, filename)) from None
     y = np.asarray(y, dtype=np.float64)
     labels = np.unique(y)
     note = ""
@@ -179,3 +180,9 @@ def parse_upload(content: bytes, filename: str):
                 "(the classification losses need two classes)")
     _UPLOADS.put((digest,), (sp.csr_matrix(X, dtype=np.float64), y, note))
     return digest
+
+
+def upload_note(digest) -> str:
+    """The label note of an upload in memory ('' if none)."""
+    hit = _UPLOADS.get((digest,))
+    return hit[2] if hit is not None else ""

@@ -203,11 +203,16 @@ class Experiment(param.Parameterized):
         try:
             digest = datasource.parse_upload(content, filename)
         except ValueError as exc:
-            self.upload_message = f"Could not read {filename}: {exc}"
+            self.refuse_upload(f"could not read {filename}: {exc}")
             return False
-        self.upload_message = f"Loaded {filename}."
+        note = datasource.upload_note(digest)
+        self.upload_message = f"✅ Loaded {filename}" + (f" ({note})." if note else ".")
         self.param.update(source=datasource.UPLOAD, upload_hash=digest)
         return True
+
+    def refuse_upload(self, reason: str):
+        """An upload that is not used: the reason, and the data unchanged."""
+        self.upload_message = f"❌ Not loaded: {reason}"
 
     def fetch_data(self):
         """Download the selected fetchable dataset on a background thread (progress in fetch_progress and

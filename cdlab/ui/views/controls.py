@@ -8,6 +8,7 @@ from bokeh.models.formatters import PrintfTickFormatter
 from ...solvers import METHODS
 from .. import datasource
 from ..runner import sampling_choices
+from ..upload import BoundedFileDropper
 from ..state import Experiment
 
 
@@ -70,7 +71,7 @@ class Controls(pn.viewable.Viewer):
         # FileDropper, not FileInput: it refuses a file over the limit in the browser, with a message,
         # and sends the rest in chunks. FileInput sent any file whole, and one larger than the
         # websocket's message limit (20 MB) closed the connection: a dead page, no message.
-        upload = pn.widgets.FileDropper(max_file_size=f"{datasource.UPLOAD_LIMIT_MB}MB", multiple=False,
+        upload = BoundedFileDropper(max_file_size=f"{datasource.UPLOAD_LIMIT_MB}MB", multiple=False,
                                         chunk_size=2_000_000, css_classes=["cdlab-upload"],
                                         sizing_mode="stretch_width")
 
@@ -79,6 +80,7 @@ class Controls(pn.viewable.Viewer):
                 # text/* files arrive decoded; the parser wants the bytes
                 s.upload(content.encode() if isinstance(content, str) else content, filename)
         upload.param.watch(on_upload, "value")
+        upload.param.watch(lambda event: event.new and s.refuse_upload(event.new), "refused")
         return pn.Column(
             pn.widgets.Select.from_param(s.param.source, label="data", sizing_mode="stretch_width",
                                          css_classes=["cdlab-source"]),
@@ -113,7 +115,7 @@ class Controls(pn.viewable.Viewer):
         def label(source):
             info = datasource.DATASETS.get(source)
             return f"Fetch {source} (≈ {info.download_mb:g} MB)" if info is not None else "Fetch"
-        button = pn.widgets.Button(name=pn.bind(label, s.param.source), button_type="primary",
+        button = pn.widgets.Button(label=pn.bind(label, s.param.source), color="primary",
                                    visible=pn.bind(lambda source, fetching: datasource.needs_fetch(source)
                                                    and not fetching, s.param.source, s.param.fetching),
                                    css_classes=["cdlab-fetch"], sizing_mode="stretch_width")
