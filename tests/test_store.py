@@ -280,3 +280,25 @@ def test_a_configuration_past_its_time_limit_is_recorded_as_failed_and_the_sweep
     with pytest.raises(SystemExit) as exit_:
         cli_main(["sweep", str(grid_file), "--time-limit", "0"])
     assert exit_.value.code == 2
+
+
+def test_a_configuration_stuck_between_checkpoints_is_stopped_by_restarting_its_worker(cluster, tmp_path,
+                                                                                        monkeypatch):
+    from cdlab.experiments import dask_sweep
+
+    _, client = cluster
+    monkeypatch.setattr(dask_sweep, "KILL_GRACE", 2.0)
+    # one checkpoint interval of 5·10⁴ passes over 10⁶ nonzeros: about a minute without a checkpoint
+    dense = {"synthetic": {"n_samples": 200, "n_features": 5000, "density": 1.0, "seed": 0}, "name": "dense"}
+    grid = {"datasets": [dense], "lam": 1e-3, "max_passes": 5e4, "eval_every": 5e4, "tol": 0.0,
+            "methods": "dual_cd", "time_limit": 1.0}
+    t0 = time.perf_counter()
+    report = cdlab.sweep(grid, store=tmp_path / "s", client=client, progress=False)
+    assert time.perf_counter() - t0 < 40
+    assert len(report.computed) == 1 and report.failed == report.keys
+    error = report.runs().error.iloc[0]
+    assert error.startswith("TimeoutError:") and "time limit of 1 s" in error and "was restarted" in error
+    client.wait_for_workers(2, timeout=120)
+    # the cluster still works
+    after = cdlab.sweep({"datasets": [SYN], "max_passes": 3}, store=tmp_path / "s", client=client, progress=False)
+    assert len(after.computed) == 1 and not after.failed

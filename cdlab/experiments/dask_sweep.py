@@ -21,7 +21,9 @@ How a sweep runs:
    store: nothing that finished is ever lost, and only the client writes.
 5. A configuration that raises, or runs past its time limit (``time_limit``
    seconds, default ``TIME_LIMIT``, one hour), is recorded with its message
-   (and traceback) and does not stop the sweep; a worker that dies has its tasks re-run
+   (and traceback) and does not stop the sweep. The limit is checked at the
+   solver's checkpoints; a configuration that reaches none within
+   ``KILL_GRACE`` (30 s) past its limit is cancelled and its worker restarted; a worker that dies has its tasks re-run
    elsewhere by the Dask scheduler (a task that kills workers repeatedly is
    recorded as failed with Dask's KilledWorker error).
 """
@@ -36,9 +38,10 @@ from pathlib import Path
 
 from ..store import ResultStore, results
 from .grid import _number, canonical_json, expand_grid, load_grid
-from .runner import config_key, data_file, error_record, file_digest, fingerprint, run_config
+from .runner import Deadline, config_key, data_file, error_record, file_digest, fingerprint, run_config
 
 TIME_LIMIT = 3600.0  # seconds per configuration, unless the grid or the caller says otherwise
+KILL_GRACE = 30.0  # seconds past its time limit before a configuration that reached no checkpoint is killed
 
 
 @dataclass
@@ -268,13 +271,61 @@ def _run(lazy, store, pending, report, bar, on_result, futures, time_limit):
         futures.append(fut)
     if not futures:
         return
-    from distributed import as_completed
+    from distributed import wait
 
-    for fut in as_completed(futures):
-        key, config, data_hash = submitted[fut.key]
+    waiting, started = set(futures), {}
+    poll = None if time_limit is None else max(1.0, min(10.0, KILL_GRACE / 3))
+    while waiting:
         try:
-            record, trace = fut.result()
-        except Exception as exc:  # raised by Dask itself (KilledWorker, ...), not by the configuration
-            record, trace = error_record(config, key, data_hash, f"{type(exc).__name__}: {exc}"), None
-        _finish(store, report, bar, on_result, record, trace)
-        fut.release()
+            finished, _ = wait(list(waiting), timeout=poll, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            finished = set()
+        for fut in finished:
+            waiting.discard(fut)
+            key, config, data_hash = submitted[fut.key]
+            try:
+                record, trace = fut.result()
+            except Exception as exc:  # raised by Dask itself (KilledWorker, ...), not by the configuration
+                record, trace = error_record(config, key, data_hash, f"{type(exc).__name__}: {exc}"), None
+            _finish(store, report, bar, on_result, record, trace)
+            fut.release()
+        if time_limit is not None and waiting:
+            for fut in _overdue(lazy.get(), waiting, started, time_limit + KILL_GRACE):
+                waiting.discard(fut)
+                key, config, data_hash = submitted[fut.key]
+                error = Deadline(time_limit).error(f"no checkpoint came within {KILL_GRACE:g} s more; its worker "
+                                                   f"{started[fut.key][0]} was restarted")
+                _finish(store, report, bar, on_result, error_record(config, key, data_hash, error))
+
+
+def _executing(dask_worker):
+    """Keys of the tasks a worker is running (run on each worker by Client.run)."""
+    return [ts.key for ts in dask_worker.state.executing]
+
+
+def _overdue(client, waiting, started, allowed):
+    """The futures of ``waiting`` that have run longer than ``allowed`` seconds since first seen running:
+    each is cancelled and its worker restarted (a numba kernel cannot be interrupted any other way)."""
+    import time
+    import warnings
+
+    by_key = {fut.key: fut for fut in waiting}
+    now = time.monotonic()
+    try:
+        running = client.run(_executing, on_error="ignore")
+    except Exception:  # a worker going away: look again at the next poll
+        return []
+    for addr, keys in running.items():
+        for key in keys:
+            if key in by_key:
+                started.setdefault(key, (addr, now))
+    overdue = [by_key[k] for k, (_, t) in started.items() if k in by_key and now - t > allowed]
+    for fut in overdue:
+        addr = started[fut.key][0]
+        fut.cancel()
+        try:
+            client.restart_workers([addr])
+        except Exception as exc:
+            warnings.warn(f"could not restart the worker {addr} ({type(exc).__name__}: {exc}); it keeps running "
+                          "a configuration past its time limit until that ends", RuntimeWarning, stacklevel=2)
+    return overdue
