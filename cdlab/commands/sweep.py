@@ -28,9 +28,27 @@ def add_parser(subparsers):
                                                           "local cluster")
     p.add_argument("--workers", type=int, default=2, help="worker processes of the local cluster (default 2)")
     p.add_argument("--retry-failed", action="store_true", help="re-run configurations recorded as failed")
+    p.add_argument("--time-limit", metavar="SECONDS", type=_seconds,
+                   help="time limit per configuration, or 'none' (default: the grid's 'time_limit', else 3600); "
+                        "a configuration past it is recorded as failed")
     p.add_argument("--dry-run", action="store_true", help="list the configurations and exit")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
+
+
+def _seconds(text):
+    """--time-limit: seconds > 0, or 'none' (math.inf: no limit)."""
+    import math
+
+    if text.strip().lower() == "none":
+        return math.inf
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise argparse.ArgumentTypeError(f"a time limit is a number of seconds > 0 or 'none', got {text!r}")
+    return value
 
 
 def run(args) -> int:
@@ -51,7 +69,7 @@ def run(args) -> int:
     store = args.store or (None if grid.get("store") else Path(args.grid).with_name(Path(args.grid).stem + "_results"))
     try:
         report = sweep(grid, store=store, client=args.scheduler, n_workers=args.workers,
-                       progress=not args.no_progress, retry_failed=args.retry_failed)
+                       progress=not args.no_progress, retry_failed=args.retry_failed, time_limit=args.time_limit)
     except KeyboardInterrupt:  # every result that finished is in the store already
         print("interrupted: the finished configurations are stored; the same command resumes the sweep",
               file=sys.stderr)

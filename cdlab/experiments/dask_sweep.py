@@ -6,32 +6,42 @@ How a sweep runs:
 2. Each distinct dataset is fingerprinted by a small task on a worker, which
    loads it and returns ``Problem.content_hash()`` and its shape: the data
    never travel through the scheduler, only the hash does. The fingerprint
-   of a file is cached in the store under the file's size and mtime, so a
-   re-run whose work is all done starts no cluster at all.
+   of a file is cached in the store under the SHA-256 of the file's content
+   (``runner.file_digest``; never its size or mtime, which a rewrite can
+   keep), so a re-run whose work is all done starts no cluster at all.
 3. Each configuration's key hashes the configuration and that fingerprint;
-   keys already in the store are skipped (failed ones too, unless
-   ``retry_failed``), so a second run computes nothing new and a sweep
-   killed half-way resumes.
+   keys with a sound result in the store are skipped (failed ones too,
+   unless ``retry_failed``), so a second run computes nothing new and a
+   sweep killed half-way resumes. A store file that is not a sound result
+   is set aside with a warning (:meth:`cdlab.store.ResultStore.load`) and
+   its configuration computed again.
 4. The remaining configurations are submitted as tasks carrying only their
    configuration; workers load the data themselves (cached per process).
    As each task completes, the client writes its result atomically to the
    store: nothing that finished is ever lost, and only the client writes.
-5. A configuration that raises is recorded with its message and traceback
-   and does not stop the sweep; a worker that dies has its tasks re-run
+5. A configuration that raises, or runs past its time limit (``time_limit``
+   seconds, default ``TIME_LIMIT``, one hour), is recorded with its message
+   (and traceback) and does not stop the sweep. The limit is checked at the
+   solver's checkpoints; a configuration that reaches none within
+   ``KILL_GRACE`` (30 s) past its limit is cancelled and its worker restarted; a worker that dies has its tasks re-run
    elsewhere by the Dask scheduler (a task that kills workers repeatedly is
    recorded as failed with Dask's KilledWorker error).
 """
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..store import ResultStore, results
-from .grid import canonical_json, expand_grid, load_grid
-from .runner import config_key, error_record, file_stamp, fingerprint, run_config
+from .grid import _number, canonical_json, expand_grid, load_grid
+from .runner import Deadline, config_key, data_file, error_record, file_digest, fingerprint, run_config
+
+TIME_LIMIT = 3600.0  # seconds per configuration, unless the grid or the caller says otherwise
+KILL_GRACE = 30.0  # seconds past its time limit before a configuration that reached no checkpoint is killed
 
 
 @dataclass
@@ -118,23 +128,25 @@ def _fingerprints(lazy, store, configs):
         todo.setdefault(canonical_json([c["dataset"], c["normalize"]]), (c["dataset"], c["normalize"]))
     out, missing = {}, {}
     for k, (spec, how) in todo.items():
-        stamp = file_stamp(spec)
-        ident = None if stamp is None else hashlib.sha256(canonical_json([spec, how, stamp]).encode()).hexdigest()
+        digest = file_digest(data_file(spec))
+        ident = None if digest is None else hashlib.sha256(canonical_json([spec, how, digest]).encode()).hexdigest()
         cached = store.fingerprint(ident) if ident else None
         if cached:
             out[k] = cached
         else:
-            missing[k] = (spec, how, ident)
+            missing[k] = (spec, how, ident, digest)
     if missing:
         client = lazy.get()
-        futures = {k: client.submit(fingerprint, spec, how, pure=False) for k, (spec, how, _) in missing.items()}
+        futures = {k: client.submit(fingerprint, spec, how, pure=False) for k, (spec, how, *_) in missing.items()}
         for k, fut in futures.items():
             try:
                 out[k] = fut.result()
             except Exception as exc:  # the worker died repeatedly while loading
                 out[k] = {"data_hash": None, "error": f"{type(exc).__name__}: {exc}", "traceback": ""}
-            if out[k]["data_hash"] and missing[k][2]:
-                store.put_fingerprint(missing[k][2], out[k])
+            ident, digest = missing[k][2:]
+            # cached only when the worker loaded the very content the client hashed
+            if out[k]["data_hash"] and ident and out[k].get("file_sha256") == digest:
+                store.put_fingerprint(ident, out[k])
     return out
 
 
@@ -151,7 +163,21 @@ def _progress_bar(total, initial, enabled):
                 dynamic_ncols=True)
 
 
-def sweep(grid, store=None, client=None, n_workers=2, progress=True, retry_failed=False, on_result=None):
+def _time_limit(grid, time_limit):
+    """Seconds per configuration, or None for no limit (see :func:`sweep`)."""
+    if time_limit is None:
+        if "time_limit" not in grid:
+            return TIME_LIMIT
+        time_limit = grid["time_limit"]
+        if time_limit is None:
+            return None
+    if isinstance(time_limit, float) and time_limit == math.inf:
+        return None
+    return _number("time_limit", time_limit, positive=True)
+
+
+def sweep(grid, store=None, client=None, n_workers=2, progress=True, retry_failed=False, on_result=None,
+          time_limit=None):
     """Run every configuration of ``grid`` on Dask and store each result as it finishes.
 
     Parameters
@@ -167,6 +193,12 @@ def sweep(grid, store=None, client=None, n_workers=2, progress=True, retry_faile
     progress : show a progress bar (tqdm: terminal or notebook).
     retry_failed : re-run configurations recorded as failed.
     on_result : callable(record) called after each result is stored.
+    time_limit : seconds per configuration (loading its data and solving), or
+        ``math.inf`` for none; default the grid's ``time_limit`` key (``null``
+        there: none), else ``TIME_LIMIT`` (3600 s). A configuration past it is
+        stopped at its next checkpoint and recorded as failed with the reason;
+        the limit is not part of the result key, so a larger one needs
+        ``retry_failed`` to re-run those configurations.
 
     Returns
     -------
@@ -177,6 +209,7 @@ def sweep(grid, store=None, client=None, n_workers=2, progress=True, retry_faile
     if not isinstance(grid, dict):
         raise ValueError(f"a grid is a mapping or a grid file path, got {type(grid).__name__}")
     configs = expand_grid(grid)
+    limit = _time_limit(grid, time_limit)
     if store is None and grid.get("store"):
         store = Path(grid.get("_base_dir") or ".") / str(grid["store"])
     if store is None:
@@ -189,19 +222,24 @@ def sweep(grid, store=None, client=None, n_workers=2, progress=True, retry_faile
     lazy = _LazyClient(client, n_workers)
     futures = []
     try:
+        store.clean_temporaries()
         prints = _fingerprints(lazy, store, configs)
         done, pending = store.keys(), []
         for config in configs:
             fp = prints[canonical_json([config["dataset"], config["normalize"]])]
             key = config_key(config, fp["data_hash"] or "unloadable")
             report.keys.append(key)
-            if key in done and not (retry_failed and store.status(key) == "error"):
+            # read whole and checked: a file that is not a sound result is set aside and computed again
+            loaded = store.load(key) if key in done else None
+            status = None if loaded is None else loaded[0]["status"]
+            if status is not None and not (retry_failed and status == "error"):
                 report.skipped.append(key)
+                if status == "error":
+                    report.failed.append(key)
             else:
                 pending.append((key, config, fp))
-        report.failed.extend(k for k in report.skipped if store.status(k) == "error")
         with _progress_bar(len(report.keys), len(report.skipped), progress) as bar:
-            _run(lazy, store, pending, report, bar, on_result, futures)
+            _run(lazy, store, pending, report, bar, on_result, futures, limit)
     finally:
         for fut in futures:
             fut.cancel()
@@ -220,7 +258,7 @@ def _finish(store, report, bar, on_result, record, trace=None):
         on_result(record)
 
 
-def _run(lazy, store, pending, report, bar, on_result, futures):
+def _run(lazy, store, pending, report, bar, on_result, futures, time_limit):
     submitted = {}
     for key, config, fp in pending:
         if fp["data_hash"] is None:  # its data did not load: nothing to run
@@ -228,18 +266,66 @@ def _run(lazy, store, pending, report, bar, on_result, futures):
             continue
         # a fresh task name per submission: a cancelled task's name may linger on the scheduler
         name = f"cdlab-run-{key[:12]}-{uuid.uuid4().hex[:8]}"
-        fut = lazy.get().submit(run_config, config, key, fp["data_hash"], key=name)
+        fut = lazy.get().submit(run_config, config, key, fp["data_hash"], time_limit, key=name)
         submitted[fut.key] = (key, config, fp["data_hash"])
         futures.append(fut)
     if not futures:
         return
-    from distributed import as_completed
+    from distributed import wait
 
-    for fut in as_completed(futures):
-        key, config, data_hash = submitted[fut.key]
+    waiting, started = set(futures), {}
+    poll = None if time_limit is None else max(1.0, min(10.0, KILL_GRACE / 3))
+    while waiting:
         try:
-            record, trace = fut.result()
-        except Exception as exc:  # raised by Dask itself (KilledWorker, ...), not by the configuration
-            record, trace = error_record(config, key, data_hash, f"{type(exc).__name__}: {exc}"), None
-        _finish(store, report, bar, on_result, record, trace)
-        fut.release()
+            finished, _ = wait(list(waiting), timeout=poll, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            finished = set()
+        for fut in finished:
+            waiting.discard(fut)
+            key, config, data_hash = submitted[fut.key]
+            try:
+                record, trace = fut.result()
+            except Exception as exc:  # raised by Dask itself (KilledWorker, ...), not by the configuration
+                record, trace = error_record(config, key, data_hash, f"{type(exc).__name__}: {exc}"), None
+            _finish(store, report, bar, on_result, record, trace)
+            fut.release()
+        if time_limit is not None and waiting:
+            for fut in _overdue(lazy.get(), waiting, started, time_limit + KILL_GRACE):
+                waiting.discard(fut)
+                key, config, data_hash = submitted[fut.key]
+                error = Deadline(time_limit).error(f"no checkpoint came within {KILL_GRACE:g} s more; its worker "
+                                                   f"{started[fut.key][0]} was restarted")
+                _finish(store, report, bar, on_result, error_record(config, key, data_hash, error))
+
+
+def _executing(dask_worker):
+    """Keys of the tasks a worker is running (run on each worker by Client.run)."""
+    return [ts.key for ts in dask_worker.state.executing]
+
+
+def _overdue(client, waiting, started, allowed):
+    """The futures of ``waiting`` that have run longer than ``allowed`` seconds since first seen running:
+    each is cancelled and its worker restarted (a numba kernel cannot be interrupted any other way)."""
+    import time
+    import warnings
+
+    by_key = {fut.key: fut for fut in waiting}
+    now = time.monotonic()
+    try:
+        running = client.run(_executing, on_error="ignore")
+    except Exception:  # a worker going away: look again at the next poll
+        return []
+    for addr, keys in running.items():
+        for key in keys:
+            if key in by_key:
+                started.setdefault(key, (addr, now))
+    overdue = [by_key[k] for k, (_, t) in started.items() if k in by_key and now - t > allowed]
+    for fut in overdue:
+        addr = started[fut.key][0]
+        fut.cancel()
+        try:
+            client.restart_workers([addr])
+        except Exception as exc:
+            warnings.warn(f"could not restart the worker {addr} ({type(exc).__name__}: {exc}); it keeps running "
+                          "a configuration past its time limit until that ends", RuntimeWarning, stacklevel=2)
+    return overdue

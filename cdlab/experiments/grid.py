@@ -47,6 +47,8 @@ EXAMPLE = """\
     reference: false                # true: compute P* (cached) and record the subopt column
     tag: ""                         # free text that enters the result key: change it to force new runs
     store: results/                 # where `cdlab sweep` writes (relative to the grid file)
+    time_limit: 3600                # seconds per configuration (load + solve; null: none); a configuration
+                                    #    past it is recorded as failed; not part of the result key
 """
 __doc__ = __doc__.replace("{EXAMPLE}", EXAMPLE)
 
@@ -58,7 +60,7 @@ DIMENSIONS = ("datasets", "normalize", "loss", "s", "lam", "l1", "methods", "sam
 DEFAULTS = {"normalize": "none", "loss": "logistic", "s": 1.0, "lam": 1e-4, "l1": 0.0, "methods": "sdca",
             "samplings": "uniform", "options": {}, "seeds": 0, "max_passes": 50, "tol": 1e-8,
             "eval_every": 1.0, "max_time": None, "reference": False, "tag": ""}
-OTHER_KEYS = ("method_options", "store")
+OTHER_KEYS = ("method_options", "store", "time_limit")
 NORMALIZE = ("none", "rows", "mean")
 # the config entry each dimension becomes
 CONFIG_NAME = {"datasets": "dataset", "methods": "method", "samplings": "sampling", "seeds": "seed"}

@@ -8,6 +8,7 @@ cache so that the many configurations of one dataset load it once per worker.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import platform
 import socket
@@ -23,6 +24,8 @@ from .grid import canonical_json, dataset_label
 W_HEAD = 5  # leading entries of w kept in the summary
 _CACHE_SIZE = 3  # datasets kept per worker process
 _cache: OrderedDict = OrderedDict()
+_DIGESTS_SIZE = 64  # file digests kept per process (see file_digest)
+_digests: OrderedDict = OrderedDict()
 
 
 def load_data(spec, normalize="none"):
@@ -41,29 +44,60 @@ def load_data(spec, normalize="none"):
     return X, y
 
 
-def file_stamp(spec):
-    """(size, mtime) of the file behind a dataset entry, so that a long-lived worker reloads a changed file."""
+def data_file(spec) -> str | None:
+    """The file behind a dataset entry (None for synthetic data)."""
     from ..data import DATASETS, dataset_path
 
     if isinstance(spec, str):
-        path = dataset_path(spec) if spec in DATASETS else spec
-    elif "path" in spec:
-        path = spec["path"]
-    else:
+        return str(dataset_path(spec)) if spec in DATASETS else spec
+    return spec.get("path")
+
+
+def _stat_hint(st) -> tuple:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
+
+
+def file_digest(path) -> str | None:
+    """SHA-256 of a file's content, read in 1 MiB chunks; None when the file cannot be read.
+
+    The content is the identity. Within one process a digest is re-used while
+    the file's (path, size, mtime_ns, ctime_ns, inode, device) stay the same:
+    a hint that spares re-reading an unchanged file, never carried to another
+    process or stored. ctime belongs to the hint because no user call can set
+    it back: a file rewritten in place with its size kept and its mtime
+    restored (``os.utime``) still shows a new ctime, except for a rewrite
+    within the filesystem's timestamp tick (a few ms) of the hashed version.
+    """
+    if path is None:
         return None
     try:
-        st = os.stat(path)
+        before = os.stat(path)
+        hint = (os.fspath(path), *_stat_hint(before))
+        if hint in _digests:
+            _digests.move_to_end(hint)
+            return _digests[hint]
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        after = os.stat(path)
     except OSError:
         return None
-    return [st.st_size, st.st_mtime_ns]
+    digest = h.hexdigest()
+    if _stat_hint(after) == hint[1:]:  # not changed while it was read
+        _digests[hint] = digest
+        while len(_digests) > _DIGESTS_SIZE:
+            _digests.popitem(last=False)
+    return digest
 
 
 def base_problem(spec, normalize="none"):
     """The dataset as a Problem (squared loss, λ = 0) whose content_hash() fingerprints the data;
-    configurations derive their problem from it with ``with_params`` (data shared, not copied)."""
+    configurations derive their problem from it with ``with_params`` (data shared, not copied).
+    The per-process cache is keyed by the file's content (``file_digest``), so a changed file is reloaded."""
     from ..problem import Problem
 
-    key = canonical_json([spec, normalize, file_stamp(spec)])
+    key = canonical_json([spec, normalize, file_digest(data_file(spec))])
     if key in _cache:
         _cache.move_to_end(key)
         return _cache[key]
@@ -76,14 +110,16 @@ def base_problem(spec, normalize="none"):
 
 
 def fingerprint(spec, normalize="none") -> dict:
-    """Content hash and shape of a dataset, or the error that loading it raised."""
+    """Content hash and shape of a dataset (and the SHA-256 of its file, ``file_sha256``),
+    or the error that loading it raised."""
     t0 = time.perf_counter()
     try:
+        digest = file_digest(data_file(spec))
         p = base_problem(spec, normalize)
     except Exception as exc:  # recorded against every configuration of this dataset
         return {"data_hash": None, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
-    return {"data_hash": p.content_hash(), "n_samples": p.n_samples, "n_features": p.n_features, "nnz": p.nnz,
-            "load_seconds": time.perf_counter() - t0}
+    return {"data_hash": p.content_hash(), "file_sha256": digest, "n_samples": p.n_samples,
+            "n_features": p.n_features, "nnz": p.nnz, "load_seconds": time.perf_counter() - t0}
 
 
 def config_key(config, data_hash) -> str:
@@ -109,8 +145,9 @@ def w_summary(w) -> dict:
             "w_head": [float(v) for v in w[:W_HEAD]], "w_sha256": hashlib.sha256(w.tobytes()).hexdigest()[:32]}
 
 
-def solve_config(config):
-    """Solve one configuration here and now; returns (problem, Result). Raises what solve raises."""
+def solve_config(config, cancel=None):
+    """Solve one configuration here and now; returns (problem, Result). Raises what solve raises.
+    ``cancel``: passed to :func:`cdlab.solve` (an object whose ``is_set()`` ends the run at a checkpoint)."""
     from ..solvers import solve
 
     problem = base_problem(config["dataset"], config["normalize"]).with_params(
@@ -118,7 +155,7 @@ def solve_config(config):
     result = solve(problem, method=config["method"], sampling=config["sampling"], max_passes=config["max_passes"],
                    tol=config["tol"], seed=config["seed"], eval_every=config["eval_every"],
                    max_time=config["max_time"], reference=True if config["reference"] else None,
-                   **config["options"])
+                   cancel=cancel, **config["options"])
     return problem, result
 
 
@@ -126,26 +163,59 @@ def _now():
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def run_config(config, key, data_hash=None):
+class Deadline:
+    """A configuration's time limit, counted from its creation; ``is_set()`` once it has passed
+    (the ``cancel`` protocol of :func:`cdlab.solve`). ``limit=None``: no limit."""
+
+    def __init__(self, limit=None):
+        self.limit = limit
+        self.end = math.inf if limit is None else time.perf_counter() + limit
+
+    def is_set(self) -> bool:
+        return time.perf_counter() >= self.end
+
+    def error(self, where) -> str:
+        return (f"TimeoutError: the configuration exceeded its time limit of {self.limit:g} s ({where}); "
+                "raise time_limit (grid key or --time-limit) and run again with retry_failed (--retry-failed)")
+
+
+def run_config(config, key, data_hash=None, time_limit=None):
     """Run one configuration; never raises. Returns (record, trace DataFrame or None).
 
     The record holds the configuration, status ("converged", "max_passes", …,
     or "error" with its message and traceback), the final values, a summary
     of w, timings (load, solver time from the trace, wall), where it ran and
-    the library versions.
+    the library versions. ``data_hash``: the fingerprint the key was made
+    with; data loaded here with another content hash (the file changed since)
+    are an error, never a result filed under that key. ``time_limit``:
+    seconds for loading and solving; a run still going when it passes is
+    stopped at its next checkpoint and recorded as an error saying so.
     """
     record = {"key": key, "config": config, "dataset": dataset_label(config["dataset"]), "data_hash": data_hash,
               "started": _now(), "host": socket.gethostname(), "pid": os.getpid(), "versions": versions()}
     t0 = time.perf_counter()
-    try:
-        base_problem(config["dataset"], config["normalize"])  # timed apart: 0 when this worker has it
-        record["load_seconds"] = time.perf_counter() - t0
-        problem, result = solve_config(config)
-    except Exception as exc:
-        record.update(status="error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
-                      wall_seconds=time.perf_counter() - t0, finished=_now())
+    deadline = Deadline(time_limit)
+
+    def failed(error, tb=""):
+        record.update(status="error", error=error, traceback=tb, wall_seconds=time.perf_counter() - t0,
+                      finished=_now())
         return record, None
+
+    try:
+        base = base_problem(config["dataset"], config["normalize"])  # timed apart: 0 when this worker has it
+        record["load_seconds"] = time.perf_counter() - t0
+        if data_hash is not None and base.content_hash() != data_hash:
+            return failed(f"ValueError: the data of {record['dataset']} changed after the sweep fingerprinted "
+                          f"them (content hash {base.content_hash()}, expected {data_hash}); run the sweep again")
+        if deadline.is_set():
+            return failed(deadline.error(f"loading the data took {record['load_seconds']:.3g} s"))
+        problem, result = solve_config(config, cancel=deadline)
+    except Exception as exc:
+        return failed(f"{type(exc).__name__}: {exc}", traceback.format_exc())
     last = result.trace.iloc[-1]
+    if result.status == "cancelled" and deadline.is_set():
+        return failed(deadline.error(f"stopped after {float(last.passes):.4g} passes, "
+                                     f"{time.perf_counter() - t0:.3g} s"))
     record.update(
         status=result.status, message=result.message, error="", traceback="",
         problem_hash=problem.content_hash(), n_samples=problem.n_samples, n_features=problem.n_features,
