@@ -140,8 +140,10 @@ def read_registry_file(info: DatasetInfo, path) -> tuple:
     return X, map_labels(info, y)
 
 
-@functools.lru_cache(maxsize=None)
-def _load_cached(name: str, path: str, n_features: int):
+@functools.lru_cache(maxsize=32)
+def _load_cached(name: str, path: str, n_features: int, stamp: tuple):
+    """``stamp`` (inode, size, mtime_ns) keys the cache to the file's version: a file replaced (a
+    re-fetch) or rewritten is read again."""
     info = DATASETS[name]
     if n_features == info.n_features:
         X, y = read_registry_file(info, path)
@@ -198,7 +200,8 @@ def load_dataset(name_or_path, n_features=None, zero_based="auto", download=True
             from .fetch import fetch_dataset
 
             fetch_dataset(info.name)
-        X, y = _load_cached(name_or_path, str(info.path), d)
+        st = info.path.stat()
+        X, y = _load_cached(name_or_path, str(info.path), d, (st.st_ino, st.st_size, st.st_mtime_ns))
         return sp.csr_matrix(X, copy=True), y.copy()
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise ValueError(f"expected a dataset name or a path, got {type(name_or_path).__name__}")
