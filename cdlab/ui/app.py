@@ -5,7 +5,8 @@ import holoviews as hv
 import panel as pn
 
 from .state import SYNCED, Experiment
-from .views import Controls, ConvergenceView, DataView, FaceoffCard, Figure1View, ResultsView, TheoryCard
+from . import glossary
+from .views import Banner, Controls, ConvergenceView, DataView, FaceoffCard, Figure1View, ResultsView, TheoryCard
 from .warmup import WARMUP
 
 INTRO = ("Primal or dual coordinate descent — which wins on *your* data, with which sampling, and how far is "
@@ -22,19 +23,25 @@ def build_app(state: Experiment | None = None):
                               css_classes=["cdlab-compiling"], sizing_mode="stretch_width")
     notice = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["cdlab-notice"],
                            sizing_mode="stretch_width")
+    # two columns that wrap: below ~1350 px of content the cards go under the plot instead of over it
+    plots = pn.Column(ConvergenceView(state=state),
+                      pn.Card(ResultsView(state=state), title="Results", collapsible=False,
+                              sizing_mode="stretch_width"),
+                      pn.Card(DataView(state=state), title="Data: nonzeros and sampling", collapsible=False,
+                              sizing_mode="stretch_width"), sizing_mode="stretch_width", min_width=560,
+                      styles={"flex": "1 1 560px"})
+    cards = pn.Column(FaceoffCard(state=state), TheoryCard(state=state),
+                      pn.Card(Figure1View(state=state), title="Figure 1: binary data map", collapsible=False,
+                              sizing_mode="stretch_width"),
+                      pn.Card(pn.pane.Markdown(glossary.symbols_markdown(), sizing_mode="stretch_width"),
+                              title="Symbols", collapsed=True, sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width", min_width=380, styles={"flex": "0 1 440px"})
     main = [
         compiling,
         notice,
+        Banner(state=state),
         pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
-        pn.Row(pn.Column(ConvergenceView(state=state),
-                         pn.Card(ResultsView(state=state), title="Results", collapsible=False,
-                                 sizing_mode="stretch_width"),
-                         pn.Card(DataView(state=state), title="Data: nonzeros and sampling", collapsible=False,
-                                 sizing_mode="stretch_width"), sizing_mode="stretch_width"),
-               pn.Column(FaceoffCard(state=state), TheoryCard(state=state),
-                         pn.Card(Figure1View(state=state), title="Figure 1: binary data map", collapsible=False,
-                                 sizing_mode="stretch_width"), width=430),
-               sizing_mode="stretch_width"),
+        pn.FlexBox(plots, cards, flex_wrap="wrap", align_items="flex-start", sizing_mode="stretch_width"),
     ]
     template = pn.template.BootstrapTemplate(title="cdlab face-off: primal vs dual coordinate descent",
                                              sidebar=[Controls(state=state)], main=main, sidebar_width=400)

@@ -39,6 +39,42 @@ PRESETS = {
 }
 
 
+# what each preset shows, what to look for, and the notebook that explains it
+CAPTIONS = {
+    "dense n≫d (dual wins)": (
+        "Many examples, few features, dense. Folk wisdom and the theory agree: the dual side (dual_cd) needs "
+        "fewer passes, because C_D ≪ C_P when rows are short. Look at the face-off card's ratio and at the two "
+        "dual curves reaching the target first.", "02_faceoff"),
+    "dense d≫n, small λ (primal wins)": (
+        "Few examples, many features, and a small λ (κ ≫ n). Now C_P ≪ C_D and the primal side (primal_cd) wins; "
+        "with λ = 1/n the two would nearly tie. Compare the predicted ratio with the measured one.", "02_faceoff"),
+    "sparse news-like skew": (
+        "Text-like data: sparse, with skewed row and column counts. Importance sampling (p ∝ ‖·‖²) pays most "
+        "here: compare the uniform and importance curves of each side (Theorem 2).", "05_choosing_a_sampling"),
+    "Theorem 3 extreme: C_P/C_D → n": (
+        "A matrix built to make the primal side as costly as Theorem 3 allows: C_P/C_D close to n. The dual side "
+        "wins by a wide margin whatever the shape.", "02_faceoff"),
+    "Theorem 3 extreme: C_P/C_D → 1/d": (
+        "The transpose: C_P/C_D close to 1/d, the primal side's best case. primal_cd wins.", "02_faceoff"),
+    "binary extreme: max C_P (Figure 1)": (
+        "Binary data at the largest C_P Theorem 4 allows for its n, d and ω; the star in Figure 1 marks it on "
+        "the map of where primal beats dual on every binary matrix.", "02_faceoff"),
+    "ill-conditioned κ≫n": (
+        "λ = 10⁻⁶ makes κ ≫ n: plain SDCA slows to about κ/n passes per factor e, while the accelerated methods "
+        "(SPDC, ASDCA, accelerated APPA) need about √(κ/n). Watch them pull ahead on the P − P* axis.",
+        "03_acceleration"),
+}
+
+
+def caption(name) -> str:
+    """A preset's caption and where to read more ('' for custom settings)."""
+    if name not in CAPTIONS:
+        return ("Your own settings. Pick a scenario preset to see one regime of the face-off explained, or read "
+                "the notebooks (`jupyter lab notebooks/`).")
+    text, notebook = CAPTIONS[name]
+    return f"{text} *Explained in the notebook `notebooks/{notebook}.ipynb`.*"
+
+
 NORMALISATION_LABELS = {"none": "none", "rows": "unit rows", "mean": "divide by the mean example norm"}
 
 

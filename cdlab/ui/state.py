@@ -28,7 +28,8 @@ from .runner import BOTH, Budget, Worker, plan, sampling_choices
 INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalise",
           "data_seed", "omega", "upload_hash", "loss", "lam_rule", "log10_lam", "l1", "methods", "samplings",
           "batch_sizes", "max_passes", "log10_tol", "seed", "max_seconds", "yaxis"]
-SYNCED = INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis"]  # the upload itself cannot travel in a URL
+# the upload itself cannot travel in a URL; the preset's name does (applied quietly, it only names the scenario)
+SYNCED = ["preset"] + INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis"]
 
 
 class Experiment(param.Parameterized):

@@ -6,7 +6,8 @@ import param
 from bokeh.models.formatters import PrintfTickFormatter
 
 from ...solvers import METHODS
-from .. import datasource
+from .. import datasource, glossary, presets
+from ..advice import loss_reason
 from ..runner import sampling_choices
 from ..upload import BoundedFileDropper
 from ..state import Experiment
@@ -24,9 +25,18 @@ class MethodRow(pn.viewable.Viewer):
         spec = METHODS[m]
         self.check = pn.widgets.Checkbox(label=m, value=m in s.methods, width=95, margin=(12, 5, 0, 5),
                                          css_classes=[f"cdlab-method-{m}"])
-        self.sampling = pn.widgets.Select(options=sampling_choices(m), value=s.samplings.get(m) or
-                                          s.default_sampling(m), width=195, margin=(5, 5),
-                                          css_classes=[f"cdlab-sampling-{m}"])
+        # a method with one sampling (or none: full gradients) shows it as text, not as a choice
+        choices = sampling_choices(m)
+        self.sampling = pn.widgets.Select(options=choices, value=s.samplings.get(m) or s.default_sampling(m),
+                                          width=195, margin=(5, 5), css_classes=[f"cdlab-sampling-{m}"],
+                                          visible=len(choices) > 1)
+        fixed = choices[0] if glossary.samples(m) else "full gradient"
+        self.fixed = pn.pane.Markdown(fixed, visible=len(choices) == 1, width=195, margin=(12, 10, 0, 10),
+                                      styles={"color": "#555", "font-size": "0.9em"})
+        self.help = pn.widgets.TooltipIcon(value=pn.bind(self._help, s.param.loss), margin=(12, 0, 0, 0),
+                                           css_classes=[f"cdlab-help-{m}"])
+        self.check.disabled = pn.bind(lambda loss, methods: bool(loss_reason(m, loss)) and m not in methods,
+                                      s.param.loss, s.param.methods)
         self.batch = pn.widgets.IntInput(value=int(s.batch_sizes.get(m, 1)), start=1, width=60, margin=(5, 5),
                                          visible=spec.batch, placeholder="batch",
                                          css_classes=[f"cdlab-batch-{m}"])
@@ -55,8 +65,12 @@ class MethodRow(pn.viewable.Viewer):
             self.sampling.value = s.samplings[m]
         self.batch.value = int(s.batch_sizes.get(m, 1))
 
+    def _help(self, loss):
+        reason = loss_reason(self.method, loss)
+        return glossary.method_help(self.method) + (f"\n\n**Not available:** {reason}." if reason else "")
+
     def __panel__(self):
-        return pn.Row(self.check, self.sampling, self.batch, margin=0)
+        return pn.Row(self.check, self.help, self.sampling, self.fixed, self.batch, margin=0)
 
 
 class Controls(pn.viewable.Viewer):
@@ -187,6 +201,8 @@ class Controls(pn.viewable.Viewer):
         return pn.Column(
             pn.widgets.Select.from_param(s.param.preset, label="scenario preset", sizing_mode="stretch_width",
                                          css_classes=["cdlab-preset"]),
+            pn.pane.Markdown(pn.bind(presets.caption, s.param.preset), css_classes=["cdlab-preset-caption"],
+                             styles={"font-size": "0.9em"}, sizing_mode="stretch_width", margin=(0, 10)),
             pn.Row(run, cancel, auto),
             pn.Card(self._data(), title="Data", **card),
             pn.Card(self._problem(), title="Problem", **card),

@@ -102,6 +102,9 @@ class DataView(pn.viewable.Viewer):
         a = self.state.param.analysis
         rows, cols, probs = (pn.pane.HoloViews(pn.bind(self._part, a, k), sizing_mode="stretch_width")
                              for k in range(3))
-        waiting = pn.pane.Markdown("*Loading the data…*", visible=pn.bind(lambda x: x is None, a))
+        def waiting_text(analysis, error):
+            return "*Not available: see the message at the top of the page.*" if error else "*Loading the data…*"
+        waiting = pn.pane.Markdown(pn.bind(waiting_text, a, self.state.param.error),
+                                   visible=pn.bind(lambda x: x is None, a))
         return pn.Column(waiting, pn.Row(rows, cols, sizing_mode="stretch_width"), probs,
                          sizing_mode="stretch_width")

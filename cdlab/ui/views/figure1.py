@@ -63,5 +63,9 @@ class Figure1View(pn.viewable.Viewer):
         plot = pn.Column(pn.pane.HoloViews(pn.bind(self._plot, a), sizing_mode="stretch_width", min_height=380),
                          visible=pn.bind(lambda x: x is not None and x.figure1 is not None, a),
                          sizing_mode="stretch_width")
-        return pn.Column(plot, pn.pane.Markdown(pn.bind(figure1_note, a), sizing_mode="stretch_width"),
+        def note(analysis, error):
+            if analysis is None:
+                return "*Not available: see the message at the top of the page.*" if error else "*Analysing the data…*"
+            return figure1_note(analysis)
+        return pn.Column(plot, pn.pane.Markdown(pn.bind(note, a, self.state.param.error), sizing_mode="stretch_width"),
                          sizing_mode="stretch_width")
