@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import cdlab
+from cdlab.data import make_synthetic
 from cdlab.solvers.appa import sdca_oracle_steps, strong_convexity
 from test_spdc import real_problem
 
@@ -109,6 +110,19 @@ def test_checkpoints_report_the_stage_outputs(method, options):
     # the default start α = 0 (w = 0) does not: its stages stay within a few F(0) of the optimum
     tiny = cdlab.solve(problem, method="dual_appa", kappa=1e-8, max_passes=20, tol=0)
     assert tiny.status == "max_passes" and tiny.trace.primal.max() < 2 * p0
+
+
+@pytest.mark.parametrize("inner", ["sdca", "svrg"])
+def test_short_stages_keep_the_pass_budget(inner):
+    """stage_passes=1e-9 makes every stage one inner step, each preceded (SDCA, primal warm start)
+    by a primal-to-dual start reading 2·nnz: a step costs two passes, not 1/n. The state declares
+    that cost, so a 3-pass budget ends within one step of 3 (it ran 10,003 passes)."""
+    X, y = make_synthetic(5000, 20, density=0.5, seed=0)
+    problem = cdlab.Problem(X, y, loss="logistic", lam=1e-3)
+    res = cdlab.solve(problem, method="appa", stage_passes=1e-9, inner=inner, max_passes=3, tol=0)
+    tr = res.trace
+    step_cost = np.max(np.diff(tr.passes) / np.diff(tr.steps))
+    assert res.status == "max_passes" and tr.passes.iloc[-1] <= 3 + max(1.0, step_cost), tr.passes.tolist()
 
 
 @pytest.mark.parametrize("method,options", [

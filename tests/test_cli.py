@@ -99,6 +99,74 @@ def test_solve_errors_are_one_clear_line_and_exit_2(args, message, capsys):
     assert len(lines) == 1 and lines[0].startswith("cdlab solve: error: ") and message in lines[0]
 
 
+def one_error_line(capsys, command):
+    """The one error line, last on stderr (after the progress notes cdlab solve prints), no traceback."""
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith(f"cdlab {command}: error: ")]
+    assert len(errors) == 1 and err.strip().splitlines()[-1] == errors[0] and "Traceback" not in err, err
+    return errors[0]
+
+
+@pytest.mark.parametrize("args, code, message", [
+    # refused before any kernel: SPDC's σ overflows at λ = 1e308 (ZeroDivisionError inside the kernel)
+    (["heart_scale", "--method", "spdc", "--lam", "1e308"], 2, "SPDC's parameters (Thm 1)"),
+    # L-BFGS-B's workspace for memory 1e7 (a MemoryError inside scipy)
+    (["heart_scale", "--method", "lbfgs", "-o", "memory=1e7"], 2, "memory=10000000 needs an L-BFGS-B workspace"),
+    # a reference optimum SDCA cannot certify in its budget: a failure of the computation, not of the input
+    (["heart_scale", "--loss", "hinge", "--lam", "1e-2", "--reference", "--max-passes", "1"], 1,
+     "RuntimeError: reference solve did not certify the optimum"),
+])
+def test_solve_failures_are_one_line_with_their_exit_code(args, code, message, capsys, monkeypatch, tmp_path):
+    """These were tracebacks with exit status 1, the code that meant "diverged"."""
+    monkeypatch.setenv("CDLAB_CACHE", str(tmp_path))
+    assert main(["solve", "--no-progress", *args]) == code
+    assert message in one_error_line(capsys, "solve")
+
+
+def test_a_diverged_run_has_its_own_exit_code(capsys):
+    from cdlab.cli import EXIT_BAD_INPUT, EXIT_DIVERGED, EXIT_FAILED
+    assert len({EXIT_DIVERGED, EXIT_BAD_INPUT, EXIT_FAILED, 0}) == 4
+    code = main(["solve", "heart_scale", "--method", "sgd", "--loss", "squared", "--lam", "1e-4", "-o", "step=pegasos",
+                 "--max-passes", "20", "--no-progress"])
+    assert code == EXIT_DIVERGED
+    out = capsys.readouterr().out
+    assert "status    diverged" in out and "smaller step" in out
+
+
+def test_faceoff_refuses_numbers_beyond_floating_point_and_emits_standard_json(capsys):
+    """λ = 1e-320 printed inf/NaN, and --json wrote the non-standard Infinity/NaN."""
+    import json
+    assert main(["faceoff", "heart_scale", "--lam", "1e-320", "--json"]) == 2
+    line = one_error_line(capsys, "faceoff")
+    assert "not finite; choose a larger --lam" in line and "iters_" in line
+
+    def refuse(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    assert main(["faceoff", "heart_scale", "--lam", "1e-300", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert out["lam"] == 1e-300
+
+
+@pytest.mark.parametrize("text, message", [
+    ("datasets: [heart_scale]\noptions: {step: 2024-01-01}\n", "'options.step'"),
+    ("datasets: [heart_scale]\noptions: {step: !!set {a, b}}\n", "'options.step'"),
+    ("datasets: [heart_scale]\nmethods: [sgd]\noptions: {eta0: .nan}\n", "'options.eta0': nan"),
+    (None, "is not a UTF-8 text file"),
+    ("dir", "is a directory"),
+])
+def test_sweep_refuses_bad_grid_files_in_one_line(tmp_path, capsys, text, message):
+    path = tmp_path / "grid.yaml"
+    if text is None:
+        path.write_bytes(bytes(range(128, 256)))
+    elif text == "dir":
+        path.mkdir()
+    else:
+        path.write_text(text)
+    assert main(["sweep", str(path), "--dry-run"]) == 2
+    assert message in one_error_line(capsys, "sweep")
+
+
 def test_solve_on_a_malformed_file_names_the_line(tmp_path):
     bad = tmp_path / "bad.svm"
     bad.write_text("1 1:0.5 2:1\n-1 1:abc\n")

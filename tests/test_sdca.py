@@ -155,6 +155,106 @@ def test_pass_budget_is_not_overshot(real_data, sampling, max_passes):
             assert abs(last - max_passes) <= 0.02, res.trace.passes.tolist()
 
 
+def _budget_cases():
+    """Every registered method with its defaults, and settings whose steps cost far more than
+    one row: one-step APPA stages (a primal-to-dual start reads 2·nnz per step), one-step SVRG
+    epochs (a snapshot per step), whole-data mini-batches."""
+    short = dict(stage_passes=1e-9)
+    return [(m, {}) for m in sorted(cdlab.METHODS)] + [
+        ("appa", short), ("appa", dict(short, inner="svrg")), ("appa", dict(short, warm_start="dual")),
+        ("accel_appa", short), ("dual_appa", short), ("svrg", dict(epoch_length=1)),
+        ("asdca", dict(batch_size=600)), ("spdc", dict(batch_size=600))]
+
+
+@pytest.mark.parametrize("method, options", _budget_cases())
+@pytest.mark.parametrize("max_passes, eval_every", [(3, 1.0), (2.5, 0.5)])
+def test_every_method_honours_the_pass_budget_within_one_checkpoint(method, options, max_passes, eval_every):
+    """The run ends at most one checkpoint interval past max_passes, or one step when a single
+    step reads more than that (a full-gradient step, a one-step APPA stage). APPA with one-step
+    stages declared n steps per pass and ran 10,003 passes of a 3-pass budget."""
+    X, y = synthetic(12, n=600, d=40, density=0.2)
+    p = cdlab.Problem(X, y, loss="logistic", lam=1e-3)
+    res = cdlab.solve(p, method, max_passes=max_passes, eval_every=eval_every, tol=0, **options)
+    tr = res.trace
+    assert res.status == "max_passes" and len(tr) >= 2
+    step_cost = np.max(np.diff(tr.passes) / np.maximum(np.diff(tr.steps), 1))
+    assert tr.passes.iloc[-1] <= max_passes + max(eval_every, step_cost) + 1e-9, tr.passes.tolist()
+
+
+@pytest.mark.parametrize("stop", [False, np.False_, 0, np.int64(0), 0.0, ""])
+def test_any_false_value_returned_by_the_callback_cancels(stop):
+    X, y = synthetic(13, n=200, d=20)
+    p = cdlab.Problem(X, y, loss="logistic", lam=LAM)
+    seen = []
+    res = cdlab.solve(p, tol=0, max_passes=20, callback=lambda row: stop if seen.append(row) or len(seen) == 3 else None)
+    assert res.status == "cancelled" and len(res.trace) == 3
+    for keep in (True, np.True_, 1, None):
+        assert cdlab.solve(p, tol=0, max_passes=3, callback=lambda row: keep).status == "max_passes"
+
+
+def test_a_callback_result_without_a_truth_value_is_refused():
+    X, y = synthetic(13, n=200, d=20)
+    p = cdlab.Problem(X, y, loss="logistic", lam=LAM)
+    with pytest.raises(TypeError, match="a callback must return None or a truth value"):
+        cdlab.solve(p, max_passes=3, callback=lambda row: np.array([True, False]))
+
+
+def test_the_callback_gets_a_copy_of_the_row():
+    """Writing into the row cannot corrupt the trace or stop the run as converged."""
+    X, y = synthetic(14, n=200, d=20)
+    p = cdlab.Problem(X, y, loss="logistic", lam=LAM)
+
+    def vandal(row):
+        row["gap"], row["primal"], row["passes"] = -1.0, np.nan, 1e9
+
+    res = cdlab.solve(p, tol=1e-12, max_passes=4, seed=2, callback=vandal)
+    clean = cdlab.solve(p, tol=1e-12, max_passes=4, seed=2)
+    assert res.status == clean.status == "max_passes"
+    pd.testing.assert_frame_equal(res.trace.drop(columns="time"), clean.trace.drop(columns="time"))
+
+
+def test_max_time_counts_callback_and_checkpoint_time():
+    """A slow callback (0.05 s a checkpoint, the solver's steps far cheaper) ends a 0.3 s budget
+    after a few checkpoints; counting solver time only, the run went on to the pass budget."""
+    import time
+    X, y = synthetic(15, n=200, d=20)
+    p = cdlab.Problem(X, y, loss="hinge", lam=1e-6)
+    cdlab.solve(p, max_passes=1, tol=0)  # compiled before timing
+    start = time.perf_counter()
+    res = cdlab.solve(p, tol=0, max_passes=400, max_time=0.3, callback=lambda row: time.sleep(0.05))
+    took = time.perf_counter() - start
+    assert res.status == "max_time" and len(res.trace) <= 10 and took < 2.0, (res.status, len(res.trace), took)
+
+
+def test_an_infinite_pass_budget_needs_a_finite_stop():
+    X, y = synthetic(16, n=200, d=20)
+    p = cdlab.Problem(X, y, loss="logistic", lam=LAM)
+    for kwargs in (dict(tol=0), dict(tol=-np.inf), dict(tol=0, max_time=np.inf)):
+        with pytest.raises(ValueError, match="max_passes=inf needs a finite max_time, or tol > 0|max_time must be finite"):
+            cdlab.solve(p, max_passes=np.inf, **kwargs)
+    with pytest.raises(ValueError, match="max_passes=inf needs"):  # no certificate without λ: gap = inf
+        cdlab.solve(cdlab.Problem(X, y, loss="logistic", lam=0.0), "lbfgs", max_passes=np.inf, tol=1e-3)
+    assert cdlab.solve(p, max_passes=np.inf, tol=1e-8).status == "converged"
+    assert cdlab.solve(p, max_passes=np.inf, tol=0, max_time=0.2, eval_every=0.5).status == "max_time"
+
+
+def test_the_trace_is_thinned_evenly_beyond_its_row_limit(monkeypatch):
+    """Past MAX_TRACE_ROWS stored rows every other row is dropped and later checkpoints are stored
+    half as often: the trace stays bounded, keeps its first and last rows, and every row it keeps
+    is a checkpoint of the same run unthinned (the cadence and the stopping rule are unchanged)."""
+    from cdlab.solvers import driver
+    X, y = synthetic(17, n=200, d=20)
+    p = cdlab.Problem(X, y, loss="hinge", lam=1e-6)
+    full = cdlab.solve(p, tol=0, max_passes=50, eval_every=0.25, seed=1).trace.drop(columns="time")
+    monkeypatch.setattr(driver, "MAX_TRACE_ROWS", 16)
+    thin = cdlab.solve(p, tol=0, max_passes=50, eval_every=0.25, seed=1).trace.drop(columns="time")
+    assert len(full) > 8 * 16 and len(thin) <= 16 + 1
+    kept = full.steps.searchsorted(thin.steps)
+    pd.testing.assert_frame_equal(thin.reset_index(drop=True), full.iloc[kept].reset_index(drop=True))
+    assert kept[0] == 0 and kept[-1] == len(full) - 1
+    assert len(set(np.diff(kept[:-1]))) == 1  # evenly spaced (the last row may follow sooner)
+
+
 def test_reference_cache_key_location_tolerance_and_concurrency(tmp_path, monkeypatch):
     monkeypatch.delenv("CDLAB_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -206,7 +306,7 @@ def test_reference_false_means_none():
     (dict(tol="1e-3"), "tol must be a number"),
     (dict(tol=np.nan), "tol must be a number"),
     (dict(max_time="1"), "max_time must be a number"),
-    (dict(max_time=-1.0), "max_time must be ≥ 0"),
+    (dict(max_time=-1.0), "max_time must be finite and ≥ 0"),
     (dict(eval_every=np.inf), "eval_every must be finite"),
     (dict(max_passes=None), "max_passes must be a number"),
     (dict(callback=3), "callback must be callable"),

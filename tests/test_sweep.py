@@ -266,6 +266,38 @@ def test_grid_format_example_and_errors(tmp_path):
         cdlab.sweep({"datasets": ["heart_scale"]})
 
 
+@pytest.mark.parametrize("text, message", [
+    ("options: {step: 2024-01-01}", "'options.step': .* is a date; .* quote it"),
+    ("options: {step: !!set {a, b}}", "'options.step': .* is a set"),
+    ("methods: [sgd]\noptions: {eta0: .nan}", "'options.eta0': nan is not a finite number"),
+    ("methods: [sgd]\noptions: [{eta0: 0.1}, {eta0: .inf}]", r"'options\[1\].eta0': inf is not a finite number"),
+    ("method_options: {dual_cd: [{step: exact}, {step: [1, .nan]}]}",
+     r"'method_options.dual_cd\[1\].step\[1\]': nan is not a finite number"),
+    ("datasets: [{synthetic: {n_samples: .nan}}]", r"'datasets\[0\].synthetic.n_samples': nan is not a finite"),
+    ("methods: [[sdca]]", "'methods': \\['sdca'\\] is not a name"),
+    ("samplings: [{a: 1}]", "'samplings': .* is not a name"),
+    ("tag: {a: 1}", "'tag': .* is not a text"),
+])
+def test_grid_values_are_checked_key_by_key(tmp_path, text, message):
+    """Values a configuration cannot hold (YAML dates and sets, NaN, nested names) are refused
+    naming the entry; they were TypeErrors from the JSON encoder or messages naming no key."""
+    path = tmp_path / "g.yaml"
+    path.write_text(("" if text.startswith("datasets") else "datasets: [heart_scale]\n") + text + "\n")
+    with pytest.raises(ValueError, match=message):
+        expand_grid(load_grid(path))
+
+
+def test_a_grid_path_that_is_not_a_text_file_is_refused(tmp_path):
+    binary = tmp_path / "grid.yaml"
+    binary.write_bytes(bytes(range(128, 256)) * 4)
+    with pytest.raises(ValueError, match="grid file .*grid.yaml is not a UTF-8 text file"):
+        load_grid(binary)
+    folder = tmp_path / "folder.yaml"
+    folder.mkdir()
+    with pytest.raises(ValueError, match="grid file .*folder.yaml is a directory"):
+        load_grid(folder)
+
+
 def test_progress_bar_in_a_notebook_shows_progress_without_warnings():
     """The sweep's bar in a Jupyter kernel: a bar (a widget when ipywidgets is installed, text
     otherwise), and no 'IProgress not found' warning from tqdm.auto."""

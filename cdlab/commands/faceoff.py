@@ -8,6 +8,11 @@ costs, iterations and total work under uniform and importance sampling,
 eqs. 10–16), Theorem 3's bounds checked on the data, the iteration bounds of
 SDCA, dual RCD and primal RCD at accuracy --eps with their sources, and the
 recommendation. Nothing is solved: every number comes from the data.
+
+Settings at which a number of the report is not finite (λ = 1e-320: λγn
+underflows and every iteration count is inf) are refused, naming the first
+such quantities, so the report and --json (standard JSON, no Infinity/NaN)
+hold finite numbers only.
 """
 from __future__ import annotations
 
@@ -71,6 +76,21 @@ def report(problem, eps):
     return out, lines
 
 
+def nonfinite(obj, path=""):
+    """The paths (e.g. ``bounds.sdca/uniform.iterations``) of the non-finite numbers in a nested dict/list."""
+    if isinstance(obj, dict):
+        return [p for k, v in obj.items() for p in nonfinite(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(obj, (list, tuple)):
+        return [p for i, v in enumerate(obj) for p in nonfinite(v, f"{path}[{i}]")]
+    if isinstance(obj, (int, float)) and not isinstance(obj, bool) and not math.isfinite(obj):
+        return [path]
+    import numpy as np
+
+    if isinstance(obj, (np.floating, np.integer)) and not np.isfinite(obj):
+        return [path]
+    return []
+
+
 def run(args) -> int:
     from ..data import load_dataset
     from ..losses import get_loss
@@ -89,9 +109,21 @@ def run(args) -> int:
         X = normalize_data(X, args.normalize)
     lam = 1.0 / X.shape[0] if args.lam is None else args.lam
     problem = Problem(X, y, loss=loss.name, lam=lam, s=args.s)
-    out, lines = report(problem, args.eps)
+    import warnings
+
+    import numpy as np
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # an overflow is reported below by the quantities it spoilt, not as numpy warnings
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out, lines = report(problem, args.eps)
+    bad = nonfinite(out)
+    if bad:
+        raise ValueError(f"at λ = {lam:g} (λγn = {lam * problem.gamma * problem.n_samples:.3g}) and ε = {args.eps:g} "
+                         f"the face-off's numbers leave floating point: {', '.join(bad[:3])}"
+                         + (f" and {len(bad) - 3} more" if len(bad) > 3 else "") + " are not finite; choose a larger --lam")
     if args.json:
-        print(json.dumps(dict(out, data=str(args.data), normalize=args.normalize), default=float))
+        print(json.dumps(dict(out, data=str(args.data), normalize=args.normalize), default=float, allow_nan=False))
     else:
         print(f"cdlab faceoff: {args.data}" + (f" (normalize={args.normalize})" if args.normalize != "none" else ""))
         print("\n".join(lines))

@@ -4,7 +4,10 @@
     cdlab solve path/to/file.svm --loss hinge --lam 1e-4 --sampling permutation --reference
 
 Prints a progress bar (stderr) and a summary (passes, seconds, final gap,
-P − P* with --reference), and writes the trace as CSV with --out.
+P − P* with --reference), and writes the trace as CSV with --out. Exit status
+(cdlab/cli.py): 0 done, 1 a failure (e.g. P* not certified), 2 bad input,
+3 the run diverged (the summary says so; the trace up to the last finite
+checkpoint is still written).
 """
 from __future__ import annotations
 
@@ -135,4 +138,6 @@ def run(args) -> int:
         lines.append(("trace", f"{args.out} ({len(result.trace)} rows)"))
     for name, value in lines:
         print(f"{name:<9} {value}")
-    return 1 if result.diverged else 0
+    from ..cli import EXIT_DIVERGED, EXIT_OK
+
+    return EXIT_DIVERGED if result.diverged else EXIT_OK

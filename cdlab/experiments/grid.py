@@ -74,9 +74,15 @@ def canonical_json(obj) -> str:
 def load_grid(path) -> dict:
     """Read a grid file (.yaml/.yml or .json); relative paths in it are taken from its directory."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"grid file {path} is a directory; give a .yaml/.yml or .json file")
     if not path.is_file():
         raise ValueError(f"grid file {path} not found")
-    text = path.read_text()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"grid file {path} is not a UTF-8 text file (byte {exc.start}: {exc.reason}); "
+                         "a grid is YAML or JSON text") from None
     if path.suffix.lower() == ".json":
         try:
             grid = json.loads(text)
@@ -173,11 +179,39 @@ def dataset_label(spec) -> str:
     return f"synthetic({args})"
 
 
+def json_value(key, value):
+    """Check that ``value`` is plain JSON data (None, a bool, a finite number, a string, or lists and
+    string-keyed mappings of them): what a configuration may hold to be hashed, stored and sent to
+    workers. Raises ValueError naming the offending entry, e.g. ``options.step``."""
+    if value is None or isinstance(value, (bool, str)):
+        return
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"grid key {key!r}: {value!r} is not a finite number")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            json_value(f"{key}[{i}]", v)
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ValueError(f"grid key {key!r}: the name {k!r} is not a string")
+            json_value(f"{key}.{k}", v)
+        return
+    what = type(value).__name__
+    hint = " (YAML reads an unquoted 2024-01-01 as a date: quote it)" if what in ("date", "datetime") else ""
+    raise ValueError(f"grid key {key!r}: {value!r} is a {what}; values are numbers, strings, booleans, null, "
+                     f"lists or mappings{hint}")
+
+
 def _options_list(key, value):
     variants = _as_list(key, value)
-    for v in variants:
+    for i, v in enumerate(variants):
+        name = f"{key}[{i}]" if isinstance(value, (list, tuple)) else key
         if not isinstance(v, dict):
-            raise ValueError(f"grid key {key!r}: method options are mappings (name: value), got {v!r}")
+            raise ValueError(f"grid key {name!r}: method options are mappings (name: value), got {v!r}")
+        json_value(name, v)
     return variants
 
 
@@ -191,6 +225,10 @@ def _check_grid(grid):
     if "datasets" not in grid:
         raise ValueError("the grid names no datasets (key 'datasets')")
     grid = {**DEFAULTS, **grid}
+    for key in ("methods", "loss", "normalize", "samplings"):
+        for value in _as_list(key, grid[key]):
+            if not isinstance(value, str):
+                raise ValueError(f"grid key {key!r}: {value!r} is not a name")
     for name in _as_list("methods", grid["methods"]):
         if name not in METHODS:
             raise ValueError(f"grid: unknown method {name!r}; available: {sorted(METHODS)}")
@@ -199,14 +237,17 @@ def _check_grid(grid):
     for how in _as_list("normalize", grid["normalize"]):
         if how not in NORMALIZE:
             raise ValueError(f"grid: unknown normalize {how!r}; choose one of {list(NORMALIZE)}")
-    for sampling in _as_list("samplings", grid["samplings"]):
-        if not isinstance(sampling, str):
-            raise ValueError(f"grid: a sampling is a name, got {sampling!r}")
+    for i, spec in enumerate(_as_list("datasets", grid["datasets"])):
+        json_value(f"datasets[{i}]", spec)
+    for tag in _as_list("tag", grid["tag"]):
+        if isinstance(tag, (list, dict)) or tag is None:
+            raise ValueError(f"grid key 'tag': {tag!r} is not a text")
+        json_value("tag", tag)
     method_options = grid.get("method_options") or {}
     if not isinstance(method_options, dict):
         raise ValueError("grid key 'method_options' maps method names to option mappings")
     for name in method_options:
-        if name not in METHODS:
+        if not isinstance(name, str) or name not in METHODS:
             raise ValueError(f"grid key 'method_options': unknown method {name!r}")
     return grid
 

@@ -272,8 +272,17 @@ class APPAState:
         self.nnz_touched, self.data_passes = 0, 0.0
         # the first stage's start: α^(0) = 0 (Section 5's x = 0) or ŷ(x^(0)) (Algorithm 3 as printed)
         self._begin_stage(self.x, self.oracle.start_zero if dual_start == "zero" else self.oracle.start)
-        # inner steps in about one pass of work (SVRG also reads the data once per epoch for its snapshot)
-        self.steps_per_pass = n if inner == "sdca" else self.oracle.state.steps_per_pass
+
+    @property
+    def steps_per_pass(self):
+        """Inner steps in about one pass of work, a stage's start included.
+
+        SDCA's steps read about nnz/n each; SVRG's count its snapshots (one
+        pass per epoch); a primal-to-dual start reads 2·nnz per stage, which
+        dominates when stages are short (a stage of one step costs two passes)."""
+        inner = self.p.n_samples if self.inner == "sdca" else self.oracle.state.steps_per_pass
+        start = 2.0 if (self.inner == "sdca" and self.warm == "primal") else 0.0
+        return max(1, int(round(self.stage_len / (self.stage_len / inner + start))))
 
     def oracle_c(self):
         """The oracle's relative accuracy: 2(κ+μ)/μ (Thm 2.4) or 4ρ^{3/2} (Thm 2.6)."""

@@ -14,7 +14,11 @@ A state object has
     nnz_touched           nonzeros of X read, the face-off's work unit
     data_passes           passes as the method's paper counts them
     steps_per_pass        the number of steps one checkpoint interval holds
-                          (about one pass over the data)
+                          (about one pass over the data, everything a step
+                          reads counted: restarts, snapshots, line searches);
+                          the driver sizes chunks and the end of the pass
+                          budget by it, and by the measured rate when steps
+                          cost more than twice what it declares
 
 and may have
 
@@ -58,6 +62,7 @@ class MethodSpec:
     samplings: tuple = ("uniform",)
     options: dict = field(default_factory=dict)
     batch: bool = False  # accepts batch_size
+    advice: str = ""  # what to try when a run diverges; default: from the options it has (driver)
 
     def check(self, problem, sampling, options):
         """Refuse an unsupported combination before any work is done."""

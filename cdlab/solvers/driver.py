@@ -19,6 +19,15 @@ from .base import TRACE_COLUMNS, Result, get_method
 # A primal value this many times the starting objective (or non-finite
 # iterates) is reported as divergence rather than drawn as a curve.
 DIVERGENCE_FACTOR = 1e6
+# The trace keeps at most this many rows (+ the last one): past it, every
+# other stored row is dropped and later checkpoints are stored half as often
+# (rows stay evenly spaced, the first and the last are always kept). The
+# checkpoint cadence itself, and so the stopping rule and the callback, are
+# unchanged.
+MAX_TRACE_ROWS = 10_000
+# A state whose measured work per step exceeds what its ``steps_per_pass``
+# declares by more than this factor is sized by the measured rate instead.
+RATE_SLACK = 2.0
 
 
 def _checkpoint(problem, w, alpha):
@@ -37,6 +46,32 @@ def _number(name, value) -> float:
     return float(value)
 
 
+def cancels(value) -> bool:
+    """The callback rule: a returned value cancels the run iff it is not None and false.
+
+    ``None`` (no return statement) continues; ``False``, ``np.False_``, ``0``
+    and anything else whose ``bool()`` is False cancel; true values continue.
+    A value without a truth value (e.g. an array of several elements) is refused."""
+    if value is None:
+        return False
+    try:
+        return not bool(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"a callback must return None or a truth value (False cancels the run), got "
+                        f"{type(value).__name__}: {exc}") from None
+
+
+def divergence_advice(spec) -> str:
+    """What to try when ``spec``'s method diverges, in terms of the options it has."""
+    if spec.advice:
+        return spec.advice
+    steps = [name for name in ("step", "eta0") if name in spec.options]
+    if steps:
+        return "try a smaller step (option " + " or ".join(repr(s) for s in steps) + ")"
+    return (f"{spec.name} has no step size to reduce: its updates depend only on the data, so check their "
+            "scale (a huge ‖x_i‖²/(λn) or λ strains floating point; normalizing the rows usually helps)")
+
+
 def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, seed=0,
           callback=None, reference=None, max_time=None, eval_every=1.0, cancel=None, **options):
     """Run ``method`` on ``problem`` and return a :class:`~cdlab.solvers.base.Result`.
@@ -46,16 +81,24 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
     problem : cdlab.Problem
     method : str, a name in ``cdlab.METHODS``.
     sampling : str or array of probabilities (what the method supports).
-    max_passes : float, budget in passes = nonzeros touched / nnz(X).
+    max_passes : float, budget in passes = nonzeros touched / nnz(X). A run
+        ends within one checkpoint interval (or one step, if a step costs
+        more) of it. ``inf`` needs a finite ``max_time``, or ``tol > 0`` with
+        ``lam > 0`` (a gap that can reach tol).
     tol : float, stop when the duality gap ≤ tol (tol ≤ 0 runs the budget out).
     seed : int, seeds the run's only random generator: equal seeds give equal
         traces (every column but ``time``).
-    callback : callable(row: dict) -> bool | None, called at every
-        checkpoint; returning False cancels the run.
+    callback : callable(row: dict) -> object, called at every checkpoint
+        with a copy of the trace row. A returned value ``v`` cancels the run
+        iff ``v is not None and not bool(v)`` (False, ``np.False_``, 0, ...);
+        ``None`` and true values continue (:func:`cancels`).
     reference : float, True or None. P* for the ``subopt`` column; True
         computes it with :func:`cdlab.reference_optimum` (cached on disk).
-    max_time : float or None, budget in solver seconds (checkpoints excluded).
-    eval_every : float, checkpoint interval in passes.
+    max_time : float or None, budget in wall-clock seconds for the whole run
+        from the state's construction on: steps, checkpoints and callback
+        included (the trace's ``time`` column counts solver time only).
+    eval_every : float, checkpoint interval in passes. The trace keeps at most
+        ``MAX_TRACE_ROWS`` + 1 rows (older rows thinned evenly beyond that).
     cancel : object with ``is_set()`` (e.g. ``threading.Event``); cancels
         the run at the next checkpoint when set.
     **options : method options (see ``cdlab.METHODS[method].options``).
@@ -71,8 +114,13 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
     tol = _number("tol", tol)
     if np.isnan(tol):
         raise ValueError("tol must be a number, got nan")
-    if max_time is not None and not (_number("max_time", max_time) >= 0):
-        raise ValueError(f"max_time must be ≥ 0 or None, got {max_time}")
+    if max_time is not None:
+        max_time = _number("max_time", max_time)
+        if not (0 <= max_time < np.inf):
+            raise ValueError(f"max_time must be finite and ≥ 0, or None, got {max_time}")
+    if max_passes == np.inf and max_time is None and not (tol > 0 and problem.lam > 0):
+        raise ValueError("max_passes=inf needs a finite max_time, or tol > 0 with lam > 0 (a duality gap that "
+                         f"can reach tol); got tol={tol:g}, lam={problem.lam:g}, max_time=None")
     if callback is not None and not callable(callback):
         raise ValueError(f"callback must be callable or None, got {type(callback).__name__}")
     if cancel is not None and not callable(getattr(cancel, "is_set", None)):
@@ -91,9 +139,11 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
     except (TypeError, ValueError) as exc:
         raise ValueError(f"seed must be None or a non-negative integer, got {seed!r} ({exc})") from None
     opts = {**spec.options, **options}
+    clock = time.perf_counter()  # max_time counts from here: construction, steps, checkpoints, callbacks
     state = spec.make(problem, sampling, rng, **opts)
 
-    rows = []
+    rows = []  # the stored trace: checkpoints 0, stride, 2·stride, ... (and the last one)
+    stride, count = 1, 0
     elapsed = 0.0
 
     def record():
@@ -115,30 +165,39 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
     first = record()
     if first is None:
         raise ValueError("the starting point is not finite")
-    rows.append(first[0])
-    w, alpha = first[1], first[2]
-    p0 = abs(first[0]["primal"]) + 1.0
+    last, w, alpha = first
+    rows.append(last)
+    p0 = abs(last["primal"]) + 1.0
     status, message = None, ""
-    chunk = max(1, int(round(eval_every * state.steps_per_pass)))
     while status is None:
-        if callback is not None and callback(rows[-1]) is False:
+        # the callback gets a copy: what it writes cannot reach the trace or the stopping rule
+        if callback is not None and cancels(callback(dict(last))):
             status = "cancelled"
             break
         if cancel is not None and cancel.is_set():
             status = "cancelled"
             break
-        if rows[-1]["gap"] <= tol:
+        if last["gap"] <= tol:
             status = "converged"
             break
+        # Steps per pass: what the state declares, or what the run measured when
+        # its steps cost more than RATE_SLACK times that (so a mis-declared state
+        # overshoots by at most its first chunk, never chunk after chunk).
+        rate = float(state.steps_per_pass)
+        if last["passes"] > first[0]["passes"] and last["steps"] > first[0]["steps"]:
+            measured = (last["steps"] - first[0]["steps"]) / (last["passes"] - first[0]["passes"])
+            if measured * RATE_SLACK < rate:
+                rate = measured
+        chunk = max(1, int(round(eval_every * rate)))
         # The last chunk is cut to what is left of the pass budget, so a run
         # ends within about half a step of max_passes instead of overshooting
         # by up to a whole checkpoint interval (uniform draws land a checkpoint
         # at 2.98 passes, and a full chunk then ended a 3-pass budget at 3.98).
-        left = (max_passes - rows[-1]["passes"]) * state.steps_per_pass
-        if rows[-1]["passes"] >= max_passes or left < 0.5:
+        left = (max_passes - last["passes"]) * rate
+        if last["passes"] >= max_passes or left < 0.5:
             status = "max_passes"
             break
-        if max_time is not None and elapsed >= max_time:
+        if max_time is not None and time.perf_counter() - clock >= max_time:
             status = "max_time"
             break
         steps = chunk
@@ -161,10 +220,16 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
         if out is None or not np.isfinite(out[0]["primal"]) or out[0]["primal"] > DIVERGENCE_FACTOR * p0:
             status = "diverged"
             message = (f"{method} diverged after {state.steps} steps: the primal objective left "
-                       f"[0, {DIVERGENCE_FACTOR:g} × P(w₀)]; try a smaller step")
+                       f"[0, {DIVERGENCE_FACTOR:g} × P(w₀)]; {divergence_advice(spec)}")
             break
-        rows.append(out[0])
-        w, alpha = out[1], out[2]
+        last, w, alpha = out
+        count += 1
+        if count % stride == 0:
+            rows.append(last)
+            if len(rows) > MAX_TRACE_ROWS:
+                rows, stride = rows[::2], 2 * stride
+    if rows[-1] is not last:
+        rows.append(last)
 
     trace = pd.DataFrame(rows, columns=TRACE_COLUMNS + (["subopt"] if reference is not None else []))
     trace.attrs.update(method=method, status=status, message=message,

@@ -118,11 +118,19 @@ def _worker(ch, f_grad, memory, bounds):
             ch.cond.notify_all()
 
 
+MAX_WORKSPACE = 2 ** 30  # bytes of L-BFGS-B workspace a memory option may ask for
+
+
 class LBFGSState:
     def __init__(self, problem, sampling, rng, memory=30):
         self.p = problem
         self.memory = check_positive_int(memory, "memory")
         d = problem.n_features
+        m = self.memory
+        work = 8 * ((2 * m + 5) * (2 * d) + 11 * m * m + 8 * m)  # L-BFGS-B's workspace, bytes (d doubled: l1 split)
+        if work > MAX_WORKSPACE:
+            raise ValueError(f"memory={m} needs an L-BFGS-B workspace of {work / 2 ** 30:.3g} GiB for d={d}, over "
+                             f"the {MAX_WORKSPACE / 2 ** 30:g} GiB allowed; use a smaller memory (default 30)")
         self.split = problem.l1 > 0
         self.ch = _Channel(np.zeros(2 * d if self.split else d))
         self.bounds = [(0.0, None)] * (2 * d) if self.split else None

@@ -5,12 +5,24 @@ subgradient (``losses.loss_deriv``) for the hinge and absolute losses, and
 η_t one of
 
 * ``"pegasos"`` η_t = 1/(λt) (Shalev-Shwartz, Singer, Srebro & Cotter 2011,
-  Pegasos, without the optional projection); needs λ > 0. For smooth losses
+  Pegasos, without the optional projection); needs λ > 0. Safe for losses
+  with |φ'| ≤ L (hinge, logistic, smoothed hinge, absolute): the iterates are
+  averages of −φ'x_i/λ, so ‖w_t‖ ≤ LR/λ, and for smooth losses
   E‖w_t − w*‖² ≤ 4G²/(λ²t) (Rakhlin, Shamir & Sridharan 2012, Lemma 1), G² a
-  bound on E‖stochastic gradient‖²: the noise floor that tests check.
+  bound on E‖stochastic gradient‖²: the noise floor that tests check. On the
+  squared loss (φ' unbounded) its first steps, η ≈ 1/λ ≫ 1/‖x_i‖², blow up.
+* ``"inverse"`` η_t = eta0/(1 + eta0·λ·t) (Bottou 2012, "Stochastic Gradient
+  Descent Tricks", §5.2: γ_t = γ₀(1 + γ₀λt)⁻¹): never above eta0 = 1/L_max,
+  so every sampled step w ↦ w − η∇f_i(w) is non-expansive (f_i convex and
+  L_max-smooth, η ≤ 2/L_max), and ~1/(λt) later, the step of Moulines & Bach
+  2011 (NIPS), Thm 1 with α = 1 and Cμ = 1 > 1/2: E‖w_t − w*‖² = O(1/t).
 * ``"constant"`` η_t = eta0: linear convergence to a noise ball of size O(eta0).
 * ``"decaying"`` η_t = eta0/√t: the SGD baseline of Frostig et al. 2015 §5
   (their "λ t^{−1/2}"); works for λ = 0.
+* ``"auto"`` (the default): ``"pegasos"`` for a loss with bounded slope and
+  λ > 0, ``"inverse"`` for the squared loss with λ > 0 (or any loss when
+  eta0 is given: Pegasos has none), ``"decaying"`` when λ = 0 — a step that
+  converges for every loss sgd accepts (``default_step``).
 
 ``eta0`` defaults to 1/L_max, L_max = max_i ‖x_i‖²/γ + λ (γ = 1 for a
 non-smooth loss: a scale, not a theorem). The iterate reported is the last one.
@@ -31,8 +43,16 @@ from ..sampling import ORDERS, make_sampler
 from .agd import check_step, smooth_constant
 from .base import ALL_LOSSES, MethodSpec, register
 
-PEGASOS, CONSTANT, DECAYING = 0, 1, 2
-_RULES = {"pegasos": PEGASOS, "constant": CONSTANT, "decaying": DECAYING}
+PEGASOS, CONSTANT, DECAYING, INVERSE = 0, 1, 2, 3
+_RULES = {"pegasos": PEGASOS, "constant": CONSTANT, "decaying": DECAYING, "inverse": INVERSE}
+
+
+def default_step(problem, eta0=None) -> str:
+    """The rule ``step="auto"`` stands for on ``problem`` (module docstring); Pegasos has no
+    eta0, so a given eta0 picks the inverse step in its place."""
+    if problem.lam <= 0:
+        return "decaying"
+    return "pegasos" if problem.loss_info.lipschitz is not None and eta0 is None else "inverse"
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -49,7 +69,12 @@ def sgd_chunk(indptr, indices, data, y, code, s, lam, rule, eta0, t0, u, scale, 
             eta = 1.0 / (lam * t)
             shrink = 1.0 - 1.0 / t  # = 1 − ηλ exactly, so the first step really forgets w₀
         else:
-            eta = eta0 if rule == CONSTANT else eta0 / np.sqrt(t)
+            if rule == CONSTANT:
+                eta = eta0
+            elif rule == DECAYING:
+                eta = eta0 / np.sqrt(t)
+            else:
+                eta = eta0 / (1.0 + eta0 * lam * t)
             shrink = 1.0 - eta * lam
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
@@ -73,13 +98,15 @@ def sgd_chunk(indptr, indices, data, y, code, s, lam, rule, eta0, t0, u, scale, 
 
 
 class SGDState:
-    def __init__(self, problem, sampling, rng, step="pegasos", eta0=None):
-        if not isinstance(step, str) or step not in _RULES:
-            raise ValueError(f"step must be one of {list(_RULES)} (set its size with eta0), got {step!r}")
+    def __init__(self, problem, sampling, rng, step="auto", eta0=None):
+        if not isinstance(step, str) or step not in ("auto", *_RULES):
+            raise ValueError(f"step must be one of {['auto', *_RULES]} (set its size with eta0), got {step!r}")
+        if step == "auto":
+            step = default_step(problem, eta0)
         if step == "pegasos" and eta0 is not None:
             # silently ignoring it would let a user believe the step was tuned
-            raise ValueError("eta0 sets the 'constant' and 'decaying' steps; the Pegasos step 1/(λt) has no "
-                             "eta0 (pass step='constant' or step='decaying' to use it)")
+            raise ValueError("eta0 sets the 'constant', 'decaying' and 'inverse' steps; the Pegasos step 1/(λt) has no "
+                             "eta0 (pass step='inverse', 'constant' or 'decaying' to use it)")
         if step == "pegasos" and problem.lam <= 0:
             raise ValueError("the Pegasos step 1/(λt) needs lam > 0; use step='decaying' or 'constant' with eta0")
         if problem.l1 > 0:
@@ -107,13 +134,14 @@ class SGDState:
         return self.scale * self.u, None
 
 
-def _make_sgd(problem, sampling, rng, step="pegasos", eta0=None):
+def _make_sgd(problem, sampling, rng, step="auto", eta0=None):
     return SGDState(problem, sampling, rng, step=step, eta0=eta0)
 
 
 register(MethodSpec(
     name="sgd", make=_make_sgd, kind="primal",
-    source="Shalev-Shwartz et al. 2011 (Pegasos step 1/(λt)); Frostig et al. 2015 §5 (step eta0/√t)",
+    source="Shalev-Shwartz et al. 2011 (Pegasos step 1/(λt)); Bottou 2012 (step eta0/(1 + eta0·λt)); "
+           "Frostig et al. 2015 §5 (step eta0/√t)",
     losses=ALL_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=ORDERS, options={"step": "pegasos", "eta0": None},
+    samplings=ORDERS, options={"step": "auto", "eta0": None},
 ))

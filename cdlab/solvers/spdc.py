@@ -251,6 +251,11 @@ class SPDCState:
         self.p, self.rng, self.m = problem, rng, m
         self.tau, self.sigma, self.theta, self.gamma_eff, self.lam_eff, self.delta_dual = \
             spdc_parameters(problem, m, weighted, delta)
+        if not all(np.isfinite(v) and v > 0 for v in (self.tau, self.sigma, 1.0 - self.theta)):
+            raise ValueError(f"SPDC's parameters (Thm 1) τ = {self.tau:.3g}, σ = {self.sigma:.3g}, θ = {self.theta:.17g} "
+                             f"leave τ, σ ∈ (0, ∞), θ < 1 at lam={problem.lam:g}: λn/(γR²) = "
+                             f"{problem.n_samples * problem.lam / (self.gamma_eff * problem.R ** 2):.3g} is "
+                             "beyond floating point; rescale X or choose another λ")
         if weighted:
             norms = np.sqrt(problem.row_norms_sq)
             probs = 1.0 / (2 * n) + norms / (2 * norms.sum())

@@ -48,7 +48,10 @@ def _step_value(step, what="step"):
 
 @register_bound("sgd")
 def sgd_bound(problem, sampling="uniform", **options):
-    """SGD with the Pegasos step 1/(λt) on an L-Lipschitz loss.
+    """SGD with the Pegasos step 1/(λt) on an L-Lipschitz loss: ``step="pegasos"``, or the
+    solver's default ``step="auto"`` where it picks Pegasos (``cdlab.solvers.sgd.default_step``:
+    λ > 0, a loss of bounded slope, no eta0). The inverse step auto picks for the squared loss
+    has no bound here.
 
     Without projection ‖w_t‖ ≤ LR/λ, so every stochastic gradient has norm
     ≤ G = 2LR. Last iterate (what cdlab reports; Shamir & Zhang 2013, Thm 1):
@@ -57,9 +60,15 @@ def sgd_bound(problem, sampling="uniform", **options):
     T = −c·W₋₁(−1/(ec)).
     """
     _check_options("sgd", options, {"step", "eta0", "iterate", "reference", "eps0"})
-    if options.get("step", "pegasos") != "pegasos":
-        raise ValueError("only the Pegasos step 1/(λt) has a bound: a constant step converges to a noise ball "
-                         "and the decaying step eta0/√t has no strongly convex rate")
+    from ..solvers.sgd import default_step
+
+    step = options.get("step", "auto")
+    rule = default_step(problem, options.get("eta0")) if step == "auto" else step
+    if rule != "pegasos":
+        how = f"step={step!r}" + (f" (here {rule!r})" if step == "auto" else "")
+        raise ValueError(f"only the Pegasos step 1/(λt) has a bound, not {how}: a constant step converges to a "
+                         "noise ball, and the decaying eta0/√t and inverse eta0/(1 + eta0·λt) steps have no "
+                         "bound with constants here")
     if sampling != "uniform":
         raise ValueError(f"the SGD bound needs i.i.d. uniform sampling, not {sampling!r}")
     if problem.loss_info.lipschitz is None or problem.l1 > 0 or problem.lam <= 0:
