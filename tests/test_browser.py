@@ -357,6 +357,42 @@ def test_compressed_bomb_is_refused_by_the_server(page, server, tmp_path):
     assert "bomb" not in faceoff_text(page)
 
 
+def test_banner_names_the_problem_and_its_button_fixes_it(page, server):
+    """hinge with primal_cd and dual_cd: a banner at the top says why, methods that cannot take hinge
+    are greyed out unless chosen, and one click on the offered fix makes every run go."""
+    open_app(page, server)
+    before = select(page, ".cdlab-loss", "hinge")
+    wait_done(page, before)
+    banner = text(page, ".cdlab-banner")
+    assert "primal_cd and dual_cd do not take the hinge loss" in banner and "loss=" not in banner
+    assert page.locator(".cdlab-method-gd input").first.is_disabled()  # not chosen, cannot take hinge
+    assert not page.locator(".cdlab-method-primal_cd input").first.is_disabled()  # chosen: can be unticked
+    assert not page.locator(".cdlab-method-sdca input").first.is_disabled()
+    before = job(page)
+    page.locator(".cdlab-fix button", has_text="Use the smoothed hinge loss").first.click()
+    wait_done(page, before)
+    assert page.locator(".cdlab-loss select").first.input_value() == "smoothed_hinge"
+    assert eventually(lambda: not page.locator(".cdlab-banner").first.is_visible())
+    status = text(page, ".cdlab-status")
+    assert "cannot run" not in status and status.count("converged") + status.count("max_passes") == 4
+
+
+def test_layout_holds_at_1024_px(browser, server):
+    """At 1024 px the cards go below the plot instead of over it."""
+    pg = new_page(browser, viewport={"width": 1024, "height": 900})
+    try:
+        open_app(pg, server)
+        plot = pg.locator(".cdlab-plots").first.bounding_box()
+        card = pg.locator(".cdlab-cards").first.bounding_box()
+        assert plot["width"] >= 500
+        overlap_x = min(plot["x"] + plot["width"], card["x"] + card["width"]) - max(plot["x"], card["x"])
+        overlap_y = min(plot["y"] + plot["height"], card["y"] + card["height"]) - max(plot["y"], card["y"])
+        assert overlap_x <= 0 or overlap_y <= 0, (plot, card)
+        assert pg.js_errors == []
+    finally:
+        pg.close()
+
+
 def test_incompatible_choice_is_explained(page, server):
     open_app(page, server)
     before = select(page, ".cdlab-loss", "hinge")
@@ -418,13 +454,16 @@ def test_url_carries_the_scenario(page, server, browser):
     before = select(page, ".cdlab-preset", "sparse news-like skew")
     wait_done(page, before)
     url = page.url
-    assert "n_features=4000" in url and "col_skew=1.5" in url
+    assert "n_features=4000" in url and "col_skew=1.5" in url and "preset=sparse" in url
     other = new_page(browser)
     try:
         other.goto(url, timeout=LOAD)
         other.wait_for_selector(".cdlab-faceoff", timeout=LOAD)
         wait_done(other)
         assert faceoff_text(other).split("\n")[0] == faceoff_text(page).split("\n")[0]
+        # the link names its scenario, and the scenario's caption is there
+        assert other.locator(".cdlab-preset select").first.input_value() == "sparse news-like skew"
+        assert "Importance sampling" in text(other, ".cdlab-preset-caption")
     finally:
         other.close()
 

@@ -29,13 +29,14 @@ def build_app(state: Experiment | None = None):
                               sizing_mode="stretch_width"),
                       pn.Card(DataView(state=state), title="Data: nonzeros and sampling", collapsible=False,
                               sizing_mode="stretch_width"), sizing_mode="stretch_width", min_width=560,
-                      styles={"flex": "1 1 560px"})
+                      styles={"flex": "1 1 560px"}, css_classes=["cdlab-plots"])
     cards = pn.Column(FaceoffCard(state=state), TheoryCard(state=state),
                       pn.Card(Figure1View(state=state), title="Figure 1: binary data map", collapsible=False,
                               sizing_mode="stretch_width"),
                       pn.Card(pn.pane.Markdown(glossary.symbols_markdown(), sizing_mode="stretch_width"),
                               title="Symbols", collapsed=True, sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width", min_width=380, styles={"flex": "0 1 440px"})
+                      sizing_mode="stretch_width", min_width=380, styles={"flex": "0 1 440px"},
+                      css_classes=["cdlab-cards"])
     main = [
         compiling,
         notice,

@@ -1,5 +1,8 @@
 """The banner at the top of the page: what stands in the way of the chosen runs (cdlab.ui.advice),
-each with the buttons that apply its fixes. Hidden when there is nothing to say."""
+each with the buttons that apply its fixes. Hidden when there is nothing to say.
+
+The banner is rebuilt only when what it says changes (not at every progress update of a run), so a
+button stays the same button between the moment it is drawn and the moment it is clicked."""
 from __future__ import annotations
 
 import panel as pn
@@ -14,27 +17,37 @@ WATCHED = ("error", "methods", "samplings", "loss", "run_status", "run_message")
 class Banner(pn.viewable.Viewer):
     state = param.ClassSelector(class_=Experiment)
 
-    def _content(self, *values):
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._shown = None
+        self._column = pn.Column(css_classes=["cdlab-banner"], sizing_mode="stretch_width", visible=False,
+                                 styles={"background": "#fdecea", "border": "1px solid #f5c2c0",
+                                         "border-radius": "6px", "padding": "6px 12px"}, margin=(0, 10, 10, 10))
+        self.state.param.watch(self._refresh, list(WATCHED))
+        self._refresh()
+
+    def _items(self, found):
         s = self.state
-        found = notices(s)
         items = []
         for notice in found:
+            items.append(pn.pane.Markdown(notice.message, margin=(0, 0, 4, 0), sizing_mode="stretch_width"))
             buttons = []
             for fix in notice.fixes:
                 button = pn.widgets.Button(label=fix.label, color="primary", css_classes=["cdlab-fix"],
                                            margin=(0, 8, 0, 0))
                 button.on_click(lambda event, updates=fix.updates: s.param.update(**updates))
                 buttons.append(button)
-            items.append(pn.pane.Markdown(notice.message, margin=(0, 0, 4, 0), sizing_mode="stretch_width"))
             if buttons:
                 items.append(pn.Row(*buttons, margin=(0, 0, 8, 0)))
-        return pn.Column(*items, sizing_mode="stretch_width")
+        return items
+
+    def _refresh(self, *events):
+        found = notices(self.state)
+        if found == self._shown:
+            return
+        self._shown = found
+        self._column.objects = self._items(found)
+        self._column.visible = bool(found)
 
     def __panel__(self):
-        s = self.state
-        deps = [s.param[name] for name in WATCHED]
-        body = pn.bind(self._content, *deps)
-        visible = pn.bind(lambda *values: bool(notices(s)), *deps)
-        return pn.Column(pn.panel(body), visible=visible, css_classes=["cdlab-banner"], sizing_mode="stretch_width",
-                         styles={"background": "#fdecea", "border": "1px solid #f5c2c0", "border-radius": "6px",
-                                 "padding": "6px 12px"}, margin=(0, 10, 10, 10))
+        return self._column
