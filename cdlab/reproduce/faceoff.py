@@ -189,8 +189,9 @@ def figure1(ctx):
                 "log10 n", "log10 ω", image=image.tolist(), image_x=np.log10(n_values).tolist(),
                 image_y=np.log10(omega_values).tolist(), image_label="log10 upper bound",
                 vlines=[np.log10(np.sqrt(d)), np.log10(d ** 2)])
-    return Outcome(paper_says="below 1 (primal always better) for n ≤ √d at every ω; 'for large enough ω all "
-                              "values are below 1'; dual always better once n ≥ d² (Corollary 6)",
+    return Outcome(paper_says="Figure 1 maps Theorem 4's upper bound on C_P/C_D; by Corollary 6 it is below 1 "
+                              "(primal always better) at every ω once d ≥ n², and the lower bound is above 1 (dual "
+                              "always better) once n ≥ d²",
                    measured=checks[0].detail + "; " + checks[1].detail, tables={"map": table}, plots=[plot],
                    checks=checks, settings=dict(d=d, n_values=len(n_values), omega_values=len(omega_values)))
 

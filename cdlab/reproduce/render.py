@@ -32,7 +32,7 @@ def figure(plot):
         img = np.asarray(plot.image, dtype=float)
         fig = bk_figure(title=plot.title, x_axis_label=plot.xlabel, y_axis_label=plot.ylabel, width=620, height=440,
                         x_range=(xs.min(), xs.max()), y_range=(ys.min(), ys.max()))
-        mapper = LinearColorMapper(palette="RdBu11", low=3, high=-3, nan_color="#eeeeee")
+        mapper = LinearColorMapper(palette="RdBu11", low=-3, high=3, nan_color="#eeeeee")  # blue below 0
         fig.image(image=[img], x=xs.min(), y=ys.min(), dw=xs.max() - xs.min(), dh=ys.max() - ys.min(),
                   color_mapper=mapper)
         fig.add_layout(ColorBar(color_mapper=mapper, title=plot.image_label), "right")
@@ -40,9 +40,13 @@ def figure(plot):
         fig = bk_figure(title=plot.title, x_axis_label=plot.xlabel, y_axis_label=plot.ylabel, width=760, height=400,
                         x_axis_type="log" if plot.logx else "linear", y_axis_type="log" if plot.logy else "linear",
                         tools="pan,wheel_zoom,box_zoom,reset,save,hover")
-        for k, s in enumerate(plot.series):
+        colors = {}
+        for s in plot.series:  # "<label> failed" markers take the colour of the series "<label>"
+            base = s.label[:-len(" failed")] if s.label.endswith(" failed") else s.label
+            colors.setdefault(base, PALETTE[len(colors) % len(PALETTE)])
+        for s in plot.series:
             x, y = _finite(s.x, s.y, plot.logx, plot.logy)
-            color = PALETTE[k % len(PALETTE)]
+            color = colors[s.label[:-len(" failed")] if s.label.endswith(" failed") else s.label]
             if s.style == "markers":
                 fig.scatter(x, y, legend_label=s.label, color=color, size=9)
             else:
