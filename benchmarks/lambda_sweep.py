@@ -49,15 +49,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 import cdlab
 from cdlab.data import shipped_dir
+# the sweep itself lives in the report's APPA module (`cdlab reproduce appa` draws it)
+from cdlab.reproduce.appa import (ALL_METHODS, DEFAULT_GRID, PAPER_METHODS, diverged_thetas, erm_optimum,  # noqa: F401
+                                  run_one, sweep, threshold)
 
 DATA = shipped_dir()
-DEFAULT_GRID = tuple(10.0 ** k for k in range(-8, 3))
-PAPER_METHODS = ("sgd", "svrg", "sdca", "dual_appa")
-ALL_METHODS = PAPER_METHODS + ("dual_appa_gradient",)
 
 
 def load_svmlight(name, rows=None):
@@ -68,79 +67,6 @@ def load_svmlight(name, rows=None):
     if rows is not None:
         X, y = X[:rows], y[:rows]
     return X, y
-
-
-def run_one(base, method, theta, passes=20, seed=0):
-    """One point of the figure: (status, F(w_final), steps) with F the objective of ``base``.
-
-    SGD, SDCA and Dual APPA stop after ⌈passes⌉·n steps (checkpoints fall every n
-    steps, so the last one is there: for Dual APPA the stage output x^(⌈passes⌉));
-    SVRG after ``passes`` passes of work, snapshots included.
-    """
-    n = base.n_samples
-    if method == "svrg":
-        res = cdlab.solve(base, "svrg", max_passes=passes, tol=0.0, seed=seed, step=theta, epoch_length=n)
-    else:
-        target = int(np.ceil(passes)) * n
-        common = dict(max_passes=2 * passes + 1, tol=0.0, seed=seed, eval_every=1.0,
-                      callback=lambda row: row["steps"] < target)  # max_passes: a cap the steps hit first
-        if method == "sgd":
-            res = cdlab.solve(base, "sgd", step="decaying", eta0=theta, **common)
-        elif method == "sdca":
-            res = cdlab.solve(base.with_params(lam=base.lam + theta), "sdca", **common)
-        elif method in ("dual_appa", "dual_appa_gradient"):
-            start = "zero" if method == "dual_appa" else "gradient"
-            res = cdlab.solve(base, "dual_appa", kappa=theta, dual_start=start, **common)
-        else:
-            raise ValueError(f"unknown sweep method {method!r}; choose from {ALL_METHODS}")
-    steps = int(res.trace.steps.iloc[-1])
-    if res.diverged:
-        return "diverged", np.inf, steps
-    if method != "svrg":  # stopped by the step budget above, at its checkpoint
-        assert res.status == "cancelled" and steps == target, (method, theta, res.status, steps)
-    return ("budget" if method != "svrg" else res.status), base.primal(res.w), steps
-
-
-def sweep(base, grid=DEFAULT_GRID, methods=None, passes=20, seed=0):
-    """The figure's data: one row per (method, θ) with the final objective F(w).
-
-    ``methods`` defaults to the paper's four (``ALL_METHODS`` adds Algorithm 3's printed start).
-    """
-    if methods is None:
-        methods = PAPER_METHODS
-    rows = []
-    for method in methods:
-        for theta in grid:
-            t0 = time.perf_counter()
-            status, value, steps = run_one(base, method, theta, passes=passes, seed=seed)
-            rows.append(dict(method=method, theta=theta, status=status, objective=value, steps=steps,
-                             seconds=time.perf_counter() - t0))
-    return pd.DataFrame(rows)
-
-
-def erm_optimum(base, passes=500):
-    """F* of the base problem: certified by SDCA when λ₀ > 0, else L-BFGS to stagnation."""
-    if base.lam > 0:
-        return cdlab.reference_optimum(base)
-    res = cdlab.solve(base, "lbfgs", max_passes=passes, tol=0.0, eval_every=50)
-    return base.primal(res.w)
-
-
-def threshold(df, method):
-    """Smallest θ from which every larger θ of ``method`` diverged (None if none did)."""
-    sub = df[df.method == method].sort_values("theta", ascending=False)
-    th = None
-    for theta, status in zip(sub.theta, sub.status):
-        if status != "diverged":
-            break
-        th = float(theta)
-    return th
-
-
-def diverged_thetas(df, method):
-    """Every θ at which ``method`` diverged, in increasing order (at either end of the grid)."""
-    sub = df[(df.method == method) & (df.status == "diverged")]
-    return sorted(float(t) for t in sub.theta)
 
 
 def format_table(df, f_star, f0):
