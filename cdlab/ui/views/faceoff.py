@@ -10,7 +10,7 @@ import panel as pn
 import param
 
 from ..state import Experiment
-from .results import to_target
+from ...verdict import Spread, reach, verdict
 
 PRIMAL_SIDE = ("primal_cd",)
 DUAL_SIDE = ("dual_cd", "sdca")
@@ -32,18 +32,47 @@ def ok(lo, x, hi):
     return "✓" if lo * (1 - 1e-12) <= x <= hi * (1 + 1e-12) else "✗"
 
 
+def side_of(run):
+    return "primal" if run.method in PRIMAL_SIDE else "dual"
+
+
 def measured_winner(traces, run_status, target, runs):
-    """The face-off run (primal_cd vs dual_cd/sdca, any sampling) that reached
-    ``target`` in the fewest passes; a dict, or None when no such run has."""
-    best = None
+    """The face-off verdict at ``target`` (cdlab.verdict's rule), or None before any face-off run has a trace.
+
+    Each side (primal_cd vs dual_cd/sdca, any sampling) is represented by its
+    run with the smallest median passes-to-ε over the seeds; the verdict
+    compares the two sides' seed ranges. A dict: ``verdict`` (a Verdict; None
+    when one side ran alone), ``runs`` (label -> RunSpec of the contenders),
+    ``sides`` (the sides that ran), and the leader's ``lead`` (its Spread),
+    ``label``, ``method``, ``sampling``, ``side`` and ``passes`` (its median);
+    None when no face-off run has reached the target.
+    """
+    best = {}
     for run in runs:
-        if run.method not in PRIMAL_SIDE + DUAL_SIDE or run.label not in traces:
+        if run.method not in PRIMAL_SIDE + DUAL_SIDE or run.label not in traces or not len(traces[run.label]):
             continue
-        hit = to_target(traces[run.label], target, ("passes",))
-        if hit is not None and (best is None or hit["passes"] < best["passes"]):
-            best = dict(label=run.label, method=run.method, sampling=run.sampling, passes=hit["passes"],
-                        side="primal" if run.method in PRIMAL_SIDE else "dual")
-    return best
+        got = reach(traces[run.label], target)
+        side = side_of(run)
+        key = (float(np.median(got)), float(got.min()))
+        if side not in best or key < best[side][0]:
+            best[side] = (key, run, got)
+    if not best:
+        return None
+    out = dict(runs={run.label: run for _, run, _ in best.values()}, sides=sorted(best))
+    if len(best) == 1:  # one side alone: no verdict, only what it measured
+        (_, run, got), = best.values()
+        out["verdict"], lead = None, Spread(run.label, tuple(got))
+        if not np.isfinite(lead.lo):
+            return None
+    else:
+        out["verdict"] = verdict({run.label: got for _, run, got in best.values()})
+        if out["verdict"].kind == "none":
+            return None
+        lead = out["verdict"].leader
+        run = out["runs"][lead.name]
+    out.update(lead=lead, label=run.label, method=run.method, sampling=run.sampling, side=side_of(run),
+               passes=lead.median)
+    return out
 
 
 def sampling_note(fo, won):
@@ -55,6 +84,36 @@ def sampling_note(fo, won):
     t = {s: getattr(fo, f"T_{side}_{s}") for s in ("uniform", "importance")}
     return (f" (with {won['sampling']} sampling rather than the predicted {pred}: the two samplings' bounds on "
             f"total work differ by a factor {max(t.values()) / min(t.values()):.3g} only)")
+
+
+def verdict_markdown(won, fo, smooth, target, face):
+    """The measured verdict: a winner only when the seeds' ranges of passes-to-ε do not overlap."""
+    v, lead = won["verdict"], won["lead"]
+    seeds = f"{lead.seeds} seed" + ("s" if lead.seeds > 1 else "")
+    ranges = f"<span class='cdlab-measured'>{lead.name}</span> {lead.text()} passes"
+    if v is not None:
+        rival = next(sp for sp in v.spreads if sp.name != lead.name)
+        ranges += f" vs {rival.name} {rival.text()} passes"
+    ranges += f" to gap ≤ {target:.0e} (median, and the range over {seeds})"
+    if v is None or len({side_of(r) for r in face}) < 2:
+        return f"**Measured winner:** {ranges} — only the {won['side']} side ran, so this is no face-off yet."
+    if v.kind == "tie":
+        return (f"**Measured: <span class='cdlab-tie'>a tie within seed-to-seed spread</span>** — {ranges}: the "
+                "ranges overlap, so neither side is faster on this data by more than the seeds' spread.")
+    if v.kind == "one seed":
+        return (f"**Measured (one seed):** {ranges} — {won['side']} is ahead, but one seed measures no spread: "
+                "use 2 or more seeds for a verdict.")
+    agree = ""
+    if smooth:
+        predicted_side = "primal" if fo.prediction["method"] in PRIMAL_SIDE else "dual"
+        if won["side"] == predicted_side:
+            agree = f" — the {won['side']} side wins, as predicted" + sampling_note(fo, won)
+        else:
+            agree = (f" — **the {won['side']} side wins, not the predicted {predicted_side} side**. The "
+                     f"prediction compares the two sides' worst-case bounds on total work (ratio "
+                     f"{fo.prediction['ratio']:.3g}); runs beat their bounds by different factors (the "
+                     "theory card's measured / bound column), which can overturn a small ratio")
+    return f"**Measured winner:** {ranges}; the ranges do not overlap{agree}."
 
 
 def faceoff_markdown(analysis, traces, run_status, target, runs):
@@ -91,25 +150,10 @@ def faceoff_markdown(analysis, traces, run_status, target, runs):
     else:
         lines += ["", f"*{analysis.faceoff_note}*"]
     won = measured_winner(traces, run_status, target, runs)
+    face = [r for r in runs if r.method in PRIMAL_SIDE + DUAL_SIDE]
     if won is not None:
-        agree = ""
-        sides = {"primal" if r.method in PRIMAL_SIDE else "dual" for r in runs
-                 if r.method in PRIMAL_SIDE + DUAL_SIDE}
-        if len(sides) < 2:
-            agree = f" — only the {won['side']} side ran, so this is no face-off yet"
-        elif smooth:
-            predicted_side = "primal" if fo.prediction["method"] in PRIMAL_SIDE else "dual"
-            if won["side"] == predicted_side:
-                agree = f" — the {won['side']} side wins, as predicted" + sampling_note(fo, won)
-            else:
-                agree = (f" — **the {won['side']} side wins, not the predicted {predicted_side} side**. The "
-                         f"prediction compares the two sides' worst-case bounds on total work (ratio "
-                         f"{fo.prediction['ratio']:.3g}); runs beat their bounds by different factors (the "
-                         "theory card's measured / bound column), which can overturn a small ratio")
-        lines += ["", f"**Measured winner:** <span class='cdlab-measured'>{won['label']}</span>: gap ≤ "
-                      f"{target:.0e} after {won['passes']:.3g} passes{agree}."]
+        lines += ["", verdict_markdown(won, fo, smooth, target, face)]
     else:
-        face = [r for r in runs if r.method in PRIMAL_SIDE + DUAL_SIDE]
         going = any(run_status.get(r.label) in ("queued", "running") for r in face)
         why = ("run primal_cd and dual_cd to see the measured winner" if not face
                else f"no face-off run has reached the target gap {target:.0e} yet" if going
