@@ -139,3 +139,23 @@ def verdict(passes: dict) -> Verdict:
     else:
         kind = "winner"
     return Verdict(kind, lead.name, tuple(spreads), overlapping)
+
+
+def faceoff_verdict(passes: dict, sides: dict):
+    """The face-off's measured verdict: each side ("primal"/"dual") is represented by its run with the
+    smallest median passes-to-ε (then the smallest best seed), and :func:`verdict` compares the two.
+
+    ``passes``: {run name: per-seed passes-to-ε}; ``sides``: {run name: side}. Returns
+    (Verdict or None when fewer than two sides ran, {side: its representative's name}).
+    """
+    best = {}
+    for name, values in passes.items():
+        side = sides[name]
+        vals = np.atleast_1d(np.asarray(values, dtype=float))
+        key = (float(np.median(vals)), float(vals.min()))
+        if side not in best or key < best[side][0]:
+            best[side] = (key, name)
+    chosen = {side: name for side, (_, name) in best.items()}
+    if len(chosen) < 2:
+        return None, chosen
+    return verdict({name: passes[name] for name in chosen.values()}), chosen

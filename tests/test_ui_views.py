@@ -112,6 +112,15 @@ def test_faceoff_card_numbers(done):
     assert f"{fo.C_P:.4g}" in text and f"{fo.C_D:.4g}" in text
     assert f"{fo.T_P_importance:.4g}" in text and f"{fo.T_D_uniform:.4g}" in text
     assert "Predicted winner" in text and fo.prediction["method"] in text
+    # one unit with the theory card: each face-off bound's passes to reach the target ε, from cdlab.theory
+    from cdlab import theory
+    for method in ("primal_cd", "dual_cd"):
+        for sampling in ("uniform", "importance"):
+            need = theory.bound(method, p, sampling).passes(done.target)
+            assert f"{need:.4g}" in text
+    pred = theory.bound(fo.prediction["method"], p, fo.prediction["sampling"]).passes(done.target)
+    assert f"its bound reaches gap ≤ {done.target:.0e} in **{pred:.4g} passes**" in text
+    assert text.count("per log(1/ε) factor") >= 3  # T is said to be the work per log factor where shown
     won = measured_winner(done.traces, done.run_status, done.target, done.runs())
     table = results_table(done.traces, done.run_status, done.target, done.runs())
     assert won["passes"] == pytest.approx(table["passes to target"].min())

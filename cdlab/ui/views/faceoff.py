@@ -10,7 +10,8 @@ import panel as pn
 import param
 
 from ..state import Experiment
-from ...verdict import Spread, reach, verdict
+from .theory_card import bound_passes
+from ...verdict import Spread, faceoff_verdict, reach
 
 PRIMAL_SIDE = ("primal_cd",)
 DUAL_SIDE = ("dual_cd", "sdca")
@@ -47,29 +48,22 @@ def measured_winner(traces, run_status, target, runs):
     ``label``, ``method``, ``sampling``, ``side`` and ``passes`` (its median);
     None when no face-off run has reached the target.
     """
-    best = {}
-    for run in runs:
-        if run.method not in PRIMAL_SIDE + DUAL_SIDE or run.label not in traces or not len(traces[run.label]):
-            continue
-        got = reach(traces[run.label], target)
-        side = side_of(run)
-        key = (float(np.median(got)), float(got.min()))
-        if side not in best or key < best[side][0]:
-            best[side] = (key, run, got)
-    if not best:
+    face = {run.label: run for run in runs if run.method in PRIMAL_SIDE + DUAL_SIDE
+            and run.label in traces and len(traces[run.label])}
+    if not face:
         return None
-    out = dict(runs={run.label: run for _, run, _ in best.values()}, sides=sorted(best))
-    if len(best) == 1:  # one side alone: no verdict, only what it measured
-        (_, run, got), = best.values()
-        out["verdict"], lead = None, Spread(run.label, tuple(got))
+    passes = {label: reach(traces[label], target) for label in face}
+    v, chosen = faceoff_verdict(passes, {label: side_of(run) for label, run in face.items()})
+    out = dict(verdict=v, runs={label: face[label] for label in chosen.values()}, sides=sorted(chosen))
+    if v is None:  # one side alone: no verdict, only what it measured
+        lead = Spread(*next((label, tuple(passes[label])) for label in chosen.values()))
         if not np.isfinite(lead.lo):
             return None
+    elif v.kind == "none":
+        return None
     else:
-        out["verdict"] = verdict({run.label: got for _, run, got in best.values()})
-        if out["verdict"].kind == "none":
-            return None
-        lead = out["verdict"].leader
-        run = out["runs"][lead.name]
+        lead = v.leader
+    run = face[lead.name]
     out.update(lead=lead, label=run.label, method=run.method, sampling=run.sampling, side=side_of(run),
                passes=lead.median)
     return out
@@ -116,6 +110,26 @@ def verdict_markdown(won, fo, smooth, target, face):
     return f"**Measured winner:** {ranges}; the ranges do not overlap{agree}."
 
 
+def prediction_markdown(fo, faceoff_bounds, target):
+    """The prediction in passes to reach ε (the unit of the theory card and of the plot's dashed bounds),
+    then the paper's reason: the total work per log(1/ε) factor, T of eqs. 12–15."""
+    pred = fo.prediction
+    method, sampling = pred["method"], pred["sampling"]
+    other = "dual_cd" if method == "primal_cd" else "primal_cd"
+    side = "P" if other == "primal_cd" else "D"
+    other_sampling = min(("uniform", "importance"), key=lambda sm: getattr(fo, f"T_{side}_{sm}"))
+    head = f"**Predicted winner:** <span class='cdlab-predicted'>{method} ({sampling})</span>"
+    mine, theirs = (faceoff_bounds.get(k) for k in ((method, sampling), (other, other_sampling)))
+    if mine is not None and theirs is not None and not mine.error and not theirs.error:
+        a, b = bound_passes(mine, target), bound_passes(theirs, target)
+        head += (f" — its bound reaches gap ≤ {target:.0e} in **{fmt(a)} passes**, {other} ({other_sampling})'s in "
+                 f"{fmt(b)}")
+        if b < a:
+            head += (" (at this ε the two bounds order the sides the other way: their starting gaps ε₀ differ, "
+                     "which the per-log(1/ε) work T below leaves out)")
+    return f"{head}. Why: {pred['text']}."
+
+
 def faceoff_markdown(analysis, traces, run_status, target, runs):
     """The card's text (Markdown tables)."""
     if analysis is None:
@@ -131,8 +145,14 @@ def faceoff_markdown(analysis, traces, run_status, target, runs):
     lines = [head, "", "| | primal CD (NSync) | dual CD (Quartz) |", "|---|---|---|",
              f"| C (eq. 16) | {fmt(fo.C_P)} | {fmt(fo.C_D)} |"]
     if smooth:
-        lines += [f"| T, uniform (eq. 12-13) | {fmt(fo.T_P_uniform)} | {fmt(fo.T_D_uniform)} |",
-                  f"| T, importance (eq. 15) | {fmt(fo.T_P_importance)} | {fmt(fo.T_D_importance)} |"]
+        lines += [f"| T, uniform (eqs. 12–13): work per log(1/ε) factor | {fmt(fo.T_P_uniform)} | "
+                  f"{fmt(fo.T_D_uniform)} |",
+                  f"| T, importance (eq. 15): work per log(1/ε) factor | {fmt(fo.T_P_importance)} | "
+                  f"{fmt(fo.T_D_importance)} |"]
+        need = {k: bound_passes(info, target) for k, info in analysis.faceoff_bounds.items() if not info.error}
+        for sampling in ("uniform", "importance"):
+            cells = [fmt(need.get((m, sampling))) for m in ("primal_cd", "dual_cd")]
+            lines.append(f"| **bound: passes to ε = {target:.0e}**, {sampling} | {cells[0]} | {cells[1]} |")
     t3 = fo.theorem3
     lines += ["", "**Theorem 3** (no zero rows or columns" + ("" if t3["assumption"] else
               " — *not the case here, so it need not hold*") + "):", "",
@@ -144,9 +164,7 @@ def faceoff_markdown(analysis, traces, run_status, target, runs):
               f"| C_P/C_D | 1/d = {fmt(t3['ratio_lower'])} | **{fmt(t3['ratio'])}** | n = {fmt(t3['ratio_upper'])} | "
               f"{ok(t3['ratio_lower'], t3['ratio'], t3['ratio_upper'])} |"]
     if smooth:
-        pred = fo.prediction
-        lines += ["", f"**Predicted winner:** <span class='cdlab-predicted'>{pred['method']} ({pred['sampling']})"
-                      f"</span> — {pred['text']}."]
+        lines += ["", prediction_markdown(fo, analysis.faceoff_bounds, target)]
     else:
         lines += ["", f"*{analysis.faceoff_note}*"]
     won = measured_winner(traces, run_status, target, runs)
