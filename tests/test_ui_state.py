@@ -408,3 +408,27 @@ def test_every_method_runs_or_is_explained():
             trace = s.traces[label]
             assert s.run_status[label] in ("converged", "max_passes", "max_time"), (label, s.run_message)
             assert trace.gap.iloc[-1] < trace.gap.iloc[0], label
+
+
+def test_runs_wait_for_the_kernel_warm_up_before_they_are_timed(monkeypatch):
+    """While the server's warm-up thread compiles (holding the GIL for long stretches), a job analyses its
+    data but times no run; it solves once the warm-up has finished, and a cancel ends the wait."""
+    import cdlab.ui.job as job_module
+    from cdlab.ui.warmup import Warmup
+    compiling = Warmup()
+    compiling._thread = threading.current_thread()  # started, never finishing by itself
+    monkeypatch.setattr(job_module, "WARMUP", compiling)
+    s = small(methods=["sdca"], samplings={"sdca": "uniform"}, seeds=1, auto_run=False)
+    s.start()
+    for _ in range(600):
+        if s._worker.live.phase.startswith("waiting for numba"):
+            break
+        s.wait(0.1)
+    assert s._worker.live.phase.startswith("waiting for numba") and not s._worker.live.rows
+    assert not s.wait(0.5)  # still waiting
+    compiling.finished.set()
+    assert s.wait(120) and s.phase == "finished" and s.run_status["sdca (uniform)"] == "converged"
+    compiling.finished.clear()
+    s.start()
+    s.cancel()
+    assert s.wait(60) and s.phase == "cancelled" and "sdca (uniform)" not in s.traces

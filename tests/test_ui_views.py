@@ -334,7 +334,7 @@ def test_results_table_formats_every_number_and_fits(done):
     tab = pn.panel(ResultsView(state=done)).select(pn.widgets.Tabulator)[0]
     assert list(tab.value.columns) == SHOWN
     # every number formatted (passes→ε was printed as 10.985253); the seeds' range is text
-    assert set(tab.formatters) == set(SHOWN[1:]) - {"passes range"}
+    assert set(tab.formatters) == set(SHOWN[1:]) and tab.formatters["passes range"] == {"type": "plaintext"}
     assert tab.value["passes range"].str.fullmatch(r"[0-9.e+-]+–[0-9.e+-]+").all()
     assert tab.layout == "fit_columns" and sum(float(w.rstrip("%")) for w in tab.widths.values()) < 100
 
@@ -378,11 +378,15 @@ def test_seed_band_is_the_median_and_the_range_of_the_seeds(done):
                                          seed=seed)) for seed, k in enumerate((3, 1, 2))], ignore_index=True)
     label = "dual_cd (uniform)"
     ov = convergence_plot({label: trace}, None, "passes", "gap", [label], 1e-5)
-    np.testing.assert_allclose(curves(ov)[label].dimension_values(1), 10.0 ** (-x))
+    median = curves(ov)[label]
+    grid = median.dimension_values(0)
+    assert set(x) <= set(grid)  # every checkpoint, and a finer grid between them
+    np.testing.assert_allclose(median.dimension_values(1), 10.0 ** (-grid))
     band = bands(ov)[f"{label} seeds"]
-    np.testing.assert_allclose(band.dimension_values("y"), 10.0 ** (-1.5 * x))
-    np.testing.assert_allclose(band.dimension_values("y2"), 10.0 ** (-0.5 * x))
-    assert "median of 3 seeds" in hv.Store.lookup_options("bokeh", ov, "plot").kwargs["title"]
+    np.testing.assert_array_equal(band.dimension_values(0), grid)
+    np.testing.assert_allclose(band.dimension_values("y"), 10.0 ** (-1.5 * grid))
+    np.testing.assert_allclose(band.dimension_values("y2"), 10.0 ** (-0.5 * grid))
+    assert "Median of 3 seeds" in hv.Store.lookup_options("bokeh", ov, "plot").kwargs["title"]
     # a seed that stopped early (converged) ends the median there; the band goes on with the others
     short = trace[(trace.seed != 0) | (trace.passes <= 5.0)]
     ov = convergence_plot({label: short}, None, "passes", "gap", [label], 1e-5)
@@ -489,3 +493,23 @@ def test_convergence_axes_follow_each_frame(done):
         x_range, y_range = plot.state.x_range, plot.state.y_range
         assert x_range.end == pytest.approx(max(t.passes.max() for t in traces.values()))
         assert y_range.start <= min(t.gap[t.gap > 0].min() for t in traces.values())
+
+
+def test_the_seconds_axis_is_log_by_default_in_a_plot_of_its_own(done):
+    """Bokeh cannot turn a linear axis into a log one in place: the view builds a new plot when the x
+    axis changes between linear and log (seconds are log by default, passes and steps never)."""
+    view = ConvergenceView(state=done)
+    pn.panel(view).get_root()
+    assert done.logx and not view.log_seconds
+    try:
+        done.xaxis = "seconds"
+        assert view.log_seconds
+        frame = view._pane(view.log_seconds).object[()]
+        assert hv.Store.lookup_options("bokeh", frame, "plot").kwargs["logx"]
+        assert "log scale" in hv.Store.lookup_options("bokeh", frame, "plot").kwargs["xlabel"]
+        done.logx = False
+        assert not view.log_seconds
+        done.param.update(logx=True, xaxis="steps")
+        assert not view.log_seconds
+    finally:
+        done.param.update(xaxis="passes", logx=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .analysis import analyse
 from .runner import Budget, run_one
+from .warmup import WARMUP
 
 FINAL = ("converged", "max_passes", "max_time", "diverged")
 
@@ -56,6 +57,12 @@ class Job:
         publish(live)
         if not self.solve:
             return
+        if WARMUP.started and not WARMUP.finished.is_set():
+            # a compiling thread holds the GIL for long stretches: runs timed meanwhile would count it
+            with live.lock:
+                live.phase = "waiting for numba's kernels to compile (solver seconds never include compilation)"
+            publish(live)
+            WARMUP.wait(cancel)
         todo = [r for r in self.runs if r.label not in analysis.refusals]
         seeds = s.budget.seed_list
         with live.lock:

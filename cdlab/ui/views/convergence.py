@@ -2,6 +2,8 @@
 bound dashed beside it (theory layer)."""
 from __future__ import annotations
 
+from functools import partial
+
 import holoviews as hv
 import numpy as np
 import panel as pn
@@ -29,6 +31,7 @@ def y_values(trace, yaxis, p_star):
 
 
 KEY_COLOR = "#555555"
+BAND_POINTS = 200  # grid points of a seed band besides the seeds' own checkpoints
 KEY_BOUND = "each run's bound"
 KEY_TARGET = "target gap ε"
 
@@ -47,7 +50,7 @@ def seed_band(trace, xcol, yaxis, p_star, positive_x=False):
     """(x, median, lo, hi) of a run's seeds, or None when nothing is drawable on log axes.
 
     Each seed's log(y) is interpolated linearly in x onto the union of the
-    seeds' x values; the median is drawn where every seed has reached that x
+    seeds' x values and an even grid over their span; the median is drawn where every seed has reached that x
     (a median of fewer seeds is not the seeds' median), the min–max band
     wherever at least one has. One seed gives its own curve, band = curve.
     """
@@ -64,7 +67,11 @@ def seed_band(trace, xcol, yaxis, p_star, positive_x=False):
         x, ly = series[0]
         y = np.exp(ly)
         return x, y, y, y
-    grid = np.unique(np.concatenate([x for x, _ in series]))
+    # the seeds' own x values and a fine even grid (in log x on a log axis): a band drawn only through
+    # sparse points is a polygon whose straight edges cut across where one seed has a long checkpoint gap
+    lo_x, hi_x = min(x[0] for x, _ in series), max(x[-1] for x, _ in series)
+    fine = np.geomspace(lo_x, hi_x, BAND_POINTS) if positive_x else np.linspace(lo_x, hi_x, BAND_POINTS)
+    grid = np.unique(np.concatenate([x for x, _ in series] + [fine]))
     logs = np.full((len(series), grid.size), np.nan)
     for k, (x, ly) in enumerate(series):
         inside = (grid >= x[0]) & (grid <= x[-1])
@@ -143,7 +150,7 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
     layers += [hv.Curve(([np.nan], [np.nan]), kdims=[xaxis], vdims=["y"], label=text).opts(
         color=KEY_COLOR, line_dash=dash, line_width=1.5) for text, dash in keys]
     title = ("Convergence (dashed: each run's bound)" if seeds < 2 else
-             f"Convergence: median of {seeds} seeds, shaded: their min–max (dashed: each run's bound)")
+             f"Median of {seeds} seeds, shaded: their min–max (dashed: bounds)")
     return hv.Overlay(layers).opts(
         hv.opts.Curve(logy=True, logx=logx, tools=["hover"], framewise=True),
         hv.opts.Area(logy=True, logx=logx, framewise=True),
@@ -178,17 +185,32 @@ def status_markdown(phase, running, run_status, run_message, cached, error, jobs
 
 class ConvergenceView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=Experiment)
+    log_seconds = param.Boolean(default=False, doc="the seconds axis is shown and on a log scale")
 
-    def _plot(self, traces, analysis, xaxis, yaxis, log10_target, logx, methods, samplings, batch_sizes):
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.state.param.watch(self._axis_type, ["xaxis", "logx"])
+        self._axis_type()
+
+    def _axis_type(self, *events):
+        self.log_seconds = self.state.xaxis == "seconds" and self.state.logx
+
+    def _plot(self, logx, traces, analysis, xaxis, yaxis, log10_target, methods, samplings, batch_sizes):
         labels = [r.label for r in self.state.runs()]
         target = 10.0 ** log10_target if yaxis == "gap" else None
         return convergence_plot(traces, analysis, xaxis, yaxis, labels, target, logx)
 
+    def _pane(self, log_seconds):
+        """A new plot when the x axis changes between linear and log: Bokeh cannot change an axis's
+        type in place, so a frame with logx on a linear plot would keep the linear axis."""
+        s = self.state
+        dmap = hv.DynamicMap(pn.bind(partial(self._plot, log_seconds), s.param.traces, s.param.analysis, s.param.xaxis, s.param.yaxis,
+                                     s.param.log10_target, s.param.methods, s.param.samplings,
+                                     s.param.batch_sizes))
+        return pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380)
+
     def __panel__(self):
         s = self.state
-        dmap = hv.DynamicMap(pn.bind(self._plot, s.param.traces, s.param.analysis, s.param.xaxis, s.param.yaxis,
-                                     s.param.log10_target, s.param.logx, s.param.methods, s.param.samplings,
-                                     s.param.batch_sizes))
         progress = pn.indicators.Progress(
             value=pn.bind(lambda p: int(round(100 * p)), s.param.progress), max=100,
             active=s.param.running, sizing_mode="stretch_width", height=14, css_classes=["cdlab-progress"])
@@ -198,10 +220,7 @@ class ConvergenceView(pn.viewable.Viewer):
         radio = pn.widgets.RadioButtonGroup.from_param
         logx = pn.widgets.Checkbox.from_param(s.param.logx, name="log seconds", css_classes=["cdlab-logx"],
                                               visible=s.param.xaxis.rx() == "seconds", align="center")
-        seeds = pn.widgets.IntInput.from_param(s.param.seeds, name="seeds", width=90, css_classes=["cdlab-seeds"],
-                                               description="each run is repeated on this many seeds; a winner "
-                                                           "needs its seeds' passes-to-ε range below the other's")
         axes = pn.Row(radio(s.param.xaxis, color="light", css_classes=["cdlab-xaxis"]), logx,
-                      radio(s.param.yaxis, color="light", css_classes=["cdlab-yaxis"]), seeds)
-        return pn.Column(axes, progress, pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380),
-                         status, sizing_mode="stretch_width")
+                      radio(s.param.yaxis, color="light", css_classes=["cdlab-yaxis"]))
+        plot = pn.panel(pn.bind(self._pane, self.param.log_seconds), sizing_mode="stretch_width")
+        return pn.Column(axes, progress, plot, status, sizing_mode="stretch_width")

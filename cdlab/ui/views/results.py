@@ -46,7 +46,8 @@ def results_table(traces, run_status, target, runs=()):
     for label in list(meta) + sorted(set(traces) - set(meta)):
         run = meta.get(label)
         method, sampling = (run.method, run.sampling) if run else (label.split(" ")[0], "")
-        row = dict(run=label, method=method, sampling=sampling, status=run_status.get(label, ""))
+        row = dict(run=label, method=method, sampling=sampling, status=run_status.get(label, ""),
+                   **{"passes range": ""})
         parts = split_seeds(traces.get(label))
         if parts:
             hits = [to_target(t, target) or {} for t in parts]
@@ -92,8 +93,10 @@ class ResultsView(pn.viewable.Viewer):
                                    widths={"run": "32%", "passes to target": "14%", "passes range": "20%",
                                            "seconds to target": "14%", "final gap": "16%"},
                                    stylesheets=[".tabulator-cell, .tabulator-col-title { font-size: 12.5px; }"],
-                                   formatters={c: ScientificFormatter(precision=3, power_limit_low=-3)
-                                               for c in NUMERIC},
+                                   # the range is text: without its own formatter Tabulator takes the
+                                   # column for a number from the first (empty) frame and shows NaN
+                                   formatters={**{c: ScientificFormatter(precision=3, power_limit_low=-3)
+                                                  for c in NUMERIC}, "passes range": {"type": "plaintext"}},
                                    css_classes=["cdlab-results"])
         download = pn.widgets.FileDownload(
             callback=lambda: csv_bytes(self._table(s.traces, s.run_status, s.log10_target), s.target),
@@ -101,4 +104,9 @@ class ResultsView(pn.viewable.Viewer):
             css_classes=["cdlab-results-download"])
         target = pn.widgets.FloatSlider.from_param(s.param.log10_target, label="target gap ε (log10)", step=0.5,
                                                    throttled=True, width=220)
-        return pn.Column(pn.Row(target, download), tab, sizing_mode="stretch_width")
+        seeds = pn.widgets.IntInput.from_param(s.param.seeds, name="seeds per run", width=110,
+                                               css_classes=["cdlab-seeds"],
+                                               description="each run is repeated on this many seeds (the band "
+                                                           "around its curve); a side wins only when its seeds' "
+                                                           "passes to ε all beat the other side's")
+        return pn.Column(pn.Row(target, seeds, download), tab, sizing_mode="stretch_width")
