@@ -18,9 +18,8 @@ __all__ = ["to_target", "results_table", "csv_bytes", "ResultsView"]
 # With several seeds a "to target" value is the median over the seeds, and "passes range" their min–max.
 SHOWN = ["run", "passes to target", "passes range", "seconds to target", "final gap"]
 NUMERIC = ["passes to target", "seconds to target", "final gap"]
-COLUMNS = ["run", "method", "sampling", "status", "seeds", "passes to target", "passes range",
-           "min passes to target", "max passes to target", "seconds to target", "steps to target", "final gap",
-           "passes", "seconds"]
+COLUMNS = ["run", "method", "sampling", "status", "passes to target", "passes range", "min passes to target",
+           "max passes to target", "seconds to target", "steps to target", "final gap", "passes", "seconds", "seeds"]
 
 
 def _median(values):
