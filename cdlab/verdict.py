@@ -84,13 +84,21 @@ class Spread:
     def median(self) -> float:
         return float(np.median(self.values))
 
-    def text(self, digits=3) -> str:
-        """'11.1 (10.9–11.3)': the median and the range; 'not reached' for ∞."""
+    def range_text(self, digits=3) -> str:
+        """'10.9–11.3' over the seeds; 'not reached' when no seed reached ε, '5.2–not reached' when some did."""
         def f(v):
             return "not reached" if not math.isfinite(v) else f"{v:.{digits}g}"
-        if self.seeds == 1 or self.lo == self.hi:
-            return f(self.median)
-        return f"{f(self.median)} ({f(self.lo)}–{f(self.hi)})"
+        if not math.isfinite(self.lo) or self.lo == self.hi:
+            return f(self.lo)
+        return f"{f(self.lo)}–{f(self.hi)}"
+
+    def text(self, unit="passes", digits=3) -> str:
+        """'11.1 passes (10.9–11.3)': the median and the seeds' range; 'not reached' if no seed reached ε."""
+        if not math.isfinite(self.lo):
+            return "not reached"
+        med = ("not reached by most seeds" if not math.isfinite(self.median)
+               else f"{self.median:.{digits}g}" + (f" {unit}" if unit else ""))
+        return med if self.seeds == 1 or self.lo == self.hi else f"{med} ({self.range_text(digits)})"
 
 
 @dataclass(frozen=True)

@@ -361,3 +361,13 @@ def test_faceoff_verdict_compares_each_sides_best_run():
     assert chosen == {"primal": "primal_cd (uniform)", "dual": "dual_cd (uniform)"}
     assert (v.kind, v.winner) == ("winner", "primal_cd (uniform)")
     assert faceoff_verdict({k: passes[k] for k in list(passes)[:2]}, sides) == (None, {"primal": "primal_cd (uniform)"})
+
+
+def test_spread_text_says_what_was_not_reached():
+    from cdlab.verdict import Spread
+    assert Spread("a", (9.44, 9.6, 10.2)).text() == "9.6 passes (9.44–10.2)"
+    assert Spread("a", (9.6,)).text() == "9.6 passes"
+    assert Spread("a", (math.inf,) * 3).text() == "not reached"
+    assert Spread("a", (math.inf,) * 3).range_text() == "not reached"
+    assert Spread("a", (5.2, 6.0, math.inf)).text(unit="") == "6 (5.2–not reached)"
+    assert Spread("a", (5.2, math.inf, math.inf)).text() == "not reached by most seeds (5.2–not reached)"

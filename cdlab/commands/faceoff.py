@@ -114,7 +114,7 @@ def measured(problem, eps, seeds, max_passes):
     for name, row in runs.items():
         secs = np.array([np.inf if s is None else s for s in row["seconds_to_eps"]])
         med = float(np.median(secs))
-        lines.append(f"  {name:<24} {Spread(name, tuple(passes[name])).text():>24} "
+        lines.append(f"  {name:<24} {Spread(name, tuple(passes[name])).text(unit=''):>24} "
                      f"{(f'{med:.3g}' if np.isfinite(med) else 'not reached'):>14}"
                      + ("  (timing includes compilation)" if row["compiled"] else ""))
     lead = v.leader
@@ -123,12 +123,12 @@ def measured(problem, eps, seeds, max_passes):
         text = f"no run reached ε = {eps:g} within {max_passes:g} passes"
     elif v.kind == "tie":
         text = (f"a tie within seed-to-seed spread: {lead.name} {lead.text()} vs {rival.name} {rival.text()} "
-                "passes (the ranges overlap)")
+                "(the ranges overlap)")
     elif v.kind == "one seed":
-        text = (f"{lead.name} ahead on one seed ({lead.text()} vs {rival.text()} passes); one seed measures no "
+        text = (f"{lead.name} ahead on one seed ({lead.text()} vs {rival.text()}); one seed measures no "
                 "spread: use --seeds 2 or more for a verdict")
     else:
-        text = (f"{sides[lead.name]} RCD wins: {lead.name} {lead.text()} vs {rival.name} {rival.text()} passes "
+        text = (f"{sides[lead.name]} RCD wins: {lead.name} {lead.text()} vs {rival.name} {rival.text()} "
                 "(the ranges do not overlap)")
     lines.append("measured verdict: " + text)
     out = dict(seeds=seeds, max_passes=max_passes, runs=runs,

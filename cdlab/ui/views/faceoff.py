@@ -84,11 +84,11 @@ def verdict_markdown(won, fo, smooth, target, face):
     """The measured verdict: a winner only when the seeds' ranges of passes-to-ε do not overlap."""
     v, lead = won["verdict"], won["lead"]
     seeds = f"{lead.seeds} seed" + ("s" if lead.seeds > 1 else "")
-    ranges = f"<span class='cdlab-measured'>{lead.name}</span> {lead.text()} passes"
+    ranges = f"<span class='cdlab-measured'>{lead.name}</span>: {lead.text()}"
     if v is not None:
         rival = next(sp for sp in v.spreads if sp.name != lead.name)
-        ranges += f" vs {rival.name} {rival.text()} passes"
-    ranges += f" to gap ≤ {target:.0e} (median, and the range over {seeds})"
+        ranges += f" vs {rival.name}: {rival.text()}"
+    ranges += f" to gap ≤ {target:.0e} (median over {seeds}, and their range)"
     if v is None or len({side_of(r) for r in face}) < 2:
         return f"**Measured winner:** {ranges} — only the {won['side']} side ran, so this is no face-off yet."
     if v.kind == "tie":

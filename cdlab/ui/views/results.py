@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 import pandas as pd
@@ -29,13 +30,10 @@ def _median(values):
 
 
 def spread_text(spread):
-    """'10.9–11.3' over the seeds ('–' for one seed; 'not reached' for a seed that missed ε)."""
-    if spread.seeds < 2:
+    """The seeds' range of passes to ε ('–' for one seed that reached it)."""
+    if spread.seeds < 2 and math.isfinite(spread.lo):
         return "–"
-
-    def f(v):
-        return f"{v:.3g}" if np.isfinite(v) else "not reached"
-    return f"{f(spread.lo)}–{f(spread.hi)}"
+    return spread.range_text()
 
 
 def results_table(traces, run_status, target, runs=()):

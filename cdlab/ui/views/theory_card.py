@@ -66,7 +66,7 @@ def comparison_markdown(analysis, traces, target, runs):
         seeds = reach(trace, target) if trace is not None and len(trace) else ()
         spread = Spread(run.label, tuple(seeds)) if len(seeds) else None
         hit = spread is not None and math.isfinite(spread.median)
-        got = "–" if not hit else spread.text()
+        got = "–" if not hit else spread.text(unit="")
         ratio = "–" if not hit or not math.isfinite(need) or need <= 0 else f"{spread.median / need:.2g}"
         rows.append(f"| {run.label} | {need:.4g} | {got} | {ratio} |")
     if len(rows) == 2:
