@@ -106,4 +106,6 @@ class ResultsView(pn.viewable.Viewer):
                                                description="each run is repeated on this many seeds (the band "
                                                            "around its curve); a side wins only when its seeds' "
                                                            "passes to ε all beat the other side's")
-        return pn.Column(pn.Row(target, seeds, download), tab, sizing_mode="stretch_width")
+        # a FlexBox wraps the three controls onto two lines where the card is narrow
+        return pn.Column(pn.FlexBox(target, seeds, download, align_items="center"), tab,
+                         sizing_mode="stretch_width")
