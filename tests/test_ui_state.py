@@ -68,13 +68,19 @@ def test_run_matches_direct_solve_and_certifies():
 
 
 def test_partial_traces_stream_before_the_run_ends():
-    s = small(methods=["sdca"], samplings={"sdca": "uniform"}, log10_tol=-13.0, max_passes=60.0)
+    s = small(methods=["sdca"], samplings={"sdca": "uniform"}, log10_tol=-13.0, max_passes=60.0, auto_run=False)
+    s.start(solve=False)
+    assert s.wait(60)
+    # warm kernels: a run that compiles is re-timed, and its rows restart (see the compile tests below)
+    cdlab.solve(s.analysis.problem, method="sdca", max_passes=1.0)
     seen = []
     apply = s._apply
+    messages = set()
 
     def record(live):
         apply(live)
         seen.append({k: len(v) for k, v in s.traces.items()})
+        messages.add(s.run_message.get("sdca (uniform)", ""))
     s._make_publisher = lambda: record
     import cdlab.ui.runner as runner
     old, runner.PUBLISH_EVERY = runner.PUBLISH_EVERY, 0.0
@@ -87,6 +93,7 @@ def test_partial_traces_stream_before_the_run_ends():
     assert final > 10
     assert any(0 < k < final for k in lengths)  # partial curves were published
     assert lengths == sorted(lengths)  # and they only grow
+    assert {"1 of 3 seeds done", "2 of 3 seeds done"} <= messages  # the status line counts the seeds
 
 
 def test_cancel_stops_a_long_run():

@@ -367,7 +367,9 @@ def test_faceoff_verdict_is_a_tie_when_the_seed_ranges_overlap(done):
     assert "do not overlap" in text and "the dual side wins, as predicted" in text
     one = {primal: seeded(11.108), dual: seeded(11.095)}
     text = faceoff_markdown(done.analysis, one, status, 1e-5, runs)
-    assert "one seed measures no spread" in text and "wins" not in text
+    assert "one seed measures no spread" in text and "wins" not in text and "So far" not in text
+    running = {r.label: "running" for r in runs}  # later seeds still to come: the verdict is provisional
+    assert "So far: seeds are still running" in faceoff_markdown(done.analysis, one, running, 1e-5, runs)
 
 
 def test_seed_band_is_the_median_and_the_range_of_the_seeds(done):

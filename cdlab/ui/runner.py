@@ -290,6 +290,7 @@ def _summarise(live: Live, label: str):
     seeds = {s: v for (lab, s), v in live.seed_status.items() if lab == label}
     if len(seeds) < live.seeds:
         live.status[label] = "running"
+        live.message[label] = f"{len(seeds)} of {live.seeds} seeds done"
         return
     statuses = {v[0] for v in seeds.values()}
     live.status[label] = next((st for st in SEVERITY if st in statuses), sorted(statuses)[0])

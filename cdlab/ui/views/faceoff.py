@@ -169,10 +169,11 @@ def faceoff_markdown(analysis, traces, run_status, target, runs):
         lines += ["", f"*{analysis.faceoff_note}*"]
     won = measured_winner(traces, run_status, target, runs)
     face = [r for r in runs if r.method in PRIMAL_SIDE + DUAL_SIDE]
+    going = any(run_status.get(r.label) in ("queued", "running") for r in face)
     if won is not None:
-        lines += ["", verdict_markdown(won, fo, smooth, target, face)]
+        lines += ["", verdict_markdown(won, fo, smooth, target, face)
+                  + (" *So far: seeds are still running.*" if going else "")]
     else:
-        going = any(run_status.get(r.label) in ("queued", "running") for r in face)
         why = ("run primal_cd and dual_cd to see the measured winner" if not face
                else f"no face-off run has reached the target gap {target:.0e} yet" if going
                else f"no face-off run reached the target gap {target:.0e} within its budget (more passes, "
