@@ -485,14 +485,19 @@ def test_preset_screenshots(page, server):
         assert all(over <= 1 for over in page.evaluate(TABLE_OVERFLOW)), page.evaluate(TABLE_OVERFLOW)
 
 
-def test_cold_numba_cache_says_compiling(browser, tmp_path):
+def test_cold_numba_cache_says_compiling_and_times_no_compilation(browser, tmp_path):
     srv = Server(env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")})
     pg = new_page(browser)
     try:
         pg.goto(srv.url, timeout=LOAD)
         pg.wait_for_selector("text=Compiling numba kernels", timeout=LOAD)
+        # no run is timed while the kernels compile (a compiling thread holds the GIL) ...
+        pg.wait_for_selector("text=waiting for numba's kernels to compile", timeout=LOAD)
+        assert "Status: running" not in text(pg, ".cdlab-status")
         pg.wait_for_selector(".cdlab-compiling", state="hidden", timeout=600_000)
         wait_done(pg, timeout=600_000)
+        # ... and a run that still compiled was re-timed warm, never shown with compile seconds
+        assert "numba compilation" not in text(pg, ".cdlab-status")
         assert srv.errors() == [] and pg.js_errors == []
     finally:
         pg.close()
