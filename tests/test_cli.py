@@ -250,3 +250,47 @@ store: results
         in proc.stdout
     runs = cdlab.results(tmp_path / "results", what="runs")
     assert len(runs) == 12 and (runs.status == "max_passes").all() and sorted(runs.seed) == list(range(12))
+
+
+def test_faceoff_run_measures_each_seed_and_applies_the_pages_verdict_rule(svm_file, capsys, monkeypatch):
+    """``cdlab faceoff --run``: per-seed passes-to-ε as cdlab.solve measures them, and the verdict of
+    cdlab.verdict.faceoff_verdict — the page's rule — on exactly those numbers."""
+    import json
+
+    import numpy as np
+
+    import cdlab.verdict as verdict_module
+    seen = []
+    rule = verdict_module.verdict
+    monkeypatch.setattr(verdict_module, "verdict", lambda passes: seen.append(passes) or rule(passes))
+    eps = 1e-6
+    assert main(["faceoff", str(svm_file), "--loss", "squared", "--lam", "0.01", "--eps", str(eps), "--run",
+                 "--seeds", "3", "--max-passes", "200", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["measured"]
+    X, y = cdlab.load_dataset(str(svm_file))
+    problem = cdlab.Problem(X, y, loss="squared", lam=0.01)
+    assert set(out["runs"]) == {f"{m} ({s})" for m in ("primal_cd", "dual_cd") for s in ("uniform", "importance")}
+    for name, row in out["runs"].items():
+        method, sampling = name.rstrip(")").split(" (")
+        assert row["status"] == ["converged"] * 3 and row["compiled"] is False
+        for seed, got in enumerate(row["passes_to_eps"]):
+            trace = cdlab.solve(problem, method=method, sampling=sampling, max_passes=200, tol=eps, seed=seed,
+                                eval_every=0.25).trace
+            k = int(np.flatnonzero(trace.gap.to_numpy() <= eps)[0])
+            assert trace.passes.iloc[k - 1] <= got <= trace.passes.iloc[k]  # between the checkpoints around ε
+    v = out["verdict"]
+    assert len(seen) == 1 and sorted(seen[0]) == v["compared"]
+    for name in v["compared"]:
+        np.testing.assert_allclose(seen[0][name], out["runs"][name]["passes_to_eps"])
+    again = rule(seen[0])
+    assert (v["kind"], v["winner"]) == (again.kind, again.winner) and v["kind"] in ("winner", "tie")
+    assert {out["runs"][n]["passes_to_eps"][0] is not None for n in v["compared"]} == {True}
+
+
+def test_faceoff_run_on_one_seed_names_a_lead_only(svm_file, capsys):
+    assert main(["faceoff", str(svm_file), "--loss", "squared", "--lam", "0.01", "--eps", "1e-6", "--run",
+                 "--seeds", "1", "--max-passes", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "measured verdict: " in text and "ahead on one seed" in text and "wins" not in text
+    assert main(["faceoff", str(svm_file), "--loss", "squared", "--run", "--seeds", "0"]) == 2
+    assert "--seeds must be between 1 and 100, got 0" in capsys.readouterr().err

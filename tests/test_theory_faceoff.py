@@ -1,6 +1,8 @@
 """Face-off quantities (theory.faceoff) against direct numpy computations, and the
 theorems of Csiba & Richtárik 2016 on random, extreme and exhaustively enumerated data.
 """
+import math
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -321,3 +323,51 @@ def test_prediction_names_equal_samplings_and_the_l1_caveat():
     assert "caution" not in fo.prediction["text"]
     fo_l1 = theory.faceoff(P.with_params(l1=1e-3))
     assert "l1 = 0.001" in fo_l1.prediction["text"] and "L2-regularised" in fo_l1.prediction["text"]
+
+
+# ------------------------------------------------------------ measured verdict (cdlab.verdict)
+def test_verdict_is_a_tie_when_seed_ranges_overlap_and_a_win_when_apart():
+    from cdlab.verdict import verdict
+    tie = verdict({"primal": [11.0, 11.2, 11.4], "dual": [10.9, 11.1, 11.3]})
+    assert (tie.kind, tie.winner, tie.overlapping) == ("tie", "dual", ("primal",))  # dual: the smaller median
+    win = verdict({"primal": [11.5, 11.6, 11.7], "dual": [10.9, 11.1, 11.3]})
+    assert (win.kind, win.winner, win.overlapping) == ("winner", "dual", ())
+    touching = verdict({"primal": [11.3, 11.6], "dual": [10.9, 11.3]})  # ranges meeting at a point overlap
+    assert touching.kind == "tie"
+    one = verdict({"primal": [11.108], "dual": [11.095]})  # the issue's default scenario, one seed
+    assert (one.kind, one.winner) == ("one seed", "dual")
+    # a seed that never reached ε counts as ∞: the other side wins only if all its seeds are below
+    assert verdict({"a": [5.0, 6.0], "b": [math.inf, math.inf]}).kind == "winner"
+    assert verdict({"a": [5.0, math.inf], "b": [7.0, 8.0]}).kind == "tie"
+    assert verdict({"a": [math.inf, math.inf], "b": [math.inf, math.inf]}).kind == "none"
+    assert verdict({"a": [2.0, 3.0], "b": [4.0, 5.0], "c": [2.5, 2.6]}).overlapping == ("c",)
+
+
+@pytest.mark.parametrize("passes,message", [({"a": [1.0]}, "at least two"), ({"a": [], "b": [1.0]}, "no seeds"),
+                                            ({"a": [float("nan")], "b": [1.0]}, "≥ 0 or inf"),
+                                            ([1.0, 2.0], "at least two")])
+def test_verdict_refuses_bad_input(passes, message):
+    from cdlab.verdict import verdict
+    with pytest.raises(ValueError, match=message):
+        verdict(passes)
+
+
+def test_faceoff_verdict_compares_each_sides_best_run():
+    from cdlab.verdict import faceoff_verdict
+    passes = {"primal_cd (uniform)": [9.0, 9.5, 10.0], "primal_cd (importance)": [12.0, 13.0, 14.0],
+              "dual_cd (uniform)": [10.5, 11.0, 11.5], "sdca (uniform)": [20.0, 21.0, 22.0]}
+    sides = {name: "primal" if name.startswith("primal") else "dual" for name in passes}
+    v, chosen = faceoff_verdict(passes, sides)
+    assert chosen == {"primal": "primal_cd (uniform)", "dual": "dual_cd (uniform)"}
+    assert (v.kind, v.winner) == ("winner", "primal_cd (uniform)")
+    assert faceoff_verdict({k: passes[k] for k in list(passes)[:2]}, sides) == (None, {"primal": "primal_cd (uniform)"})
+
+
+def test_spread_text_says_what_was_not_reached():
+    from cdlab.verdict import Spread
+    assert Spread("a", (9.44, 9.6, 10.2)).text() == "9.6 passes (9.44–10.2)"
+    assert Spread("a", (9.6,)).text() == "9.6 passes"
+    assert Spread("a", (math.inf,) * 3).text() == "not reached"
+    assert Spread("a", (math.inf,) * 3).range_text() == "not reached"
+    assert Spread("a", (5.2, 6.0, math.inf)).text(unit="") == "6 (5.2–not reached)"
+    assert Spread("a", (5.2, math.inf, math.inf)).text() == "not reached by most seeds (5.2–not reached)"

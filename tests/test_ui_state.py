@@ -20,13 +20,18 @@ def small(**extra):
     return Experiment(**{**SMALL, **extra})
 
 
-def direct(state, run):
-    """The same run through cdlab.solve, outside the dashboard."""
+def direct(state, run, seed=None):
+    """The same run through cdlab.solve, outside the dashboard (on the budget's first seed by default)."""
     a = state.analysis
     from cdlab.ui.runner import sampling_argument
     b = state.budget
     return cdlab.solve(a.problem, method=run.method, sampling=sampling_argument(run, a.problem),
-                       max_passes=b.max_passes, tol=b.tol, seed=b.seed, eval_every=b.eval_every, **run.options)
+                       max_passes=b.max_passes, tol=b.tol, seed=b.seed if seed is None else seed,
+                       eval_every=b.eval_every, **run.options)
+
+
+def seed_part(trace, seed):
+    return trace[trace.seed == seed].drop(columns="seed").reset_index(drop=True)
 
 
 def test_methods_and_sources_are_discovered():
@@ -49,24 +54,33 @@ def test_run_matches_direct_solve_and_certifies():
     assert s.error == "" and s.phase == "finished" and s.progress == 1.0
     runs = s.runs()
     assert [r.label for r in runs] == ["sdca (uniform)", "dual_cd (uniform)", "dual_cd (importance)"]
+    assert s.budget.seed_list == (0, 1, 2)  # three seeds by default
     for run in runs:
-        trace = s.traces[run.label]
         assert s.run_status[run.label] == "converged"
-        assert trace.gap.iloc[-1] <= s.budget.tol
-        assert np.all(trace.dual <= trace.primal + 1e-12)
-        ref = direct(s, run).trace
-        cols = [c for c in ref.columns if c != "time"]
-        pd.testing.assert_frame_equal(trace[cols].reset_index(drop=True), ref[cols])
+        assert sorted(s.traces[run.label].seed.unique()) == [0, 1, 2]
+        for seed in s.budget.seed_list:  # each seed's curve is cdlab.solve's on that seed
+            trace = seed_part(s.traces[run.label], seed)
+            assert trace.gap.iloc[-1] <= s.budget.tol
+            assert np.all(trace.dual <= trace.primal + 1e-12)
+            ref = direct(s, run, seed).trace
+            cols = [c for c in ref.columns if c != "time"]
+            pd.testing.assert_frame_equal(trace[cols], ref[cols])
 
 
 def test_partial_traces_stream_before_the_run_ends():
-    s = small(methods=["sdca"], samplings={"sdca": "uniform"}, log10_tol=-13.0, max_passes=60.0)
+    s = small(methods=["sdca"], samplings={"sdca": "uniform"}, log10_tol=-13.0, max_passes=60.0, auto_run=False)
+    s.start(solve=False)
+    assert s.wait(60)
+    # warm kernels: a run that compiles is re-timed, and its rows restart (see the compile tests below)
+    cdlab.solve(s.analysis.problem, method="sdca", max_passes=1.0)
     seen = []
     apply = s._apply
+    messages = set()
 
     def record(live):
         apply(live)
         seen.append({k: len(v) for k, v in s.traces.items()})
+        messages.add(s.run_message.get("sdca (uniform)", ""))
     s._make_publisher = lambda: record
     import cdlab.ui.runner as runner
     old, runner.PUBLISH_EVERY = runner.PUBLISH_EVERY, 0.0
@@ -79,6 +93,7 @@ def test_partial_traces_stream_before_the_run_ends():
     assert final > 10
     assert any(0 < k < final for k in lengths)  # partial curves were published
     assert lengths == sorted(lengths)  # and they only grow
+    assert {"1 of 3 seeds done", "2 of 3 seeds done"} <= messages  # the status line counts the seeds
 
 
 def test_cancel_stops_a_long_run():
@@ -137,9 +152,69 @@ def test_results_are_cached_on_primitive_keys():
     assert s.run(timeout=120)
     assert s.cached == ["sdca (permutation)"]
     pd.testing.assert_frame_equal(first, s.traces["sdca (permutation)"])
-    s.seed = 1  # a different seed is a different run
+    s.seed = 1  # seeds 1, 2, 3: two are replayed, seed 3 is a new run
     assert s.wait(120)
     assert s.cached == []
+    for seed in (1, 2):
+        pd.testing.assert_frame_equal(seed_part(first, seed), seed_part(s.traces["sdca (permutation)"], seed))
+
+
+def compiling_solve(monkeypatch, every_call):
+    """Replace the solver behind cdlab.timing.warm_solve by one that compiles a fresh numba function
+    in the solving thread first (on its first call, or on every call): a cold kernel, simulated."""
+    import numba
+
+    import cdlab.timing as timing
+    calls = []
+    real = timing.solve
+
+    def solve(problem, **kwargs):
+        calls.append(kwargs["seed"])
+        if every_call or len(calls) == 1:
+            numba.njit(lambda v: v + 1.0)(1.0)  # a new dispatcher: numba compiles it now, in this thread
+        return real(problem, **kwargs)
+    monkeypatch.setattr(timing, "solve", solve)
+    return calls
+
+
+def test_a_run_that_compiled_is_retimed_warm_and_cached_warm_only(monkeypatch):
+    from cdlab.ui import runner
+    calls = compiling_solve(monkeypatch, every_call=False)
+    s = small(methods=["sdca"], samplings={"sdca": "uniform"}, data_seed=31, seeds=2, auto_run=False)
+    assert s.run(timeout=120) and s.run_status["sdca (uniform)"] == "converged"
+    assert calls == [0, 0, 1]  # seed 0 compiled, so it ran again; seed 1 was warm
+    run = s.runs()[0]
+    for seed in (0, 1):
+        trace, status, _ = runner._RESULTS.get(runner.run_key(s.analysis.problem_key, run, s.budget, seed))
+        assert trace.attrs["compiled"] is False and status == "converged"
+    assert trace.attrs["retimed"] is False
+    assert "compilation" not in s.run_message["sdca (uniform)"]
+
+
+def test_a_run_that_keeps_compiling_is_marked_and_never_cached(monkeypatch):
+    from cdlab.ui import runner
+    calls = compiling_solve(monkeypatch, every_call=True)
+    s = small(methods=["sdca"], samplings={"sdca": "uniform"}, data_seed=32, seeds=1, auto_run=False)
+    assert s.run(timeout=120)
+    assert calls == [0, 0]
+    assert "include numba compilation" in s.run_message["sdca (uniform)"]
+    assert runner._RESULTS.get(runner.run_key(s.analysis.problem_key, s.runs()[0], s.budget, 0)) is None
+    assert s.run(timeout=120) and s.cached == [] and calls == [0, 0, 0, 0]  # solved again, not replayed
+
+
+def test_warm_solve_reports_compilation():
+    import numba
+
+    from cdlab.timing import compiler_entries, warm_solve
+    problem = cdlab.Problem(np.eye(3), [1.0, -1.0, 1.0], loss="squared", lam=0.1)
+    before = compiler_entries()
+    numba.njit(lambda v: 2.0 * v)(1.0)
+    assert compiler_entries() > before
+    res = warm_solve(problem, method="sdca", max_passes=2, tol=0.0)
+    warm = warm_solve(problem, method="sdca", max_passes=2, tol=0.0)
+    assert warm.trace.attrs["compiled"] is False and warm.trace.attrs["retimed"] is False
+    cols = ["steps", "passes", "gap"]
+    pd.testing.assert_frame_equal(res.trace[cols], warm.trace[cols])
 
 
 def test_cache_refuses_array_keys():
@@ -163,7 +238,7 @@ def test_two_sessions_run_at_once_without_interfering():
     for s in (a, b):
         run = s.runs()[0]
         ref = direct(s, run).trace
-        np.testing.assert_array_equal(s.traces[run.label].gap.to_numpy(), ref.gap.to_numpy())
+        np.testing.assert_array_equal(seed_part(s.traces[run.label], 0).gap.to_numpy(), ref.gap.to_numpy())
 
 
 def test_lambda_rule_and_manual_lambda():
@@ -373,3 +448,27 @@ def test_fetchable_dataset_is_fetched_on_request_then_runs(tmp_path, monkeypatch
     s.source = "gone"
     s.fetch_data().join(timeout=60)
     assert "cannot fetch 'gone'" in s.error and str(served / "gone.bz2") in s.error and not s.fetching
+
+
+def test_runs_wait_for_the_kernel_warm_up_before_they_are_timed(monkeypatch):
+    """While the server's warm-up thread compiles (holding the GIL for long stretches), a job analyses its
+    data but times no run; it solves once the warm-up has finished, and a cancel ends the wait."""
+    import cdlab.ui.job as job_module
+    from cdlab.ui.warmup import Warmup
+    compiling = Warmup()
+    compiling._thread = threading.current_thread()  # started, never finishing by itself
+    monkeypatch.setattr(job_module, "WARMUP", compiling)
+    s = small(methods=["sdca"], samplings={"sdca": "uniform"}, seeds=1, auto_run=False)
+    s.start()
+    for _ in range(600):
+        if s._worker.live.phase.startswith("waiting for numba"):
+            break
+        s.wait(0.1)
+    assert s._worker.live.phase.startswith("waiting for numba") and not s._worker.live.rows
+    assert not s.wait(0.5)  # still waiting
+    compiling.finished.set()
+    assert s.wait(120) and s.phase == "finished" and s.run_status["sdca (uniform)"] == "converged"
+    compiling.finished.clear()
+    s.start()
+    s.cancel()
+    assert s.wait(60) and s.phase == "cancelled" and "sdca (uniform)" not in s.traces

@@ -36,16 +36,28 @@ KEYS = (KEY_BOUND, KEY_TARGET, key_other("subopt"))
 
 
 def curves(overlay):
-    return {el.label: el for el in overlay if isinstance(el, hv.Curve)}
+    return {el.label: el for el in overlay if isinstance(el, hv.Curve) and not isinstance(el, hv.Area)}
+
+
+def bands(overlay):
+    return {el.label: el for el in overlay if isinstance(el, hv.Area)}
+
+
+def first_seed(traces):
+    """Each run's first seed alone (a one-seed trace is drawn as it is, without a band)."""
+    return {label: t[t.seed == t.seed.min()].drop(columns="seed").reset_index(drop=True)
+            for label, t in traces.items()}
 
 
 def test_convergence_overlay_has_runs_and_dashed_bounds(done):
     labels = [r.label for r in done.runs()]
-    ov = convergence_plot(done.traces, done.analysis, "passes", "gap", labels, done.target)
+    traces = first_seed(done.traces)
+    ov = convergence_plot(traces, done.analysis, "passes", "gap", labels, done.target)
+    assert not bands(ov)
     got = curves(ov)
     for label in labels:
         run = got[label]
-        trace = done.traces[label]
+        trace = traces[label]
         np.testing.assert_allclose(run.dimension_values(1), trace.gap[trace.gap > 0])
         np.testing.assert_allclose(run.dimension_values(0), trace.passes[trace.gap > 0])
         bound = got[f"{label} bound"]
@@ -62,19 +74,20 @@ def test_convergence_overlay_has_runs_and_dashed_bounds(done):
 def test_convergence_axes_switch(done):
     labels = [r.label for r in done.runs()]
     label = labels[0]
-    trace = done.traces[label]
+    traces = first_seed(done.traces)
+    trace = traces[label]
     for xaxis, col in (("steps", "steps"), ("seconds", "time")):
-        ov = convergence_plot(done.traces, done.analysis, xaxis, "gap", labels)
+        ov = convergence_plot(traces, done.analysis, xaxis, "gap", labels)
         c = curves(ov)[label]
         assert c.kdims[0].name == xaxis
         np.testing.assert_allclose(c.dimension_values(0), trace[col][trace.gap > 0])
         b = curves(ov)[f"{label} bound"].dimension_values(0)
         assert b[-1] == pytest.approx(trace[col].iloc[-1])  # mapped through the run's own trace
     # P − P* needs P*: without it, no curve is drawn; with it, primal − P*
-    assert label not in curves(convergence_plot(done.traces, done.analysis, "passes", "subopt", labels))
-    pstar = float(min(t.primal.min() for t in done.traces.values())) - 1e-9
+    assert label not in curves(convergence_plot(traces, done.analysis, "passes", "subopt", labels))
+    pstar = float(min(t.primal.min() for t in traces.values())) - 1e-9
     from dataclasses import replace
-    ov = convergence_plot(done.traces, replace(done.analysis, p_star=pstar), "passes", "subopt", labels)
+    ov = convergence_plot(traces, replace(done.analysis, p_star=pstar), "passes", "subopt", labels)
     np.testing.assert_allclose(curves(ov)[label].dimension_values(1), trace.primal - pstar)
 
 
@@ -99,6 +112,15 @@ def test_faceoff_card_numbers(done):
     assert f"{fo.C_P:.4g}" in text and f"{fo.C_D:.4g}" in text
     assert f"{fo.T_P_importance:.4g}" in text and f"{fo.T_D_uniform:.4g}" in text
     assert "Predicted winner" in text and fo.prediction["method"] in text
+    # one unit with the theory card: each face-off bound's passes to reach the target ε, from cdlab.theory
+    from cdlab import theory
+    for method in ("primal_cd", "dual_cd"):
+        for sampling in ("uniform", "importance"):
+            need = theory.bound(method, p, sampling).passes(done.target)
+            assert f"{need:.4g}" in text
+    pred = theory.bound(fo.prediction["method"], p, fo.prediction["sampling"]).passes(done.target)
+    assert f"its bound reaches gap ≤ {done.target:.0e} in **{pred:.4g} passes**" in text
+    assert text.count("per log(1/ε) factor") >= 3  # T is said to be the work per log factor where shown
     won = measured_winner(done.traces, done.run_status, done.target, done.runs())
     table = results_table(done.traces, done.run_status, done.target, done.runs())
     assert won["passes"] == pytest.approx(table["passes to target"].min())
@@ -118,12 +140,23 @@ def test_results_table_and_csv(done):
     table = results_table(done.traces, done.run_status, done.target, done.runs())
     assert list(table.run) == [r.label for r in done.runs()]
     for _, row in table.iterrows():
-        trace = done.traces[row.run]
-        k = int(np.flatnonzero(trace.gap <= done.target)[0])
-        # interpolated between the checkpoints around the target
-        assert trace.passes.iloc[k - 1] <= row["passes to target"] <= trace.passes.iloc[k]
-        assert trace.time.iloc[k - 1] <= row["seconds to target"] <= trace.time.iloc[k]
-        assert row["final gap"] == trace.gap.iloc[-1]
+        parts = [t for _, t in done.traces[row.run].groupby("seed")]
+        assert row.seeds == len(parts) == done.seeds == 3
+        # each seed's value is interpolated between its checkpoints around the target; the row holds the
+        # median over the seeds (monotone in each seed's value) and their min and max
+        brackets = {c: [] for c in ("passes", "time")}
+        for t in parts:
+            k = int(np.flatnonzero(t.gap.to_numpy() <= done.target)[0])
+            for c in brackets:
+                brackets[c].append((t[c].iloc[k - 1], t[c].iloc[k]))
+        for c, col in (("passes", "passes to target"), ("time", "seconds to target")):
+            lo, hi = np.array(brackets[c]).T
+            assert np.median(lo) <= row[col] <= np.median(hi)
+        lo, hi = np.array(brackets["passes"]).T
+        assert lo.min() <= row["min passes to target"] <= hi.min()
+        assert lo.max() <= row["max passes to target"] <= hi.max()
+        assert row["passes range"] == f"{row['min passes to target']:.3g}–{row['max passes to target']:.3g}"
+        assert row["final gap"] == np.median([t.gap.iloc[-1] for t in parts])
     back = pd.read_csv(io.StringIO(csv_bytes(table, done.target).getvalue().decode()), comment="#")
     pd.testing.assert_frame_equal(back, table, check_dtype=False)
 
@@ -238,7 +271,8 @@ def test_plots_do_not_reevaluate_bounds(done, monkeypatch):
         monkeypatch.setattr(info.bound, "curve", lambda *a: pytest.fail("bound re-evaluated in a view"))
     labels = [r.label for r in done.runs()]
     ov = convergence_plot(done.traces, done.analysis, "passes", "gap", labels, done.target)
-    assert sum(1 for el in ov if isinstance(el, hv.Curve) and el.label not in KEYS) == 2 * len(labels)
+    assert len([label for label in curves(ov) if label not in KEYS]) == 2 * len(labels)
+    assert len(bands(ov)) == len(labels)
 
 
 def test_convergence_legend_exists_from_the_first_frame(done):
@@ -299,8 +333,75 @@ def test_results_table_formats_every_number_and_fits(done):
     from cdlab.ui.views.results import SHOWN
     tab = pn.panel(ResultsView(state=done)).select(pn.widgets.Tabulator)[0]
     assert list(tab.value.columns) == SHOWN
-    assert set(tab.formatters) == set(SHOWN[1:])  # passes→ε printed as 10.985253 when it was missed
+    # every number formatted (passes→ε was printed as 10.985253); the seeds' range is text
+    assert set(tab.formatters) == set(SHOWN[1:]) and tab.formatters["passes range"] == {"type": "plaintext"}
+    assert tab.value["passes range"].str.fullmatch(r"[0-9.e+-]+–[0-9.e+-]+").all()
     assert tab.layout == "fit_columns" and sum(float(w.rstrip("%")) for w in tab.widths.values()) < 100
+
+
+def seeded(*hits):
+    """One trace per seed, gap 1 -> 1e-8 linearly in log and reaching 1e-5 at hits[seed] passes."""
+    parts = []
+    for seed, hit in enumerate(hits):
+        passes = np.linspace(0.0, 2 * hit, 41)
+        parts.append(pd.DataFrame(dict(passes=passes, time=passes / 10, steps=passes * 100,
+                                       gap=10.0 ** (-5.0 * passes / hit), seed=seed)))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_faceoff_verdict_is_a_tie_when_the_seed_ranges_overlap(done):
+    """The default scenario's 11.095 vs 11.108 passes was called a win: with overlapping seed ranges
+    the card says tie, with ranges apart it names the winner, with one seed it names a lead only."""
+    runs = [r for r in done.runs() if r.sampling == "uniform"]
+    primal, dual = (next(r.label for r in runs if r.method == m) for m in ("primal_cd", "dual_cd"))
+    status = {r.label: "converged" for r in runs}
+    tie = {primal: seeded(11.0, 11.2, 11.4), dual: seeded(11.1, 10.9, 11.3)}
+    text = faceoff_markdown(done.analysis, tie, status, 1e-5, runs)
+    assert "a tie within seed-to-seed spread" in text and "wins" not in text
+    assert "10.9–11.3" in text and "11–11.4" in text  # both ranges shown (median, then min–max)
+    won = measured_winner(tie, status, 1e-5, runs)
+    assert won["verdict"].kind == "tie" and won["verdict"].overlapping
+    apart = {primal: seeded(11.5, 11.6, 11.7), dual: seeded(11.1, 10.9, 11.3)}
+    text = faceoff_markdown(done.analysis, apart, status, 1e-5, runs)
+    assert f"Measured winner:** <span class='cdlab-measured'>{dual}</span>" in text
+    assert "do not overlap" in text and "the dual side wins, as predicted" in text
+    one = {primal: seeded(11.108), dual: seeded(11.095)}
+    text = faceoff_markdown(done.analysis, one, status, 1e-5, runs)
+    assert "one seed measures no spread" in text and "wins" not in text and "So far" not in text
+    running = {r.label: "running" for r in runs}  # later seeds still to come: the verdict is provisional
+    assert "So far: seeds are still running" in faceoff_markdown(done.analysis, one, running, 1e-5, runs)
+
+
+def test_seed_band_is_the_median_and_the_range_of_the_seeds(done):
+    """Three seeds on one grid, gap = 10^(-k·passes/2) for k = 1, 2, 3 (in any order): the drawn curve
+    is the k = 2 seed, the band runs from k = 3 to k = 1."""
+    x = np.linspace(0.0, 10.0, 21)
+    trace = pd.concat([pd.DataFrame(dict(passes=x, steps=100 * x, time=x / 5 + 1e-3, gap=10.0 ** (-k * x / 2),
+                                         seed=seed)) for seed, k in enumerate((3, 1, 2))], ignore_index=True)
+    label = "dual_cd (uniform)"
+    ov = convergence_plot({label: trace}, None, "passes", "gap", [label], 1e-5)
+    median = curves(ov)[label]
+    grid = median.dimension_values(0)
+    assert set(x) <= set(grid)  # every checkpoint, and a finer grid between them
+    np.testing.assert_allclose(median.dimension_values(1), 10.0 ** (-grid))
+    band = bands(ov)[f"{label} seeds"]
+    np.testing.assert_array_equal(band.dimension_values(0), grid)
+    np.testing.assert_allclose(band.dimension_values("y"), 10.0 ** (-1.5 * grid))
+    np.testing.assert_allclose(band.dimension_values("y2"), 10.0 ** (-0.5 * grid))
+    assert "Median of 3 seeds" in hv.Store.lookup_options("bokeh", ov, "plot").kwargs["title"]
+    # a seed that stopped early (converged) ends the median there; the band goes on with the others
+    short = trace[(trace.seed != 0) | (trace.passes <= 5.0)]
+    ov = convergence_plot({label: short}, None, "passes", "gap", [label], 1e-5)
+    assert curves(ov)[label].dimension_values(0).max() == 5.0
+    assert bands(ov)[f"{label} seeds"].dimension_values(0).max() == 10.0
+    # the seconds axis is on a log scale by default in the page (0 s cannot be drawn there)
+    ov = convergence_plot({label: trace}, None, "seconds", "gap", [label], 1e-5, logx=True)
+    assert hv.Store.lookup_options("bokeh", ov, "plot").kwargs["logx"]
+    assert curves(ov)[label].dimension_values(0).min() > 0
+    assert not hv.Store.lookup_options("bokeh", convergence_plot({label: trace}, None, "passes", "gap", [label],
+                                                                 1e-5, logx=True), "plot").kwargs["logx"]
+    assert done.logx and "different units" in hv.Store.lookup_options(
+        "bokeh", convergence_plot({label: trace}, None, "steps", "gap", [label]), "plot").kwargs["xlabel"]
 
 
 def test_faceoff_card_explains_a_contradiction_and_a_one_sided_run(done):
@@ -309,10 +410,8 @@ def test_faceoff_card_explains_a_contradiction_and_a_one_sided_run(done):
     assert fo.prediction["method"] == "dual_cd"  # n ≫ d
     runs = done.runs()
 
-    def trace(hit):  # gap 1 -> 1e-8 linearly in log, reaching 1e-5 at `hit` passes
-        passes = np.linspace(0.0, 2 * hit, 41)
-        return pd.DataFrame(dict(passes=passes, time=passes / 10, steps=passes * 100,
-                                 gap=10.0 ** (-5.0 * passes / hit)))
+    def trace(hit):  # three seeds: gap 1 -> 1e-8 linearly in log, reaching 1e-5 at hit, 1.05 hit, 1.1 hit
+        return seeded(hit, 1.05 * hit, 1.1 * hit)
     traces = {r.label: trace(2.0 if r.method == "primal_cd" else 6.0) for r in runs}
     status = {r.label: "converged" for r in runs}
     text = faceoff_markdown(done.analysis, traces, status, 1e-5, runs)
@@ -330,7 +429,7 @@ def test_faceoff_card_explains_a_contradiction_and_a_one_sided_run(done):
     text = faceoff_markdown(done.analysis, traces, status, 1e-5, dual_only)
     assert "only the dual side ran" in text and "as predicted" not in text
     # nothing reached the target: "yet" while running, "within its budget" once finished
-    far = {r.label: trace(6.0).iloc[:15] for r in runs}  # stopped at gap ≈ 1e-3.5
+    far = {r.label: trace(6.0).groupby("seed").head(15) for r in runs}  # stopped at gap ≈ 1e-3.5
     assert "yet" in faceoff_markdown(done.analysis, far, {r.label: "running" for r in runs}, 1e-5, runs)
     done_text = faceoff_markdown(done.analysis, far, {r.label: "max_passes" for r in runs}, 1e-5, runs)
     assert "within its budget" in done_text and "yet" not in done_text
@@ -396,3 +495,23 @@ def test_convergence_axes_follow_each_frame(done):
         x_range, y_range = plot.state.x_range, plot.state.y_range
         assert x_range.end == pytest.approx(max(t.passes.max() for t in traces.values()))
         assert y_range.start <= min(t.gap[t.gap > 0].min() for t in traces.values())
+
+
+def test_the_seconds_axis_is_log_by_default_in_a_plot_of_its_own(done):
+    """Bokeh cannot turn a linear axis into a log one in place: the view builds a new plot when the x
+    axis changes between linear and log (seconds are log by default, passes and steps never)."""
+    view = ConvergenceView(state=done)
+    pn.panel(view).get_root()
+    assert done.logx and not view.log_seconds
+    try:
+        done.xaxis = "seconds"
+        assert view.log_seconds
+        frame = view._pane(view.log_seconds).object[()]
+        assert hv.Store.lookup_options("bokeh", frame, "plot").kwargs["logx"]
+        assert "log scale" in hv.Store.lookup_options("bokeh", frame, "plot").kwargs["xlabel"]
+        done.logx = False
+        assert not view.log_seconds
+        done.param.update(logx=True, xaxis="steps")
+        assert not view.log_seconds
+    finally:
+        done.param.update(xaxis="passes", logx=True)

@@ -2,12 +2,18 @@
 
     cdlab faceoff a9a --loss logistic --lam 1e-4 --normalize mean
     cdlab faceoff path/to/file.svm --loss squared --lam 1e-3 --eps 1e-8 --json
+    cdlab faceoff a9a --normalize mean --run --seeds 5
 
 Prints the face-off quantities of Csiba & Richtárik 2016 (C_P, C_D, per-step
 costs, iterations and total work under uniform and importance sampling,
 eqs. 10–16), Theorem 3's bounds checked on the data, the iteration bounds of
 SDCA, dual RCD and primal RCD at accuracy --eps with their sources, and the
-recommendation. Nothing is solved: every number comes from the data.
+recommendation. Without --run nothing is solved: every number comes from
+the data. With --run, primal and dual RCD (uniform and importance sampling)
+are solved to --eps on --seeds seeds, and the measured verdict follows the
+page's rule (cdlab.verdict): a winner only when the seeds' ranges of
+passes-to-ε do not overlap. Seconds exclude numba compilation
+(cdlab.timing.warm_solve).
 
 Settings at which a number of the report is not finite (λ = 1e-320: λγn
 underflows and every iteration count is inf) are refused, naming the first
@@ -18,6 +24,8 @@ from __future__ import annotations
 
 import json
 import math
+
+import numpy as np
 
 NORMALIZE = ("none", "rows", "mean")
 
@@ -37,6 +45,11 @@ def add_parser(subparsers):
                         "§4's reading of the face-off experiments; the paper's §7 text says 'average column "
                         "norm'). C_P/C_D is scale-free; the scale only moves λγn against the norms")
     p.add_argument("--eps", type=float, default=1e-6, help="accuracy for the iteration bounds (default 1e-6)")
+    p.add_argument("--run", action="store_true",
+                   help="also solve primal and dual RCD (uniform and importance) to --eps and give the measured "
+                        "verdict: a winner only when the seeds' ranges of passes-to-ε do not overlap")
+    p.add_argument("--seeds", type=int, default=3, help="with --run: seeds per run, 0, 1, … (default 3)")
+    p.add_argument("--max-passes", type=float, default=100.0, help="with --run: pass budget per run (default 100)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     p.set_defaults(func=run)
 
@@ -91,6 +104,76 @@ def nonfinite(obj, path=""):
     return []
 
 
+def json_ready(obj):
+    """A nested dict/list with every non-finite number (a run that did not reach ε: inf) as None, so that
+    --json stays standard JSON."""
+    if isinstance(obj, dict):
+        return {k: json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_ready(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+RUNS = (("primal_cd", "primal"), ("dual_cd", "dual"))
+EVAL_EVERY = 0.25  # passes between checkpoints: passes-to-ε is interpolated between two of them
+
+
+def measured(problem, eps, seeds, max_passes):
+    """(dict, report lines): primal and dual RCD under both samplings on ``seeds`` seeds, solved to
+    ``eps`` with warm timings, and the measured verdict of :func:`cdlab.verdict.faceoff_verdict`."""
+    from ..timing import warm_solve
+    from ..verdict import Spread, faceoff_verdict, reach
+
+    runs, passes, sides = {}, {}, {}
+    for method, side in RUNS:
+        for sampling in ("uniform", "importance"):
+            name = f"{method} ({sampling})"
+            results = [warm_solve(problem, method=method, sampling=sampling, max_passes=max_passes, tol=eps,
+                                  seed=seed, eval_every=EVAL_EVERY) for seed in range(seeds)]
+            passes[name] = np.concatenate([reach(r.trace, eps) for r in results])
+            seconds = np.concatenate([reach(r.trace, eps, "time") for r in results])
+            sides[name] = side
+            runs[name] = dict(passes_to_eps=[_finite(v) for v in passes[name]],
+                              seconds_to_eps=[_finite(v) for v in seconds],
+                              status=[r.status for r in results],
+                              compiled=any(r.trace.attrs["compiled"] for r in results))
+    v, chosen = faceoff_verdict(passes, sides)
+    lines = ["", f"measured at ε = {eps:g} on {seeds} seed{'s' if seeds > 1 else ''} (median, and the range over "
+                 "the seeds; seconds exclude numba compilation):",
+             f"  {'run':<24} {'passes to ε':>24} {'seconds to ε':>14}"]
+    for name, row in runs.items():
+        secs = np.array([np.inf if s is None else s for s in row["seconds_to_eps"]])
+        med = float(np.median(secs))
+        lines.append(f"  {name:<24} {Spread(name, tuple(passes[name])).text(unit=''):>24} "
+                     f"{(f'{med:.3g}' if np.isfinite(med) else 'not reached'):>14}"
+                     + ("  (timing includes compilation)" if row["compiled"] else ""))
+    lead = v.leader
+    rival = next((sp for sp in v.spreads if sp.name != lead.name), None) if lead else None
+    if v.kind == "none":
+        text = f"no run reached ε = {eps:g} within {max_passes:g} passes"
+    elif v.kind == "tie":
+        text = (f"a tie within seed-to-seed spread: {lead.name} {lead.text()} vs {rival.name} {rival.text()} "
+                "(the ranges overlap)")
+    elif v.kind == "one seed":
+        text = (f"{lead.name} ahead on one seed ({lead.text()} vs {rival.text()}); one seed measures no "
+                "spread: use --seeds 2 or more for a verdict")
+    else:
+        text = (f"{sides[lead.name]} RCD wins: {lead.name} {lead.text()} vs {rival.name} {rival.text()} "
+                "(the ranges do not overlap)")
+    lines.append("measured verdict: " + text)
+    out = dict(seeds=seeds, max_passes=max_passes, runs=runs,
+               verdict=dict(kind=v.kind, winner=v.winner, side=sides.get(v.winner), compared=sorted(chosen.values()),
+                            text=text))
+    return out, lines
+
+
+def _finite(v):
+    """A JSON-safe number: None for a seed that did not reach ε."""
+    return float(v) if math.isfinite(v) else None
+
+
 def run(args) -> int:
     from ..data import load_dataset
     from ..losses import get_loss
@@ -103,6 +186,10 @@ def run(args) -> int:
         raise ValueError(f"--eps must be finite and > 0, got {args.eps}")
     if args.lam is not None and not 0 < args.lam < math.inf:
         raise ValueError(f"--lam must be finite and > 0, got {args.lam}")
+    if args.run and not 1 <= args.seeds <= 100:
+        raise ValueError(f"--seeds must be between 1 and 100, got {args.seeds}")
+    if args.run and not 0 < args.max_passes < math.inf:
+        raise ValueError(f"--max-passes must be finite and > 0, got {args.max_passes}")
     X, y = load_dataset(args.data)
     if args.normalize != "none":
         from ..data.synthetic import normalize_data
@@ -122,6 +209,10 @@ def run(args) -> int:
         raise ValueError(f"at λ = {lam:g} (λγn = {lam * problem.gamma * problem.n_samples:.3g}) and ε = {args.eps:g} "
                          f"the face-off's numbers leave floating point: {', '.join(bad[:3])}"
                          + (f" and {len(bad) - 3} more" if len(bad) > 3 else "") + " are not finite; choose a larger --lam")
+    if args.run:
+        ran, more = measured(problem, args.eps, args.seeds, args.max_passes)
+        out["measured"] = json_ready(ran)
+        lines += more
     if args.json:
         print(json.dumps(dict(out, data=str(args.data), normalize=args.normalize), default=float, allow_nan=False))
     else:

@@ -14,12 +14,13 @@ import numpy as np
 from ..problem import Problem
 from . import datasource
 from .cache import LRUCache
-from .runner import check, sampling_argument
+from .runner import RunSpec, check, sampling_argument
 
 _PROBLEMS = LRUCache(maxsize=6)  # data key -> base Problem (loss/λ/μ applied by with_params)
 _THEORY = LRUCache(maxsize=64)  # problem key -> face-off; (problem key, run) -> bound
 _FIG1 = LRUCache(maxsize=16)  # (d, n_max) -> (n_values, omega_values, map)
 _PSTAR = LRUCache(maxsize=64)
+FACEOFF_METHODS = ("primal_cd", "dual_cd")  # the face-off's primal and dual RCD (theory.md §4)
 
 
 def _theory():
@@ -69,6 +70,7 @@ class Analysis:
     faceoff_note: str = ""
     refusals: dict = field(default_factory=dict)  # run label -> reason
     bounds: dict = field(default_factory=dict)  # run label -> BoundInfo
+    faceoff_bounds: dict = field(default_factory=dict)  # (method, sampling) -> BoundInfo, primal/dual RCD
     figure1: tuple = None  # (n_values, omega_values, upper-bound map) or None
     figure1_error: str = ""
     p_star: float = None
@@ -160,6 +162,11 @@ def analyse(settings, runs, need_p_star=False):
         fo, fo_note = None, str(exc)
     bounds = {r.label: bound_of(r, problem, pkey, settings.budget.max_passes) for r in runs
               if r.label not in refusals}
+    # the prediction in the plot's and the theory card's unit: each face-off method's bound on passes to ε
+    face = [RunSpec(m, s) for m in FACEOFF_METHODS for s in ("uniform", "importance")]
+    faceoff_bounds = {} if fo is None or fo_note else {
+        (r.method, r.sampling): bound_of(r, problem, pkey, settings.budget.max_passes) for r in face
+        if check(r, problem) is None}
     try:
         fig1, fig1_error = figure1_of(problem), ""
     except ValueError as exc:
@@ -167,5 +174,5 @@ def analyse(settings, runs, need_p_star=False):
     p_star = p_star_of(problem, pkey) if need_p_star else None
     return Analysis(data_key=settings.data_key, problem_key=pkey, problem=problem,
                     note=datasource.load(settings.data_key)[2], binary=is_binary(problem), faceoff=fo,
-                    faceoff_note=fo_note, refusals=refusals, bounds=bounds, figure1=fig1,
+                    faceoff_note=fo_note, refusals=refusals, bounds=bounds, faceoff_bounds=faceoff_bounds, figure1=fig1,
                     figure1_error=fig1_error, p_star=p_star)

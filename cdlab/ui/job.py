@@ -1,4 +1,4 @@
-"""A session's job: load and analyse the data, then solve each planned run.
+"""A session's job: load and analyse the data, then solve each planned run on each seed.
 
 It runs on the session's worker thread (:class:`cdlab.ui.runner.Worker`) and
 reads only a frozen :class:`Settings`, never the live state object, so the
@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .analysis import analyse
 from .runner import Budget, run_one
+from .warmup import WARMUP
 
 FINAL = ("converged", "max_passes", "max_time", "diverged")
 
@@ -56,14 +57,25 @@ class Job:
         publish(live)
         if not self.solve:
             return
+        if WARMUP.started and not WARMUP.finished.is_set():
+            # a compiling thread holds the GIL for long stretches: runs timed meanwhile would count it
+            with live.lock:
+                live.phase = "waiting for numba's kernels to compile (solver seconds never include compilation)"
+            publish(live)
+            WARMUP.wait(cancel)
         todo = [r for r in self.runs if r.label not in analysis.refusals]
-        for k, run in enumerate(todo):
+        seeds = s.budget.seed_list
+        with live.lock:
+            live.seeds = len(seeds)
+        # seed by seed: every curve appears on the first seed, the later seeds add its spread
+        jobs = [(seed, run) for seed in seeds for run in todo]
+        for k, (seed, run) in enumerate(jobs):
             if cancel.is_set():
                 break
             with live.lock:
-                live.phase = f"running {run.label} ({k + 1}/{len(todo)})"
+                live.phase = f"running {run.label}, seed {seed} ({k + 1}/{len(jobs)})"
             publish(live)
-            run_one(analysis.problem, analysis.problem_key, run, s.budget, live, cancel, publish)
+            run_one(analysis.problem, analysis.problem_key, run, s.budget, seed, live, cancel, publish)
         with live.lock:
             if cancel.is_set():
                 for run in todo:

@@ -4,8 +4,10 @@ A session owns one :class:`Worker`. ``Worker.start(job)`` cancels the job
 running before it, and runs the new one on a daemon thread (never on the
 server's event loop, so the page stays responsive): load the data, analyse it
 (face-off quantities, bounds), then solve each planned run through
-``cdlab.solve``, whose per-checkpoint callback appends rows to a
-:class:`Live` record. ``publish`` — given by the session — is called at most a
+``cdlab.timing.warm_solve`` (``cdlab.solve`` re-run when it compiled numba
+kernels, so no compile time is ever shown or cached as solver seconds) on
+each of the budget's seeds; the per-checkpoint callback appends rows, tagged
+with their seed, to a :class:`Live` record. ``publish`` — given by the session — is called at most a
 few times a second with that record; in a served app it schedules the UI
 update on the session's event loop (``pn.state.execute``).
 """
@@ -20,14 +22,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..solvers import METHODS, solve
+from ..solvers import METHODS
+from ..timing import warm_solve
+from ..verdict import SEED
 from .cache import LRUCache
 
 BOTH = "uniform + importance"
 SAMPLING_ORDER = ("uniform", "importance", "weighted", "permutation", "cyclic")
 PUBLISH_EVERY = 0.25  # seconds between UI updates while a run streams
 
-_RESULTS = LRUCache(maxsize=256)  # finished traces, keyed on primitives only
+_RESULTS = LRUCache(maxsize=512)  # finished warm traces of one seed, keyed on primitives only
+SEVERITY = ("diverged", "max_time", "max_passes", "converged")  # a run's status: its worst seed's
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,12 @@ class Budget:
     tol: float = 1e-7
     seed: int = 0
     max_seconds: float = 20.0
+    seeds: int = 3
+
+    @property
+    def seed_list(self) -> tuple:
+        """The seeds each run is repeated on: seed, seed + 1, …"""
+        return tuple(range(int(self.seed), int(self.seed) + max(1, int(self.seeds))))
 
     @property
     def eval_every(self) -> float:
@@ -147,7 +158,9 @@ class Live:
     rows: dict = field(default_factory=dict)  # label -> list of dict rows
     status: dict = field(default_factory=dict)  # label -> "queued"|"running"|status|"refused"|"error"
     message: dict = field(default_factory=dict)  # label -> text
+    seed_status: dict = field(default_factory=dict)  # (label, seed) -> (status, message, from cache?)
     cached: set = field(default_factory=set)
+    seeds: int = 1  # seeds per run in this job
     done: bool = False
     error: str = ""
 
@@ -158,8 +171,8 @@ class Live:
                     self.error, set(self.cached))
 
 
-def run_key(problem_key, run: RunSpec, budget: Budget):
-    return (problem_key, run.method, run.sampling, run.batch_size, budget.seed, float(budget.max_passes),
+def run_key(problem_key, run: RunSpec, budget: Budget, seed: int):
+    return (problem_key, run.method, run.sampling, run.batch_size, int(seed), float(budget.max_passes),
             float(budget.tol), float(budget.max_seconds))
 
 
@@ -217,42 +230,74 @@ class Worker:
         return not self.running
 
 
-def run_one(problem, problem_key, run: RunSpec, budget: Budget, live: Live, cancel, publish):
-    """Solve one planned run, streaming its rows into ``live`` (or replaying the cache)."""
+def run_one(problem, problem_key, run: RunSpec, budget: Budget, seed: int, live: Live, cancel, publish):
+    """Solve one planned run on one seed, streaming its rows (tagged with the seed) into ``live``,
+    or replay the cache. Only a warm run is cached: one that still compiled is shown with a note."""
     label = run.label
-    key = run_key(problem_key, run, budget)
+    key = run_key(problem_key, run, budget, seed)
     hit = _RESULTS.get(key)
     if hit is not None:
         with live.lock:
-            live.rows[label] = hit[0].to_dict("records")
-            live.status[label], live.message[label] = hit[1], hit[2]
-            live.cached.add(label)
+            live.rows.setdefault(label, []).extend(dict(r, **{SEED: seed}) for r in hit[0].to_dict("records"))
+            live.seed_status[(label, seed)] = (hit[1], hit[2], True)
+            _summarise(live, label)
         return
     with live.lock:
         live.status[label] = "running"
-        live.rows[label] = []
+        live.rows.setdefault(label, [])
     last = [0.0]
 
     def on_row(row):
         with live.lock:
-            live.rows[label].append(dict(row))
+            live.rows[label].append(dict(row, **{SEED: seed}))
         now = time.monotonic()
         if now - last[0] >= PUBLISH_EVERY:
             last[0] = now
             publish(live)
         return not cancel.is_set()
 
+    def on_retime():
+        with live.lock:  # the compiling run's seconds are not solver seconds: its rows go, the warm run's come
+            live.rows[label] = [r for r in live.rows[label] if r[SEED] != seed]
+            live.phase = f"re-timing {label}, seed {seed}, warm (its first run compiled numba kernels)"
+        publish(live)
+
     try:
-        res = solve(problem, method=run.method, sampling=sampling_argument(run, problem),
-                    max_passes=budget.max_passes, tol=budget.tol, seed=budget.seed, callback=on_row,
-                    max_time=budget.max_seconds, eval_every=budget.eval_every, cancel=cancel, **run.options)
+        res = warm_solve(problem, on_retime=on_retime, method=run.method, sampling=sampling_argument(run, problem),
+                         max_passes=budget.max_passes, tol=budget.tol, seed=seed, callback=on_row,
+                         max_time=budget.max_seconds, eval_every=budget.eval_every, cancel=cancel, **run.options)
     except ValueError as exc:
         with live.lock:
             live.status[label], live.message[label] = "refused", str(exc)
         return
     trace = res.trace
+    message = res.message
+    if trace.attrs["compiled"]:
+        message = ("its seconds include numba compilation (the kernels compiled again when re-run)"
+                   + (f"; {message}" if message else ""))
     with live.lock:
-        live.rows[label] = trace.to_dict("records")
-        live.status[label], live.message[label] = res.status, res.message
-    if res.status in ("converged", "max_passes", "diverged"):
+        live.rows[label] = [r for r in live.rows[label] if r[SEED] != seed]
+        live.rows[label].extend(dict(r, **{SEED: seed}) for r in trace.to_dict("records"))
+        live.seed_status[(label, seed)] = (res.status, message, False)
+        _summarise(live, label)
+    if res.status in ("converged", "max_passes", "diverged") and not trace.attrs["compiled"]:
         _RESULTS.put(key, (trace, res.status, res.message))
+
+
+def _summarise(live: Live, label: str):
+    """A run's status and message from its seeds' (call with the lock held): 'running' until every
+    seed of the job has finished, then its worst seed's status, and which seeds ended how."""
+    seeds = {s: v for (lab, s), v in live.seed_status.items() if lab == label}
+    if len(seeds) < live.seeds:
+        live.status[label] = "running"
+        live.message[label] = f"{len(seeds)} of {live.seeds} seeds done"
+        return
+    statuses = {v[0] for v in seeds.values()}
+    live.status[label] = next((st for st in SEVERITY if st in statuses), sorted(statuses)[0])
+    notes = []
+    if len(statuses) > 1:
+        notes.append("; ".join(f"seed {s}: {v[0]}" for s, v in sorted(seeds.items())))
+    notes += sorted({v[1] for v in seeds.values() if v[1]})
+    live.message[label] = "; ".join(notes)
+    if all(v[2] for v in seeds.values()):
+        live.cached.add(label)

@@ -21,15 +21,16 @@ from panel.io.state import set_curdoc
 
 from ..losses import LOSSES
 from ..solvers import METHODS
+from ..verdict import split_seeds
 from . import datasource, presets
 from .job import FINAL, Job, Settings
 from .runner import BOTH, Budget, Worker, plan, sampling_choices
 
 INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalise",
           "data_seed", "omega", "upload_hash", "loss", "lam_rule", "log10_lam", "l1", "methods", "samplings",
-          "batch_sizes", "max_passes", "log10_tol", "seed", "max_seconds", "yaxis"]
+          "batch_sizes", "max_passes", "log10_tol", "seed", "seeds", "max_seconds", "yaxis"]
 # the upload itself cannot travel in a URL; the preset's name does (applied quietly, it only names the scenario)
-SYNCED = ["preset"] + INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis"]
+SYNCED = ["preset"] + INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis", "logx"]
 
 
 class Experiment(param.Parameterized):
@@ -61,9 +62,11 @@ class Experiment(param.Parameterized):
     max_passes = param.Number(default=30.0, bounds=(0.5, 2000.0))
     log10_tol = param.Number(default=-7.0, bounds=(-13.0, -1.0), doc="stop a run when gap ≤ 10^this")
     log10_target = param.Number(default=-5.0, bounds=(-13.0, -1.0), doc="the gap the results table times")
-    seed = param.Integer(default=0, bounds=(0, None))
+    seed = param.Integer(default=0, bounds=(0, None), doc="the first seed of each run")
+    seeds = param.Integer(default=3, bounds=(1, 10), doc="seeds per run: the verdict needs their spread")
     max_seconds = param.Number(default=20.0, bounds=(0.5, 600.0), doc="time budget per run")
     xaxis = param.Selector(default="passes", objects=["passes", "steps", "seconds"])
+    logx = param.Boolean(default=True, doc="log scale on the seconds axis (fast and slow runs both readable)")
     yaxis = param.Selector(default="gap", objects={"duality gap": "gap", "P − P*": "subopt"})
     auto_run = param.Boolean(default=True, doc="run as soon as a setting changes")
     # -- outputs (written by _apply only)
@@ -116,7 +119,7 @@ class Experiment(param.Parameterized):
     @property
     def budget(self) -> Budget:
         return Budget(max_passes=float(self.max_passes), tol=10.0 ** self.log10_tol, seed=int(self.seed),
-                      max_seconds=float(self.max_seconds))
+                      max_seconds=float(self.max_seconds), seeds=int(self.seeds))
 
     def data_key(self):
         return datasource.data_key(self.source, n_samples=self.n_samples, n_features=self.n_features,
@@ -303,11 +306,11 @@ class Experiment(param.Parameterized):
             st = status.get(run.label)
             if st in FINAL or st in ("refused", "cancelled"):
                 total += 1.0
-            elif run.label in traces and len(traces[run.label]):
-                t = traces[run.label]
+                continue
+            for t in split_seeds(traces.get(run.label)):  # each seed is 1/seeds of the run
                 frac = t.passes.iloc[-1] / budget.max_passes
                 g0, g = t.gap.iloc[0], t.gap.iloc[-1]
                 if g0 > budget.tol and g > 0 and math.isfinite(g0):
                     frac = max(frac, math.log(g0 / g) / math.log(g0 / budget.tol))
-                total += min(1.0, max(0.0, frac))
+                total += min(1.0, max(0.0, frac)) / len(budget.seed_list)
         return total / len(runs)

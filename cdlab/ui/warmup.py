@@ -26,6 +26,17 @@ class Warmup:
         self.failed = {}
         self.seconds = None
 
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def wait(self, cancel, poll=0.2):
+        """Block until the warm-up has finished or ``cancel`` is set (True: finished)."""
+        while not self.finished.wait(poll):
+            if cancel.is_set():
+                return False
+        return True
+
     def ensure_started(self):
         with self._lock:
             if self._thread is None:

@@ -1,17 +1,23 @@
-"""Convergence curves: one per run, its bound dashed beside it (theory layer)."""
+"""Convergence curves: one per run — the median over its seeds, with their min–max band — and its
+bound dashed beside it (theory layer)."""
 from __future__ import annotations
+
+from functools import partial
 
 import holoviews as hv
 import numpy as np
 import panel as pn
 import param
 
+from ...verdict import split_seeds
 from ..state import Experiment
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
            "#7f7f7f", "#bcbd22"]
 X_COLUMN = {"passes": "passes", "steps": "steps", "seconds": "time"}
-X_LABEL = {"passes": "passes (nonzeros touched / nnz)", "steps": "steps", "seconds": "solver seconds"}
+X_LABEL = {"passes": "passes (nonzeros touched / nnz)",
+           "steps": "steps (a primal step updates a column, a dual step a row: different units)",
+           "seconds": "solver seconds (numba compilation excluded)"}
 QUANTITY = {"gap": "gap", "subopt": "P − P*", "dual_subopt": "D* − D", "dist": "‖w − w*‖²"}
 Y_LABEL = {"gap": "duality gap P(w) − D(α)", "subopt": "P(w) − P*"}
 
@@ -25,6 +31,7 @@ def y_values(trace, yaxis, p_star):
 
 
 KEY_COLOR = "#555555"
+BAND_POINTS = 200  # grid points of a seed band besides the seeds' own checkpoints
 KEY_BOUND = "each run's bound"
 KEY_TARGET = "target gap ε"
 
@@ -39,13 +46,58 @@ def key_other(quantity):
     return f"a bound on {QUANTITY[quantity]} only"
 
 
-def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), target=None):
-    """The overlay of run curves (solid) and bound curves (dashed).
+def seed_band(trace, xcol, yaxis, p_star, positive_x=False):
+    """(x, median, lo, hi) of a run's seeds, or None when nothing is drawable on log axes.
 
-    Only positive values are drawn (log axis); a bound is mapped to steps or
-    seconds through its own run's trace (passes -> x by interpolation). A
-    bound on another quantity than the axis shows (P − P* bounds on the gap
-    axis) is drawn dash-dot, so no run seems to break a bound it never had.
+    Each seed's log(y) is interpolated linearly in x onto the union of the
+    seeds' x values and an even grid over their span; the median is drawn where every seed has reached that x
+    (a median of fewer seeds is not the seeds' median), the min–max band
+    wherever at least one has. One seed gives its own curve, band = curve.
+    """
+    series = []
+    for part in split_seeds(trace):
+        y = y_values(part, yaxis, p_star)
+        x = part[xcol].to_numpy(dtype=float)
+        keep = np.isfinite(y) & (y > 0) & ((x > 0) if positive_x else True)
+        if keep.any():
+            series.append((x[keep], np.log(y[keep])))
+    if not series:
+        return None
+    if len(series) == 1:
+        x, ly = series[0]
+        y = np.exp(ly)
+        return x, y, y, y
+    # the seeds' own x values and a fine even grid (in log x on a log axis): a band drawn only through
+    # sparse points is a polygon whose straight edges cut across where one seed has a long checkpoint gap
+    lo_x, hi_x = min(x[0] for x, _ in series), max(x[-1] for x, _ in series)
+    fine = np.geomspace(lo_x, hi_x, BAND_POINTS) if positive_x else np.linspace(lo_x, hi_x, BAND_POINTS)
+    grid = np.unique(np.concatenate([x for x, _ in series] + [fine]))
+    logs = np.full((len(series), grid.size), np.nan)
+    for k, (x, ly) in enumerate(series):
+        inside = (grid >= x[0]) & (grid <= x[-1])
+        logs[k, inside] = np.interp(grid[inside], x, ly)
+    have = np.isfinite(logs)
+    med = np.full(grid.size, np.nan)
+    everyone = have.all(axis=0)
+    med[everyone] = np.median(logs[:, everyone], axis=0)
+    some = have.any(axis=0)
+    lo = np.full(grid.size, np.nan)
+    hi = np.full(grid.size, np.nan)
+    lo[some] = np.nanmin(logs[:, some], axis=0)
+    hi[some] = np.nanmax(logs[:, some], axis=0)
+    return grid, np.exp(med), np.exp(lo), np.exp(hi)
+
+
+def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), target=None, logx=False):
+    """The overlay of run curves (solid: the median over the run's seeds, shaded: their min–max) and
+    bound curves (dashed).
+
+    Only positive values are drawn (log axis); ``logx`` puts the seconds axis
+    on a log scale (only there: passes and steps start at 0). A bound is
+    mapped to steps or seconds through its run's first seed (passes -> x by
+    interpolation). A bound on another quantity than the axis shows (P − P*
+    bounds on the gap axis) is drawn dash-dot, so no run seems to break a
+    bound it never had.
 
     The legend always has a key entry for the dashed bounds (and the dotted
     target): BokehJS fails to lay out a legend that appears only after the
@@ -54,22 +106,31 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
     empty curve gets no line sample in the legend, a NaN point draws nothing.
     """
     xcol = X_COLUMN[xaxis]
+    logx = bool(logx) and xaxis == "seconds"
     order = list(labels) + sorted(set(traces) - set(labels))
     layers, others = [], []
+    seeds = 1
     for k, label in enumerate(order):
         trace = traces.get(label)
         if trace is None or len(trace) == 0:
             continue
         color = PALETTE[k % len(PALETTE)]
-        y = y_values(trace, yaxis, None if analysis is None else analysis.p_star)
-        x = trace[xcol].to_numpy(dtype=float)
-        keep = np.isfinite(y) & (y > 0)
-        if not keep.any():
+        parts = split_seeds(trace)
+        seeds = max(seeds, len(parts))
+        band = seed_band(trace, xcol, yaxis, None if analysis is None else analysis.p_star, positive_x=logx)
+        if band is None:
             continue  # nothing drawable on a log axis yet (or P* unknown)
-        run = hv.Curve((x[keep], y[keep]), kdims=[xaxis], vdims=["y"], label=label)
-        layers.append(run.opts(color=color, line_width=2))
+        x, med, lo, hi = band
+        if len(parts) > 1:
+            some = np.isfinite(lo)
+            layers.append(hv.Area((x[some], lo[some], hi[some]), kdims=[xaxis], vdims=["y", "y2"],
+                                  label=f"{label} seeds").opts(color=color, alpha=0.18, line_alpha=0,
+                                                               show_legend=False))
+        drawn = np.isfinite(med)
+        layers.append(hv.Curve((x[drawn], med[drawn]), kdims=[xaxis], vdims=["y"], label=label).opts(
+            color=color, line_width=2))
         info = None if analysis is None else analysis.bounds.get(label)
-        bound = None if info is None else info.curve(trace.passes.iloc[-1])
+        bound = None if info is None else info.curve(max(t.passes.iloc[-1] for t in parts))
         if bound is not None:
             bx, by = bound
             same = comparable(info.quantity, yaxis)
@@ -77,8 +138,9 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
             if not same and info.quantity not in others:
                 others.append(info.quantity)
             if xcol != "passes":
-                bx = np.interp(bx, trace.passes.to_numpy(dtype=float), x)
-            ok = np.isfinite(by) & (by > 0)
+                first = parts[0]
+                bx = np.interp(bx, first.passes.to_numpy(dtype=float), first[xcol].to_numpy(dtype=float))
+            ok = np.isfinite(by) & (by > 0) & ((bx > 0) if logx else True)
             layers.append(hv.Curve((bx[ok], by[ok]), kdims=[xaxis], vdims=["y"], label=name).opts(
                 color=color, line_dash="dashed" if same else "dashdot", line_width=1.5, show_legend=False))
     keys = [(KEY_BOUND, "dashed")] + [(key_other(q), "dashdot") for q in others]
@@ -87,15 +149,18 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
         keys.append((KEY_TARGET, "dotted"))
     layers += [hv.Curve(([np.nan], [np.nan]), kdims=[xaxis], vdims=["y"], label=text).opts(
         color=KEY_COLOR, line_dash=dash, line_width=1.5) for text, dash in keys]
+    title = ("Convergence (dashed: each run's bound)" if seeds < 2 else
+             f"Median of {seeds} seeds, shaded: their min–max (dashed: bounds)")
     return hv.Overlay(layers).opts(
-        hv.opts.Curve(logy=True, tools=["hover"], framewise=True),
+        hv.opts.Curve(logy=True, logx=logx, tools=["hover"], framewise=True),
+        hv.opts.Area(logy=True, logx=logx, framewise=True),
         # no shared_axes=False: with it HoloViews keeps the first frame's x range for good (a new
         # scenario's 30-pass runs were cut at the old 16 passes); this plot shares axes with nothing
-        hv.opts.Overlay(logy=True, framewise=True, responsive=True, min_height=440,
-                        xlabel=X_LABEL[xaxis], ylabel=Y_LABEL[yaxis], show_grid=True,
+        hv.opts.Overlay(logy=True, logx=logx, framewise=True, responsive=True, min_height=440,
+                        xlabel=X_LABEL[xaxis] + (", log scale" if logx else ""), ylabel=Y_LABEL[yaxis],
+                        show_grid=True,
                         # below the plot, in two columns: curves keep the width and nothing is hidden
-                        legend_position="bottom", legend_cols=2,
-                        title="Convergence (dashed: each run's bound)"),
+                        legend_position="bottom", legend_cols=2, title=title),
     )
 
 
@@ -120,17 +185,32 @@ def status_markdown(phase, running, run_status, run_message, cached, error, jobs
 
 class ConvergenceView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=Experiment)
+    log_seconds = param.Boolean(default=False, doc="the seconds axis is shown and on a log scale")
 
-    def _plot(self, traces, analysis, xaxis, yaxis, log10_target, methods, samplings, batch_sizes):
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.state.param.watch(self._axis_type, ["xaxis", "logx"])
+        self._axis_type()
+
+    def _axis_type(self, *events):
+        self.log_seconds = self.state.xaxis == "seconds" and self.state.logx
+
+    def _plot(self, logx, traces, analysis, xaxis, yaxis, log10_target, methods, samplings, batch_sizes):
         labels = [r.label for r in self.state.runs()]
         target = 10.0 ** log10_target if yaxis == "gap" else None
-        return convergence_plot(traces, analysis, xaxis, yaxis, labels, target)
+        return convergence_plot(traces, analysis, xaxis, yaxis, labels, target, logx)
+
+    def _pane(self, log_seconds):
+        """A new plot when the x axis changes between linear and log: Bokeh cannot change an axis's
+        type in place, so a frame with logx on a linear plot would keep the linear axis."""
+        s = self.state
+        dmap = hv.DynamicMap(pn.bind(partial(self._plot, log_seconds), s.param.traces, s.param.analysis, s.param.xaxis, s.param.yaxis,
+                                     s.param.log10_target, s.param.methods, s.param.samplings,
+                                     s.param.batch_sizes))
+        return pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380)
 
     def __panel__(self):
         s = self.state
-        dmap = hv.DynamicMap(pn.bind(self._plot, s.param.traces, s.param.analysis, s.param.xaxis, s.param.yaxis,
-                                     s.param.log10_target, s.param.methods, s.param.samplings,
-                                     s.param.batch_sizes))
         progress = pn.indicators.Progress(
             value=pn.bind(lambda p: int(round(100 * p)), s.param.progress), max=100,
             active=s.param.running, sizing_mode="stretch_width", height=14, css_classes=["cdlab-progress"])
@@ -138,7 +218,9 @@ class ConvergenceView(pn.viewable.Viewer):
                                           s.param.run_message, s.param.cached, s.param.error, s.param.jobs),
                                   css_classes=["cdlab-status"], sizing_mode="stretch_width")
         radio = pn.widgets.RadioButtonGroup.from_param
-        axes = pn.Row(radio(s.param.xaxis, color="light", css_classes=["cdlab-xaxis"]),
+        logx = pn.widgets.Checkbox.from_param(s.param.logx, name="log seconds", css_classes=["cdlab-logx"],
+                                              visible=s.param.xaxis.rx() == "seconds", align="center")
+        axes = pn.Row(radio(s.param.xaxis, color="light", css_classes=["cdlab-xaxis"]), logx,
                       radio(s.param.yaxis, color="light", css_classes=["cdlab-yaxis"]))
-        return pn.Column(axes, progress, pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380),
-                         status, sizing_mode="stretch_width")
+        plot = pn.panel(pn.bind(self._pane, self.param.log_seconds), sizing_mode="stretch_width")
+        return pn.Column(axes, progress, plot, status, sizing_mode="stretch_width")

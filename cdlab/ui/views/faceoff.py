@@ -10,7 +10,8 @@ import panel as pn
 import param
 
 from ..state import Experiment
-from .results import to_target
+from .theory_card import bound_passes
+from ...verdict import Spread, faceoff_verdict, reach
 
 PRIMAL_SIDE = ("primal_cd",)
 DUAL_SIDE = ("dual_cd", "sdca")
@@ -32,18 +33,40 @@ def ok(lo, x, hi):
     return "✓" if lo * (1 - 1e-12) <= x <= hi * (1 + 1e-12) else "✗"
 
 
+def side_of(run):
+    return "primal" if run.method in PRIMAL_SIDE else "dual"
+
+
 def measured_winner(traces, run_status, target, runs):
-    """The face-off run (primal_cd vs dual_cd/sdca, any sampling) that reached
-    ``target`` in the fewest passes; a dict, or None when no such run has."""
-    best = None
-    for run in runs:
-        if run.method not in PRIMAL_SIDE + DUAL_SIDE or run.label not in traces:
-            continue
-        hit = to_target(traces[run.label], target, ("passes",))
-        if hit is not None and (best is None or hit["passes"] < best["passes"]):
-            best = dict(label=run.label, method=run.method, sampling=run.sampling, passes=hit["passes"],
-                        side="primal" if run.method in PRIMAL_SIDE else "dual")
-    return best
+    """The face-off verdict at ``target`` (cdlab.verdict's rule), or None before any face-off run has a trace.
+
+    Each side (primal_cd vs dual_cd/sdca, any sampling) is represented by its
+    run with the smallest median passes-to-ε over the seeds; the verdict
+    compares the two sides' seed ranges. A dict: ``verdict`` (a Verdict; None
+    when one side ran alone), ``runs`` (label -> RunSpec of the contenders),
+    ``sides`` (the sides that ran), and the leader's ``lead`` (its Spread),
+    ``label``, ``method``, ``sampling``, ``side`` and ``passes`` (its median);
+    None when no face-off run has reached the target.
+    """
+    face = {run.label: run for run in runs if run.method in PRIMAL_SIDE + DUAL_SIDE
+            and run.label in traces and len(traces[run.label])}
+    if not face:
+        return None
+    passes = {label: reach(traces[label], target) for label in face}
+    v, chosen = faceoff_verdict(passes, {label: side_of(run) for label, run in face.items()})
+    out = dict(verdict=v, runs={label: face[label] for label in chosen.values()}, sides=sorted(chosen))
+    if v is None:  # one side alone: no verdict, only what it measured
+        lead = Spread(*next((label, tuple(passes[label])) for label in chosen.values()))
+        if not np.isfinite(lead.lo):
+            return None
+    elif v.kind == "none":
+        return None
+    else:
+        lead = v.leader
+    run = face[lead.name]
+    out.update(lead=lead, label=run.label, method=run.method, sampling=run.sampling, side=side_of(run),
+               passes=lead.median)
+    return out
 
 
 def sampling_note(fo, won):
@@ -55,6 +78,56 @@ def sampling_note(fo, won):
     t = {s: getattr(fo, f"T_{side}_{s}") for s in ("uniform", "importance")}
     return (f" (with {won['sampling']} sampling rather than the predicted {pred}: the two samplings' bounds on "
             f"total work differ by a factor {max(t.values()) / min(t.values()):.3g} only)")
+
+
+def verdict_markdown(won, fo, smooth, target, face):
+    """The measured verdict: a winner only when the seeds' ranges of passes-to-ε do not overlap."""
+    v, lead = won["verdict"], won["lead"]
+    seeds = f"{lead.seeds} seed" + ("s" if lead.seeds > 1 else "")
+    ranges = f"<span class='cdlab-measured'>{lead.name}</span>: {lead.text()}"
+    if v is not None:
+        rival = next(sp for sp in v.spreads if sp.name != lead.name)
+        ranges += f" vs {rival.name}: {rival.text()}"
+    ranges += f" to gap ≤ {target:.0e} (median over {seeds}, and their range)"
+    if v is None or len({side_of(r) for r in face}) < 2:
+        return f"**Measured winner:** {ranges} — only the {won['side']} side ran, so this is no face-off yet."
+    if v.kind == "tie":
+        return (f"**Measured: <span class='cdlab-tie'>a tie within seed-to-seed spread</span>** — {ranges}: the "
+                "ranges overlap, so neither side is faster on this data by more than the seeds' spread.")
+    if v.kind == "one seed":
+        return (f"**Measured (one seed):** {ranges} — {won['side']} is ahead, but one seed measures no spread: "
+                "use 2 or more seeds for a verdict.")
+    agree = ""
+    if smooth:
+        predicted_side = "primal" if fo.prediction["method"] in PRIMAL_SIDE else "dual"
+        if won["side"] == predicted_side:
+            agree = f" — the {won['side']} side wins, as predicted" + sampling_note(fo, won)
+        else:
+            agree = (f" — **the {won['side']} side wins, not the predicted {predicted_side} side**. The "
+                     f"prediction compares the two sides' worst-case bounds on total work (ratio "
+                     f"{fo.prediction['ratio']:.3g}); runs beat their bounds by different factors (the "
+                     "theory card's measured / bound column), which can overturn a small ratio")
+    return f"**Measured winner:** {ranges}; the ranges do not overlap{agree}."
+
+
+def prediction_markdown(fo, faceoff_bounds, target):
+    """The prediction in passes to reach ε (the unit of the theory card and of the plot's dashed bounds),
+    then the paper's reason: the total work per log(1/ε) factor, T of eqs. 12–15."""
+    pred = fo.prediction
+    method, sampling = pred["method"], pred["sampling"]
+    other = "dual_cd" if method == "primal_cd" else "primal_cd"
+    side = "P" if other == "primal_cd" else "D"
+    other_sampling = min(("uniform", "importance"), key=lambda sm: getattr(fo, f"T_{side}_{sm}"))
+    head = f"**Predicted winner:** <span class='cdlab-predicted'>{method} ({sampling})</span>"
+    mine, theirs = (faceoff_bounds.get(k) for k in ((method, sampling), (other, other_sampling)))
+    if mine is not None and theirs is not None and not mine.error and not theirs.error:
+        a, b = bound_passes(mine, target), bound_passes(theirs, target)
+        head += (f" — its bound reaches gap ≤ {target:.0e} in **{fmt(a)} passes**, {other} ({other_sampling})'s in "
+                 f"{fmt(b)}")
+        if b < a:
+            head += (" (at this ε the two bounds order the sides the other way: their starting gaps ε₀ differ, "
+                     "which the per-log(1/ε) work T below leaves out)")
+    return f"{head}. Why: {pred['text']}."
 
 
 def faceoff_markdown(analysis, traces, run_status, target, runs):
@@ -72,8 +145,14 @@ def faceoff_markdown(analysis, traces, run_status, target, runs):
     lines = [head, "", "| | primal CD (NSync) | dual CD (Quartz) |", "|---|---|---|",
              f"| C (eq. 16) | {fmt(fo.C_P)} | {fmt(fo.C_D)} |"]
     if smooth:
-        lines += [f"| T, uniform (eq. 12-13) | {fmt(fo.T_P_uniform)} | {fmt(fo.T_D_uniform)} |",
-                  f"| T, importance (eq. 15) | {fmt(fo.T_P_importance)} | {fmt(fo.T_D_importance)} |"]
+        lines += [f"| T, uniform (eqs. 12–13): work per log(1/ε) factor | {fmt(fo.T_P_uniform)} | "
+                  f"{fmt(fo.T_D_uniform)} |",
+                  f"| T, importance (eq. 15): work per log(1/ε) factor | {fmt(fo.T_P_importance)} | "
+                  f"{fmt(fo.T_D_importance)} |"]
+        need = {k: bound_passes(info, target) for k, info in analysis.faceoff_bounds.items() if not info.error}
+        for sampling in ("uniform", "importance"):
+            cells = [fmt(need.get((m, sampling))) for m in ("primal_cd", "dual_cd")]
+            lines.append(f"| **bound: passes to ε = {target:.0e}**, {sampling} | {cells[0]} | {cells[1]} |")
     t3 = fo.theorem3
     lines += ["", "**Theorem 3** (no zero rows or columns" + ("" if t3["assumption"] else
               " — *not the case here, so it need not hold*") + "):", "",
@@ -85,32 +164,16 @@ def faceoff_markdown(analysis, traces, run_status, target, runs):
               f"| C_P/C_D | 1/d = {fmt(t3['ratio_lower'])} | **{fmt(t3['ratio'])}** | n = {fmt(t3['ratio_upper'])} | "
               f"{ok(t3['ratio_lower'], t3['ratio'], t3['ratio_upper'])} |"]
     if smooth:
-        pred = fo.prediction
-        lines += ["", f"**Predicted winner:** <span class='cdlab-predicted'>{pred['method']} ({pred['sampling']})"
-                      f"</span> — {pred['text']}."]
+        lines += ["", prediction_markdown(fo, analysis.faceoff_bounds, target)]
     else:
         lines += ["", f"*{analysis.faceoff_note}*"]
     won = measured_winner(traces, run_status, target, runs)
+    face = [r for r in runs if r.method in PRIMAL_SIDE + DUAL_SIDE]
+    going = any(run_status.get(r.label) in ("queued", "running") for r in face)
     if won is not None:
-        agree = ""
-        sides = {"primal" if r.method in PRIMAL_SIDE else "dual" for r in runs
-                 if r.method in PRIMAL_SIDE + DUAL_SIDE}
-        if len(sides) < 2:
-            agree = f" — only the {won['side']} side ran, so this is no face-off yet"
-        elif smooth:
-            predicted_side = "primal" if fo.prediction["method"] in PRIMAL_SIDE else "dual"
-            if won["side"] == predicted_side:
-                agree = f" — the {won['side']} side wins, as predicted" + sampling_note(fo, won)
-            else:
-                agree = (f" — **the {won['side']} side wins, not the predicted {predicted_side} side**. The "
-                         f"prediction compares the two sides' worst-case bounds on total work (ratio "
-                         f"{fo.prediction['ratio']:.3g}); runs beat their bounds by different factors (the "
-                         "theory card's measured / bound column), which can overturn a small ratio")
-        lines += ["", f"**Measured winner:** <span class='cdlab-measured'>{won['label']}</span>: gap ≤ "
-                      f"{target:.0e} after {won['passes']:.3g} passes{agree}."]
+        lines += ["", verdict_markdown(won, fo, smooth, target, face)
+                  + (" *So far: seeds are still running.*" if going else "")]
     else:
-        face = [r for r in runs if r.method in PRIMAL_SIDE + DUAL_SIDE]
-        going = any(run_status.get(r.label) in ("queued", "running") for r in face)
         why = ("run primal_cd and dual_cd to see the measured winner" if not face
                else f"no face-off run has reached the target gap {target:.0e} yet" if going
                else f"no face-off run reached the target gap {target:.0e} within its budget (more passes, "

@@ -1,7 +1,8 @@
-"""Results table: passes and seconds to the target gap, final gap; CSV download."""
+"""Results table: passes (median and seed range) and seconds to the target gap, final gap; CSV download."""
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 import pandas as pd
@@ -9,59 +10,62 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import ScientificFormatter
 
+from ...verdict import Spread, split_seeds, to_target
 from ..state import Experiment
 
-# the page shows what the issue asks for (the run statuses are listed under the plot); the CSV has all
-SHOWN = ["run", "passes to target", "seconds to target", "final gap"]
-COLUMNS = ["run", "method", "sampling", "status", "passes to target", "seconds to target", "steps to target",
-           "final gap", "passes", "seconds"]
+__all__ = ["to_target", "results_table", "csv_bytes", "ResultsView"]
+
+# the page shows what the issue asks for (the run statuses are listed under the plot); the CSV has all.
+# With several seeds a "to target" value is the median over the seeds, and "passes range" their min–max.
+SHOWN = ["run", "passes to target", "passes range", "seconds to target", "final gap"]
+NUMERIC = ["passes to target", "seconds to target", "final gap"]
+COLUMNS = ["run", "method", "sampling", "status", "passes to target", "passes range", "min passes to target",
+           "max passes to target", "seconds to target", "steps to target", "final gap", "passes", "seconds", "seeds"]
 
 
-def to_target(trace, target, columns=("passes", "time", "steps")):
-    """{column: value} where the run's gap first reaches ``target``, or None.
+def _median(values):
+    """Median of the per-seed values; NaN when it is not finite (half the seeds or more did not reach)."""
+    med = float(np.median(values)) if len(values) else np.nan
+    return med if np.isfinite(med) else np.nan
 
-    Between the last checkpoint above the target and the first at or below
-    it, log(gap) is interpolated linearly in each column, so the answer does
-    not snap to the checkpoint grid (the checkpoint itself bounds it above).
-    """
-    gap = trace.gap.to_numpy(dtype=float)
-    hit = np.flatnonzero(gap <= target)
-    if hit.size == 0:
-        return None
-    k = int(hit[0])
-    out = {c: float(trace[c].iloc[k]) for c in columns}
-    if k > 0 and gap[k - 1] > target and gap[k] > 0:
-        t = (np.log(gap[k - 1]) - np.log(target)) / (np.log(gap[k - 1]) - np.log(gap[k]))
-        for c in columns:
-            a, b = float(trace[c].iloc[k - 1]), float(trace[c].iloc[k])
-            out[c] = a + t * (b - a)
-    return out
+
+def spread_text(spread):
+    """The seeds' range of passes to ε ('–' for one seed that reached it)."""
+    if spread.seeds < 2 and math.isfinite(spread.lo):
+        return "–"
+    return spread.range_text()
 
 
 def results_table(traces, run_status, target, runs=()):
-    """One row per run (planned runs first, in order)."""
+    """One row per run (planned runs first, in order); seed-wise values summarised over the run's seeds."""
     meta = {r.label: r for r in runs}
     rows = []
     for label in list(meta) + sorted(set(traces) - set(meta)):
-        trace = traces.get(label)
         run = meta.get(label)
         method, sampling = (run.method, run.sampling) if run else (label.split(" ")[0], "")
-        row = dict(run=label, method=method, sampling=sampling, status=run_status.get(label, ""))
-        if trace is not None and len(trace):
-            hit = to_target(trace, target) or {}
-            last = trace.iloc[-1]
-            row.update({"passes to target": hit.get("passes", np.nan),
-                        "seconds to target": hit.get("time", np.nan),
-                        "steps to target": hit.get("steps", np.nan),
-                        "final gap": float(last.gap), "passes": float(last.passes), "seconds": float(last.time)})
+        row = dict(run=label, method=method, sampling=sampling, status=run_status.get(label, ""),
+                   **{"passes range": ""})
+        parts = split_seeds(traces.get(label))
+        if parts:
+            hits = [to_target(t, target) or {} for t in parts]
+            at = {c: np.array([h.get(c, np.inf) for h in hits]) for c in ("passes", "time", "steps")}
+            spread = Spread(label, tuple(at["passes"]))
+            row.update({"seeds": len(parts), "passes to target": _median(at["passes"]),
+                        "passes range": spread_text(spread),
+                        "min passes to target": spread.lo, "max passes to target": spread.hi,
+                        "seconds to target": _median(at["time"]), "steps to target": _median(at["steps"]),
+                        "final gap": float(np.median([t.gap.iloc[-1] for t in parts])),
+                        "passes": float(np.median([t.passes.iloc[-1] for t in parts])),
+                        "seconds": float(np.median([t.time.iloc[-1] for t in parts]))})
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def csv_bytes(table: pd.DataFrame, target: float) -> io.BytesIO:
     buf = io.StringIO()
-    buf.write(f"# target gap = {target:g}; passes = nonzeros touched / nnz(X); seconds exclude checkpoints; "
-              "'to target' values interpolate log(gap) between the two checkpoints around the target\n")
+    buf.write(f"# target gap = {target:g}; passes = nonzeros touched / nnz(X); seconds exclude checkpoints and "
+              "numba compilation; 'to target' values interpolate log(gap) between the two checkpoints around "
+              "the target and are medians over the run's seeds (min/max: the seeds' range; inf: not reached)\n")
     table.to_csv(buf, index=False)
     return io.BytesIO(buf.getvalue().encode())
 
@@ -77,16 +81,19 @@ class ResultsView(pn.viewable.Viewer):
         table = pn.bind(self._table, s.param.traces, s.param.run_status, s.param.log10_target)
         shown = pn.bind(lambda t: t[SHOWN], table)
         tab = pn.widgets.Tabulator(shown, disabled=True, show_index=False, sizing_mode="stretch_width",
-                                   titles={"passes to target": "passes→ε", "seconds to target": "secs→ε"},
+                                   titles={"passes to target": "passes→ε", "passes range": "seeds' range",
+                                           "seconds to target": "secs→ε"},
                                    # columns share the card's width, in a smaller font: pixel widths cut
                                    # "final gap" and long run labels off at 1400 px
                                    layout="fit_columns", sortable=False,
                                    # (4% left over: Tabulator's cell padding and its filler column)
-                                   widths={"run": "40%", "passes to target": "18.5%", "seconds to target": "18.5%",
-                                           "final gap": "19%"},
+                                   widths={"run": "32%", "passes to target": "14%", "passes range": "20%",
+                                           "seconds to target": "14%", "final gap": "16%"},
                                    stylesheets=[".tabulator-cell, .tabulator-col-title { font-size: 12.5px; }"],
-                                   formatters={c: ScientificFormatter(precision=3, power_limit_low=-3)
-                                               for c in SHOWN[1:]},
+                                   # the range is text: without its own formatter Tabulator takes the
+                                   # column for a number from the first (empty) frame and shows NaN
+                                   formatters={**{c: ScientificFormatter(precision=3, power_limit_low=-3)
+                                                  for c in NUMERIC}, "passes range": {"type": "plaintext"}},
                                    css_classes=["cdlab-results"])
         download = pn.widgets.FileDownload(
             callback=lambda: csv_bytes(self._table(s.traces, s.run_status, s.log10_target), s.target),
@@ -94,4 +101,11 @@ class ResultsView(pn.viewable.Viewer):
             css_classes=["cdlab-results-download"])
         target = pn.widgets.FloatSlider.from_param(s.param.log10_target, label="target gap ε (log10)", step=0.5,
                                                    throttled=True, width=220)
-        return pn.Column(pn.Row(target, download), tab, sizing_mode="stretch_width")
+        seeds = pn.widgets.IntInput.from_param(s.param.seeds, name="seeds per run", width=110,
+                                               css_classes=["cdlab-seeds"],
+                                               description="each run is repeated on this many seeds (the band "
+                                                           "around its curve); a side wins only when its seeds' "
+                                                           "passes to ε all beat the other side's")
+        # a FlexBox wraps the three controls onto two lines where the card is narrow
+        return pn.Column(pn.FlexBox(target, seeds, download, align_items="center"), tab,
+                         sizing_mode="stretch_width")

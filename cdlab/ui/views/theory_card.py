@@ -8,7 +8,7 @@ import panel as pn
 import param
 
 from ..state import Experiment
-from .results import to_target
+from ...verdict import Spread, reach
 
 
 # (LaTeX length, size command): the card is ~400 px wide, and the accelerated methods' bounds (400+
@@ -52,7 +52,8 @@ def theory_items(analysis, runs):
 
 
 def comparison_markdown(analysis, traces, target, runs):
-    """Bound vs measured passes to the target, one row per run with a bound."""
+    """Bound vs measured passes to the target, one row per run with a bound (measured: the median
+    over the run's seeds, with their range)."""
     if analysis is None:
         return ""
     rows = ["| run | bound: passes to ε | measured passes | measured / bound |", "|---|---|---|---|"]
@@ -62,9 +63,11 @@ def comparison_markdown(analysis, traces, target, runs):
             continue
         need = bound_passes(info, target)
         trace = traces.get(run.label)
-        hit = to_target(trace, target, ("passes",)) if trace is not None and len(trace) else None
-        got = "–" if hit is None else f"{hit['passes']:.3g}"
-        ratio = "–" if hit is None or not math.isfinite(need) or need <= 0 else f"{hit['passes'] / need:.2g}"
+        seeds = reach(trace, target) if trace is not None and len(trace) else ()
+        spread = Spread(run.label, tuple(seeds)) if len(seeds) else None
+        hit = spread is not None and math.isfinite(spread.median)
+        got = "–" if not hit else spread.text(unit="")
+        ratio = "–" if not hit or not math.isfinite(need) or need <= 0 else f"{spread.median / need:.2g}"
         rows.append(f"| {run.label} | {need:.4g} | {got} | {ratio} |")
     if len(rows) == 2:
         return ""
