@@ -264,7 +264,7 @@ def test_faceoff_run_measures_each_seed_and_applies_the_pages_verdict_rule(svm_f
     rule = verdict_module.verdict
     monkeypatch.setattr(verdict_module, "verdict", lambda passes: seen.append(passes) or rule(passes))
     eps = 1e-6
-    assert main(["faceoff", str(svm_file), "--loss", "squared", "--lam", "0.01", "--eps", str(eps), "--run",
+    assert main(["faceoff", str(svm_file), "--loss", "squared", "--lam", "0.01", "--eps", str(eps), "--run", "--normalize", "none",
                  "--seeds", "3", "--max-passes", "200", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)["measured"]
     X, y = cdlab.load_dataset(str(svm_file))

@@ -20,7 +20,7 @@ def run_json(capsys, *argv):
 
 
 def test_faceoff_json_on_a_file_path(capsys):
-    out = run_json(capsys, HEART, "--loss", "squared", "--lam", "1e-3", "--eps", "1e-8")
+    out = run_json(capsys, HEART, "--loss", "squared", "--lam", "1e-3", "--eps", "1e-8", "--normalize", "none")
     X, y = load_svmlight_file(HEART)  # an independent reader
     P = cdlab.Problem(X, y, loss="squared", lam=1e-3)
     fo = theory.faceoff(P)
@@ -35,8 +35,10 @@ def test_faceoff_json_on_a_file_path(capsys):
 
 
 def test_faceoff_report_on_a_registry_name_with_mean_normalisation(capsys):
-    assert main(["faceoff", "heart_scale", "--loss", "logistic", "--normalize", "mean"]) == 0
+    """The page's defaults (rows divided by the mean example norm, λ = 1/n), said in the first line."""
+    assert main(["faceoff", "heart_scale", "--loss", "logistic"]) == 0
     text = capsys.readouterr().out
+    assert text.splitlines()[0] == "cdlab faceoff: heart_scale (normalize=mean, λ = 0.0037037 = 1/n)"
     X, y = load_svmlight_file(HEART)
     X = sp.csr_matrix(X)
     X.data /= np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()).mean()

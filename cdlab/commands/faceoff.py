@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-NORMALIZE = ("none", "rows", "mean")
+from ..data.synthetic import FACEOFF_NORMALIZE, NORMALIZE
 
 
 def add_parser(subparsers):
@@ -40,8 +40,9 @@ def add_parser(subparsers):
     p.add_argument("--loss", default="logistic", help="a smooth loss: squared, logistic or smoothed_hinge (default logistic)")
     p.add_argument("--lam", type=float, default=None, help="L2 strength λ (default 1/n, the face-off experiments' choice)")
     p.add_argument("--s", type=float, default=1.0, help="smoothing of the smoothed hinge (default 1)")
-    p.add_argument("--normalize", default="none", choices=NORMALIZE,
-                   help="rescale X first: rows (unit rows) or mean (divide by the mean example norm, theory.md "
+    p.add_argument("--normalize", default=FACEOFF_NORMALIZE, choices=NORMALIZE,
+                   help="rescale X first: none, rows (unit rows) or mean (the default, as on the page: divide by the "
+                        "mean example norm, theory.md "
                         "§4's reading of the face-off experiments; the paper's §7 text says 'average column "
                         "norm'). C_P/C_D is scale-free; the scale only moves λγn against the norms")
     p.add_argument("--eps", type=float, default=1e-6, help="accuracy for the iteration bounds (default 1e-6)")
@@ -216,6 +217,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(dict(out, data=str(args.data), normalize=args.normalize), default=float, allow_nan=False))
     else:
-        print(f"cdlab faceoff: {args.data}" + (f" (normalize={args.normalize})" if args.normalize != "none" else ""))
+        print(f"cdlab faceoff: {args.data} (normalize={args.normalize}, λ = {lam:.6g}"
+              + (" = 1/n" if args.lam is None else "") + ")")
         print("\n".join(lines))
     return 0

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-NORMALIZE = ("none", "rows", "mean")
+from ..data.synthetic import NORMALIZE
 
 
 def add_parser(subparsers):
@@ -105,7 +105,8 @@ def run(args) -> int:
     X, y = load_data(args.data, args.normalize)
     problem = Problem(X, y, loss=loss, lam=args.lam, l1=args.l1, s=args.s)
     spec.check(problem, args.sampling, options)
-    print(f"cdlab solve: {args.method} ({args.sampling}) on {args.data}: {problem!r}", file=sys.stderr)
+    print(f"cdlab solve: {args.method} ({args.sampling}) on {args.data} (normalize={args.normalize}): {problem!r}",
+          file=sys.stderr)
 
     reference = None
     if args.reference:

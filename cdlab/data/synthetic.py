@@ -18,6 +18,9 @@ from ._checks import check_choice, check_int, check_real, make_rng
 VALUES = ("gaussian", "binary", "uniform")
 LABELS = ("linear", "random", "regression")
 NORMALIZE = ("none", "rows", "mean")
+# the face-off experiments' scaling (rows divided by the mean example norm, theory.md §4): the default of the
+# page and of `cdlab faceoff`
+FACEOFF_NORMALIZE = "mean"
 
 
 def power_law_counts(total: int, size: int, cap: int, exponent: float, rng, lower: int = 1) -> np.ndarray:

@@ -19,6 +19,7 @@ import panel as pn
 import param
 from panel.io.state import set_curdoc
 
+from ..data.synthetic import FACEOFF_NORMALIZE
 from ..losses import LOSSES
 from ..solvers import METHODS
 from ..verdict import split_seeds
@@ -45,7 +46,7 @@ class Experiment(param.Parameterized):
     row_skew = param.Number(default=0.0, bounds=(0.0, 3.0), doc="power-law skew of row nonzero counts")
     col_skew = param.Number(default=0.0, bounds=(0.0, 3.0), doc="power-law skew of column nonzero counts")
     value_dist = param.Selector(default="gaussian", objects=["gaussian"])
-    normalise = param.Selector(default="mean", objects=["mean"])
+    normalise = param.Selector(default=FACEOFF_NORMALIZE, objects=[FACEOFF_NORMALIZE])
     data_seed = param.Integer(default=0, bounds=(0, None))
     omega = param.Integer(default=0, bounds=(0, None), doc="nonzeros ω of a binary extreme (0: automatic)")
     upload_hash = param.String(default="")
