@@ -182,7 +182,7 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True):
     """One row per cdlab method: median seconds of the whole solve call to gap ≤ eps."""
     rows = []
     runs = [(m, s) for m, s in applicable(problem)]
-    if with_auto and "auto" in cdlab.METHODS:
+    if with_auto:
         runs.append(("auto", "auto"))
     for method, sampling in runs:
         kw = {} if method == "auto" else {"sampling": sampling}
@@ -339,8 +339,7 @@ def warm_up():
         problem = make_problem(X, y, loss, 1.0)
         for method, sampling in applicable(problem):
             cdlab.solve(problem, method=method, sampling=sampling, max_passes=2)
-        if "auto" in cdlab.METHODS:
-            cdlab.solve(problem, method="auto", max_passes=2)
+        cdlab.solve(problem, method="auto", max_passes=2)
         for _, build, _, _ in PEERS[loss]:
             try:
                 fit_peer(build, problem, X.toarray(), 1e-3, 1)
