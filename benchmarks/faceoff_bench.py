@@ -41,6 +41,8 @@ import scipy.sparse as sp
 
 import cdlab
 from cdlab import theory
+from _peers import (cyanure_model, dense, labels, peer_input, peer_status, real, scaled,  # noqa: F401
+                    sklearn_logistic, snapml_model)
 from cdlab.sampling import importance_probabilities
 
 GAP = 1e-6
@@ -57,27 +59,6 @@ Objective of every run: P(w) = (1/n) Σ log(1 + exp(−y_i x_i·w)) + (λ/2)‖w
 
 
 # ------------------------------------------------------------------ problems
-
-def scaled(X):
-    X = sp.csr_matrix(X, dtype=np.float64)
-    return sp.csr_matrix(X / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()).mean())
-
-
-def real(name, rows=None):
-    X, y = cdlab.load_dataset(name)
-    return scaled(X[:rows]), y[:rows]
-
-
-def labels(X, rng):
-    t = X @ rng.standard_normal(X.shape[1]) + 0.5 * rng.standard_normal(X.shape[0])
-    return np.where(t >= 0, 1.0, -1.0)
-
-
-def dense(n, d, seed):
-    rng = np.random.default_rng(seed)
-    X = scaled(rng.standard_normal((n, d)))
-    return X, labels(X, rng)
-
 
 def sparse_skewed(n, d, seed):
     """Column j holds ~ n·0.5/(j+1)^0.7 nonzeros (a power law, as in text),
@@ -112,34 +93,10 @@ def problems(quick):
 PEER_TOLS = (1e-4, 1e-8)
 
 
-def _sklearn(solver, lam, n, d, tol):
-    from sklearn.linear_model import LogisticRegression
-    return LogisticRegression(solver=solver, dual=solver == "liblinear", C=1.0 / (lam * n), fit_intercept=False,
-                              tol=tol, max_iter=10000)
-
-
-def _snapml(lam, n, d, tol):
-    import snapml
-    # its dual CD for n ≥ d, its primal CD otherwise (snapml's own advice)
-    return snapml.LogisticRegression(regularizer=lam * n, fit_intercept=False, dual=n >= d, tol=tol,
-                                     max_iter=10000, n_jobs=1)
-
-
-def _cyanure(lam, n, d, tol):
-    from cyanure.estimators import Classifier
-    return Classifier(loss="logistic", penalty="l2", lambda_1=lam, fit_intercept=False, tol=tol,
-                      max_iter=10000, n_threads=1, verbose=False)
-
-
-BUILDERS = {"sklearn liblinear (dual CD)": lambda *a: _sklearn("liblinear", *a),
-            "sklearn saga": lambda *a: _sklearn("saga", *a),
-            "sklearn lbfgs": lambda *a: _sklearn("lbfgs", *a),
-            "snapml": _snapml, "cyanure": _cyanure}
-
-
-def peer_input(X):
-    """Dense when at least half full (what a user would pass), CSR otherwise."""
-    return X.toarray() if X.nnz >= 0.5 * X.shape[0] * X.shape[1] else X
+BUILDERS = {"sklearn liblinear (dual CD)": sklearn_logistic("liblinear", dual=True),
+            "sklearn saga": sklearn_logistic("saga"),
+            "sklearn lbfgs": sklearn_logistic("lbfgs"),
+            "snapml": snapml_model("logistic"), "cyanure": cyanure_model("logistic")}
 
 
 def fit_peers(problem, tols=PEER_TOLS):
@@ -174,19 +131,6 @@ def fit_peers(problem, tols=PEER_TOLS):
                 row.update(seconds=np.nan, primal=np.nan, note=f"failed: {type(exc).__name__}: {exc}")
             out[name, tol] = row
     return out
-
-
-def peer_status():
-    """One line per peer library: version, or why it cannot run."""
-    lines = []
-    for mod in ("sklearn", "snapml", "cyanure"):
-        try:
-            m = __import__(mod)
-            lines.append(f"  {mod} {getattr(m, '__version__', '(version unknown)')}")
-        except Exception as exc:
-            lines.append(f"  {mod}: NOT AVAILABLE ({type(exc).__name__}: {exc}); its rows say 'unavailable' "
-                         f"(pip install -e \".[bench]\")")
-    return "\n".join(lines)
 
 
 def warm_up():

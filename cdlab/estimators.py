@@ -127,8 +127,10 @@ class CDClassifier(ClassifierMixin, _CDLinearModel):
     loss : {"logistic", "hinge", "smoothed_hinge"}
     lam : float > 0, L2 strength λ (per example: λ = 1/(C n) for scikit-learn's C).
     l1 : float ≥ 0, L1 strength μ (elastic net, Prox-SDCA).
-    method : str, a name in ``cdlab.METHODS`` that supports the loss.
-    sampling : str, a sampling the method supports ("uniform", "importance", ...).
+    method : str, a name in ``cdlab.METHODS`` that supports the loss, or "auto" (the
+        face-off and κ pick the method and sampling: ``cdlab.solvers.auto``).
+    sampling : str or None, a sampling the method supports ("uniform", "importance", ...);
+        None: "uniform", or auto's pick with method="auto".
     tol : float, stop when the duality gap ≤ tol.
     max_passes : float, budget in passes over the nonzeros.
     seed : int, seeds the solver: equal seeds give equal models.
@@ -144,7 +146,7 @@ class CDClassifier(ClassifierMixin, _CDLinearModel):
 
     _losses = CLASSIFIER_LOSSES
 
-    def __init__(self, loss="logistic", lam=1e-3, l1=0.0, method="sdca", sampling="uniform", tol=1e-4,
+    def __init__(self, loss="logistic", lam=1e-3, l1=0.0, method="sdca", sampling=None, tol=1e-4,
                  max_passes=1000, seed=0, fit_intercept=True, intercept_scaling=1.0, s=1.0):
         _store_params(self, locals())
 
@@ -208,7 +210,7 @@ class CDRegressor(RegressorMixin, _CDLinearModel):
 
     _losses = REGRESSOR_LOSSES
 
-    def __init__(self, loss="squared", lam=1e-3, l1=0.0, method="sdca", sampling="uniform", tol=1e-4,
+    def __init__(self, loss="squared", lam=1e-3, l1=0.0, method="sdca", sampling=None, tol=1e-4,
                  max_passes=1000, seed=0, fit_intercept=True, intercept_scaling=1.0):
         _store_params(self, locals())
 

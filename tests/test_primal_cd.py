@@ -145,6 +145,26 @@ def test_zero_columns_stay_zero():
     assert np.all(res.w[empty] == 0.0)
 
 
+@pytest.mark.parametrize("sampling", ["uniform", "permutation", "importance"])
+def test_empty_columns_are_never_drawn(sampling):
+    """A named sampling draws from the non-empty columns only (a step on an empty
+    column is a no-op), renormalised: importance keeps eq. 14's ratios among them."""
+    X, y = real_data("reuters_moneyfx")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=1.0 / X.shape[0])
+    used = np.flatnonzero(problem.col_nnz > 0)
+    state = primal_cd.PrimalCDState(problem, sampling, np.random.default_rng(0))
+    assert np.array_equal(state.cols, used) and state.sampler.size == used.size
+    if sampling == "importance":
+        w = problem.col_norms_sq[used] + problem.lam * 4.0 * problem.n_samples
+        np.testing.assert_allclose(state.sampler.probs, w / w.sum(), rtol=1e-14)
+    steps = 3 * used.size
+    state.run(steps)
+    assert state.nnz_touched >= steps  # every step touched at least one nonzero
+    assert state.data_passes == steps / used.size
+    res = check_certified(problem, "primal_cd", sampling=sampling)
+    assert np.all(res.w[problem.col_nnz == 0] == 0.0)
+
+
 # ------------------------------------------------------------------ sampling
 
 def test_importance_beats_uniform_on_skewed_columns():
@@ -188,8 +208,11 @@ def test_a_step_costs_its_column_nonzeros():
     state = primal_cd.PrimalCDState(problem, "importance", np.random.default_rng(7))
     state.run(1000)
     replay = np.random.default_rng(7)
-    drawn = primal_cd.PrimalCDState(problem, "importance", replay).sampler.draw(replay, 1000)
-    assert state.steps == 1000 and state.data_passes == 1000 / problem.n_features
+    replayed = primal_cd.PrimalCDState(problem, "importance", replay)
+    drawn = replayed.sampler.draw(replay, 1000)
+    if replayed.cols is not None:
+        drawn = replayed.cols[drawn]
+    assert state.steps == 1000 and state.data_passes == 1000 / np.count_nonzero(problem.col_nnz)
     assert state.nnz_touched == problem.col_nnz[drawn].sum()
     np.testing.assert_allclose(state.z, problem.X @ state.w, rtol=0, atol=1e-12)
 

@@ -27,12 +27,14 @@ def add_parser(subparsers):
                     "certified by the duality gap and write the trace (one row per checkpoint).")
     p.add_argument("data", metavar="DATA",
                    help="a registry dataset name (e.g. heart_scale) or an svmlight/LIBSVM file")
-    p.add_argument("--method", default="sdca", help="a method of cdlab.METHODS (default sdca)")
+    p.add_argument("--method", default="sdca", help="a method of cdlab.METHODS, or auto (the face-off and κ pick; default sdca)")
     p.add_argument("--loss", default="logistic", help="squared, logistic, hinge, smoothed_hinge or absolute")
     p.add_argument("--lam", type=float, default=1e-4, help="L2 strength λ (default 1e-4)")
     p.add_argument("--l1", type=float, default=0.0, metavar="MU", help="L1 strength μ (elastic net; default 0)")
     p.add_argument("--s", type=float, default=1.0, help="smoothing of the smoothed hinge (default 1)")
-    p.add_argument("--sampling", default="uniform", help="uniform, importance, permutation, ... (what the method supports)")
+    p.add_argument("--sampling", default=None,
+                   help="uniform (the default), importance, permutation, ... (what the method supports); "
+                        "auto picks its own")
     p.add_argument("--max-passes", type=float, default=50, help="budget in passes over the nonzeros (default 50)")
     p.add_argument("--tol", type=float, default=1e-8, help="stop at duality gap ≤ tol (default 1e-8)")
     p.add_argument("--seed", type=int, default=0)
@@ -95,18 +97,29 @@ def run(args) -> int:
     from ..losses import get_loss
     from ..problem import Problem
     from ..solvers import get_method, solve
+    from ..solvers.auto import AUTO, choose
 
     # cheap checks first: a typo should not cost loading a large file
-    spec = get_method(args.method)
+    auto = args.method == AUTO
+    spec = None if auto else get_method(args.method)
     loss = get_loss(args.loss).name
     options = parse_options(args.option)
+    if auto and options:
+        raise ValueError(f"--method auto takes no method options, got {sorted(options)}")
+    if auto and args.sampling not in (None, AUTO):
+        raise ValueError(f"--method auto picks the sampling too; leave --sampling out, got {args.sampling!r}")
     check_args(args)
     wall = time.perf_counter()
     X, y = load_data(args.data, args.normalize)
     problem = Problem(X, y, loss=loss, lam=args.lam, l1=args.l1, s=args.s)
-    spec.check(problem, args.sampling, options)
-    print(f"cdlab solve: {args.method} ({args.sampling}) on {args.data} (normalize={args.normalize}): {problem!r}",
-          file=sys.stderr)
+    if auto:
+        choice = choose(problem)
+        print(f"cdlab solve: auto picked {choice['method']} ({choice['sampling']}): {choice['reason']}",
+              file=sys.stderr)
+    else:
+        spec.check(problem, "uniform" if args.sampling is None else args.sampling, options)
+    print(f"cdlab solve: {args.method} ({args.sampling or (AUTO if auto else 'uniform')}) on {args.data} "
+          f"(normalize={args.normalize}): {problem!r}", file=sys.stderr)
 
     reference = None
     if args.reference:
@@ -128,7 +141,8 @@ def run(args) -> int:
                        eval_every=args.eval_every, **options)
     wall = time.perf_counter() - wall
     last = result.trace.iloc[-1]
-    lines = [("status", result.status + (f": {result.message}" if result.message else "")),
+    lines = [("method", f"{result.method} ({result.sampling})" + (f", auto: {result.auto_reason}" if auto else "")),
+             ("status", result.status + (f": {result.message}" if result.message else "")),
              ("passes", f"{last.passes:.4g} (data passes {last.data_passes:.4g}, steps {int(last.steps)})"),
              ("seconds", f"{last.time:.4g} in the solver, {wall:.3g} wall (loading and checkpoints included)"),
              ("primal P", f"{last.primal:.15g}"), ("dual D", f"{last.dual:.15g}"), ("gap", f"{last.gap:.3e}")]

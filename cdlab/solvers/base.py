@@ -128,6 +128,7 @@ class Result:
     status: str
     options: dict
     message: str = ""
+    auto_reason: str = ""  # method="auto": why it ran this method and sampling (cdlab.solvers.auto)
 
     @property
     def converged(self) -> bool:

@@ -73,7 +73,15 @@ class PrimalCDState:
         self.p = problem
         n, d = problem.n_samples, problem.n_features
         gamma = problem.gamma  # not None: MethodSpec.check admits smooth losses only
-        self.sampler = make_sampler(sampling, d, problem.col_norms_sq, problem.lam, gamma, n,
+        # A named sampling draws from the non-empty columns only: a step on an empty column
+        # is a no-op (its gradient is λw_j with w_j = 0), so this is the same process with
+        # the no-op steps skipped — each of which cost a draw and a kernel iteration (79% of
+        # the draws on rcv1_small). Custom probabilities are taken over every column as given.
+        self.cols = None
+        if isinstance(sampling, str) and (problem.col_nnz == 0).any():
+            self.cols = np.flatnonzero(problem.col_nnz > 0)
+        sizes = problem.col_norms_sq if self.cols is None else problem.col_norms_sq[self.cols]
+        self.sampler = make_sampler(sampling, sizes.shape[0], sizes, problem.lam, gamma, n,
                                     allowed=ORDERS + ("importance", "custom"), what="features")
         self.rng = rng
         # A zero column has L_j = λ > 0: its step keeps w_j = 0, as it should.
@@ -83,7 +91,8 @@ class PrimalCDState:
         self.steps = 0
         self.nnz_touched = 0
         self.data_passes = 0.0
-        self.steps_per_pass = self.sampler.steps_per_pass(problem.col_nnz)
+        self.steps_per_pass = self.sampler.steps_per_pass(
+            problem.col_nnz if self.cols is None else problem.col_nnz[self.cols])
         self._touched_at_refresh = 0
 
     def run(self, n_steps):
@@ -93,12 +102,14 @@ class PrimalCDState:
             self.nnz_touched += p.nnz
             self._touched_at_refresh = self.nnz_touched
         order = self.sampler.draw(self.rng, n_steps)
+        if self.cols is not None:
+            order = self.cols[order]
         Xc = p.X_csc
         self.nnz_touched += primal_cd_chunk(Xc.indptr, Xc.indices, Xc.data, p.y, p.loss_code, p.s,
                                             float(p.n_samples), p.lam, p.l1, self.lip,
                                             self.w, self.z, order)
         self.steps += n_steps
-        self.data_passes = self.steps / p.n_features
+        self.data_passes = self.steps / self.sampler.size
 
     def iterate(self):
         return self.w, None

@@ -1,0 +1,394 @@
+"""The race (issue 16): cdlab against every peer, timed as a user waits, to the same objective.
+
+    python benchmarks/race.py [--quick] [--only NAME ...] [--repeats 3] [--no-threads]
+
+Protocol, per problem (data scaled by the mean example norm; logistic, hinge
+= L1-loss SVM max(0, 1 − y x·w), squared ½(x·w − y)²; λ = 1/n and 0.01/n;
+no intercept):
+
+1. P* = cdlab.reference_optimum (SDCA to a certified relative gap ≤ 1e-9,
+   cached on disk; not timed). The target is P* + ε with ε = 1e-6·|P*|.
+2. cdlab: each fixed method of ``OURS`` (and ``method="auto"``) is timed
+   around the whole ``cdlab.solve(problem, ..., tol=ε)`` call: kernel,
+   checkpoint certificates and all; it must end certified (duality gap ≤ ε,
+   so P − P* ≤ ε). Problem construction (the CSR/CSC copies) is timed once
+   and shown apart ("build s"); peers do their own conversion inside fit().
+3. Each peer (``_peers.PEERS``, at its own conventions converted) is fitted
+   at tol 1e-2, 1e-3, … until the P of its coef_ (computed by cdlab) is
+   ≤ P* + ε; that tolerance is then timed around fit(). A peer that does not
+   get there within the time cap, or raises, or is not installed, is shown as
+   n/r with the reason.
+4. Every timing is repeated (``--repeats``, ≥ 3): the median is reported,
+   with the spread (max − min) / median. JIT compilation and a first call of
+   every peer happen on a toy problem before anything is timed.
+5. One thread everywhere (NUMBA_NUM_THREADS=1, threadpoolctl limits BLAS and
+   OpenMP to 1, peers' n_jobs/n_threads = 1); a second table refits the peers
+   that have threads with 2 (cdlab stays on one thread: it has no n_jobs).
+6. Memory: the peak resident set size (RSS) of this process during the call,
+   minus the RSS just before it (after gc.collect() and glibc's malloc_trim(0),
+   so freed memory is not counted as live), read from Linux's VmHWM after
+   resetting it (writing 5 to /proc/self/clear_refs); for cdlab the measured
+   region is Problem construction + solve (its CSC copy is part of what a
+   user pays).
+
+Ratios are peer seconds ÷ cdlab seconds (> 1: cdlab is faster), against the
+fastest fixed cdlab method of that problem; the geometric mean is over the
+problems where both finished.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # before numba is imported
+
+import argparse  # noqa: E402
+import ctypes  # noqa: E402
+import gc  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from typing import Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+import cdlab  # noqa: E402
+from cdlab.data import make_synthetic  # noqa: E402
+from _peers import CONVENTIONS, PEERS, dense, peer_input, peer_status, real, scaled  # noqa: E402
+
+GAP_REL = 1e-6          # cdlab's certified gap and the peers' target, relative to |P*|
+REFERENCE_TOL = 1e-9    # P* certified to this relative gap
+PEER_TOLS = tuple(10.0 ** -k for k in range(2, 13))
+LAM_FACTORS = (1.0, 0.01)  # λ = factor / n
+LOSSES = ("logistic", "hinge", "squared")
+# (method, sampling): the fixed cdlab methods raced; those that need a smooth loss
+# are skipped for the hinge
+OURS = [("sdca", "uniform"), ("sdca", "permutation"), ("dual_cd", "importance"),
+        ("primal_cd", "uniform"), ("primal_cd", "importance")]
+SHIPPED = ("a9a", "w8a", "ijcnn1", "mushrooms", "phishing", "heart_scale", "reuters_moneyfx",
+           "rcv1_small", "colon-cancer", "madelon")
+
+
+@dataclass
+class Case:
+    name: str          # data name
+    make: Callable     # () -> (X, y)
+    loss: str
+    lam_factor: float  # λ = lam_factor / n
+
+    @property
+    def label(self):
+        return f"{self.name} {self.loss} λ={self.lam_factor:g}/n"
+
+
+# ------------------------------------------------------------------ problems
+
+def text_like(nnz, seed=0):
+    """Power-law column counts (Zipf exponent 1, as word frequencies), ~100
+    nonzeros per example, d = n/4: a text-like sparse problem with nnz nonzeros."""
+    n = int(nnz // 100)
+    X, y = make_synthetic(n, max(n // 4, 1000), density=nnz / (n * max(n // 4, 1000)), col_skew=1.0,
+                          values="gaussian", seed=seed)
+    return scaled(X), y
+
+
+def data_sets(quick):
+    if quick:
+        return {"heart_scale": lambda: real("heart_scale"), "colon-cancer": lambda: real("colon-cancer"),
+                "rcv1_small": lambda: real("rcv1_small")}
+    out = {name: (lambda name=name: real(name)) for name in SHIPPED}
+    out["text 1e7 nnz"] = lambda: text_like(1e7)
+    out["text 5e7 nnz"] = lambda: text_like(5e7)
+    out["dense 1e5×500"] = lambda: dense(100_000, 500, 0)
+    return out
+
+
+def cases(quick):
+    out = []
+    for name, make in data_sets(quick).items():
+        for loss in LOSSES:
+            for factor in (LAM_FACTORS[:1] if quick and name != "rcv1_small" else LAM_FACTORS):
+                out.append(Case(name, make, loss, factor))
+    return out
+
+
+def make_problem(X, y, loss, lam_factor):
+    return cdlab.Problem(X, y, loss=loss, lam=lam_factor / X.shape[0])
+
+
+# --------------------------------------------------------------- measurement
+
+try:
+    _LIBC = ctypes.CDLL("libc.so.6")
+except OSError:  # not glibc: the baseline may then include freed, unreturned memory
+    _LIBC = None
+
+
+def _status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1])
+    raise OSError(f"{field} not in /proc/self/status")
+
+
+class PeakRSS:
+    """Peak RSS above the starting RSS during the block, in MB (NaN where
+    Linux's VmHWM cannot be reset)."""
+
+    def __enter__(self):
+        gc.collect()
+        if _LIBC is not None:
+            _LIBC.malloc_trim(0)  # give freed heap pages back, so the baseline is what is live
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")  # resets VmHWM to the current RSS
+            self.base = _status_kb("VmRSS")
+        except OSError:
+            self.base = None
+        return self
+
+    def __exit__(self, *exc):
+        self.mb = np.nan if self.base is None else (_status_kb("VmHWM") - self.base) / 1024.0
+        return False
+
+
+def timed(fn, repeats):
+    """(median seconds, spread = (max − min)/median, last return value, peak MB of the first call)."""
+    times, out, mb = [], None, np.nan
+    for k in range(repeats):
+        with PeakRSS() as mem:
+            t0 = time.perf_counter()
+            out = fn()
+            times.append(time.perf_counter() - t0)
+        if k == 0:
+            mb = mem.mb
+    med = float(np.median(times))
+    return med, (max(times) - min(times)) / med if med > 0 else 0.0, out, mb
+
+
+def applicable(problem):
+    """The fixed cdlab methods that accept this problem."""
+    out = []
+    for method, sampling in OURS:
+        spec = cdlab.METHODS[method]
+        if problem.loss in spec.losses and not (sampling == "importance" and not problem.is_smooth):
+            out.append((method, sampling))
+    return out
+
+
+def run_ours(problem, eps, repeats, max_passes, with_auto=True):
+    """One row per cdlab method: median seconds of the whole solve call to gap ≤ eps."""
+    rows = []
+    runs = [(m, s) for m, s in applicable(problem)]
+    if with_auto:
+        runs.append(("auto", "auto"))
+    for method, sampling in runs:
+        kw = {} if method == "auto" else {"sampling": sampling}
+        call = lambda: cdlab.solve(problem, method=method, tol=eps, max_passes=max_passes, seed=0, **kw)  # noqa: E731
+        seconds, spread, res, _ = timed(call, repeats)
+        last = res.trace.iloc[-1]
+        ok = res.status == "converged"
+        rows.append(dict(solver=f"{method} {sampling}" if method != "auto" else "auto", seconds=seconds if ok else np.nan,
+                         spread=spread, passes=last.passes, gap=last.gap, primal=last.primal,
+                         status=res.status, picked=f"{res.method} {res.sampling}" if method == "auto" else ""))
+    return pd.DataFrame(rows)
+
+
+def fit_peer(build, problem, X, tol, threads):
+    """Fit one peer; returns (seconds, P of its coef_ by cdlab, note)."""
+    est = build(problem.lam, problem.n_samples, problem.n_features, tol, threads)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with threadpool_limits(threads):
+            t0 = time.perf_counter()
+            est.fit(X, problem.y)
+            seconds = time.perf_counter() - t0
+    return seconds, problem.primal(np.ravel(est.coef_).astype(np.float64))
+
+
+def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER_TOLS):
+    """Tighten the peer's tol until P ≤ target, then time that tol. Returns a row."""
+    row = dict(peer=name, threads=threads, seconds=np.nan, spread=np.nan, tol=np.nan, primal=np.nan,
+               mb=np.nan, note="")
+    try:
+        build(problem.lam, problem.n_samples, problem.n_features, 1e-3, threads)
+    except Exception as exc:  # ImportError, or a library broken at import
+        row["note"] = f"unavailable: {type(exc).__name__}: {exc}"
+        return row
+    try:
+        for tol in tols:
+            seconds, primal = fit_peer(build, problem, X, tol, threads)
+            row.update(primal=primal, tol=tol)
+            if primal <= target:
+                break
+            if seconds > cap:
+                row["note"] = f"P − target {primal - target:.2g} at tol {tol:g} after {seconds:.3g} s (cap {cap:.3g} s)"
+                return row
+        else:
+            row["note"] = f"P − target {row['primal'] - target:.2g} at tol {tols[-1]:g}"
+            return row
+        med, spread, (_, primal), mb = timed(lambda: fit_peer(build, problem, X, row["tol"], threads), repeats)
+        row.update(seconds=med, spread=spread, primal=primal, mb=mb)
+        if primal > target:  # a randomised peer may land above on a rerun
+            row["note"] = "above target on a rerun"
+    except Exception as exc:
+        row.update(seconds=np.nan, note=f"failed: {type(exc).__name__}: {exc}")
+    return row
+
+
+def race_case(case, repeats=3, threads=(1, 2), cap=60.0, max_passes=2000, verbose=True):
+    """Run one problem: returns dict(ours=DataFrame, peers=DataFrame, info=dict)."""
+    X, y = case.make()
+    with PeakRSS() as mem:
+        t0 = time.perf_counter()
+        problem = make_problem(X, y, case.loss, case.lam_factor)
+        build_s = time.perf_counter() - t0
+    build_mb = mem.mb
+    p_star = cdlab.reference_optimum(problem, tol=REFERENCE_TOL)
+    eps = GAP_REL * abs(p_star)
+    target = p_star + eps
+    ours = run_ours(problem, eps, repeats, max_passes)
+    # cdlab's memory: build + one solve of its fastest method, measured together
+    fixed = ours[ours.solver != "auto"]
+    best = fixed.loc[fixed.seconds.idxmin()] if fixed.seconds.notna().any() else None
+    if best is not None:
+        method, sampling = best.solver.split()
+        with PeakRSS() as mem:
+            fresh = make_problem(X, y, case.loss, case.lam_factor)
+            cdlab.solve(fresh, method=method, sampling=sampling, tol=eps, max_passes=max_passes, seed=0)
+        del fresh
+        ours_mb = mem.mb
+    else:
+        ours_mb = np.nan
+    Xp = peer_input(problem.X)
+    best_s = best.seconds if best is not None else np.nan
+    peer_cap = max(cap, 50 * best_s) if np.isfinite(best_s) else cap
+    rows = []
+    for name, build, has_threads, applies in PEERS[case.loss]:
+        if applies is not None and not applies(*problem.shape):
+            rows.append(dict(peer=name, threads=1, seconds=np.nan, note="not applicable (d > 5000)"))
+            continue
+        row = run_peer(name, build, problem, Xp, target, repeats, peer_cap)
+        rows.append(row)
+        if has_threads and 2 in threads and np.isfinite(row["seconds"]):
+            rows.append(run_peer(name, build, problem, Xp, target, repeats, peer_cap, threads=2,
+                                 tols=(row["tol"],) + tuple(t for t in PEER_TOLS if t < row["tol"])))
+    peers = pd.DataFrame(rows)
+    info = dict(n=problem.n_samples, d=problem.n_features, nnz=problem.nnz, lam=problem.lam, p_star=p_star,
+                eps=eps, build_s=build_s, build_mb=build_mb, ours_mb=ours_mb,
+                best=best.solver if best is not None else "n/r", best_s=best_s)
+    if verbose:
+        print(f"\n=== {case.label}: n={info['n']}, d={info['d']}, nnz={info['nnz']}, λ={info['lam']:.3g}, "
+              f"P*={p_star:.10g}, ε={eps:.3g}; Problem built in {build_s:.3g} s ({build_mb:.0f} MB)")
+        print(ours.to_string(index=False, na_rep="n/r", float_format=lambda v: f"{v:.3g}"))
+        print(peers.to_string(index=False, na_rep="n/r", float_format=lambda v: f"{v:.3g}"))
+    return dict(ours=ours, peers=peers, info=info)
+
+
+# ------------------------------------------------------------------- tables
+
+def ratio_table(results, threads=1):
+    """One row per problem: cdlab's fastest fixed method, auto, and peer s ÷ cdlab s per peer."""
+    rows = []
+    for label, r in results.items():
+        info, peers, ours = r["info"], r["peers"], r["ours"]
+        row = {"problem": label, "cdlab best": info["best"], "cdlab s": info["best_s"]}
+        auto = ours[ours.solver == "auto"]
+        row["auto ÷ best"] = (auto.seconds.iloc[0] / info["best_s"]) if len(auto) else np.nan
+        sel = peers[peers.threads == threads]
+        if threads != 1 and not len(sel):
+            continue
+        ratios = {p: s / info["best_s"] for p, s in zip(sel.peer, sel.seconds)}
+        finite = {p: v for p, v in ratios.items() if np.isfinite(v)}
+        row["best peer"] = min(finite, key=finite.get) if finite else "n/r"
+        row["best peer ÷ cdlab"] = min(finite.values()) if finite else np.nan
+        row.update(ratios)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def geometric_means(table):
+    """Geometric mean of each ratio column over the problems where it is finite."""
+    out = {}
+    for col in table.columns:
+        if col in ("problem", "cdlab best", "cdlab s", "best peer"):
+            continue
+        v = pd.to_numeric(table[col], errors="coerce").to_numpy(float)
+        v = v[np.isfinite(v) & (v > 0)]
+        if len(v):
+            out[col] = f"{np.exp(np.log(v).mean()):.3g} (over {len(v)})"
+    return out
+
+
+def memory_table(results):
+    rows = []
+    for label, r in results.items():
+        row = {"problem": label, "cdlab build MB": r["info"]["build_mb"],
+               "cdlab build+solve MB": r["info"]["ours_mb"]}
+        sel = r["peers"][r["peers"].threads == 1]
+        row.update({f"{p} MB": m for p, m in zip(sel.peer, sel.get("mb", pd.Series(np.nan, index=sel.index)))})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def warm_up():
+    X, y = dense(40, 5, 0)
+    for loss in LOSSES:
+        problem = make_problem(X, y, loss, 1.0)
+        for method, sampling in applicable(problem):
+            cdlab.solve(problem, method=method, sampling=sampling, max_passes=2)
+        cdlab.solve(problem, method="auto", max_passes=2)
+        for _, build, _, _ in PEERS[loss]:
+            try:
+                fit_peer(build, problem, X.toarray(), 1e-3, 1)
+                fit_peer(build, problem, X, 1e-3, 1)
+            except Exception:
+                pass  # reported where it matters, in run_peer
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="three small data sets, under three minutes")
+    ap.add_argument("--only", nargs="*", help="run only the data sets whose name starts with one of these")
+    ap.add_argument("--losses", nargs="*", default=list(LOSSES), choices=LOSSES)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--no-threads", action="store_true", help="skip the two-thread table")
+    args = ap.parse_args(argv)
+    if args.repeats < 1:
+        ap.error("--repeats must be ≥ 1")
+    print(CONVENTIONS)
+    print("peer libraries:\n" + peer_status())
+    print(f"cdlab: whole solve() call to a certified gap ≤ {GAP_REL:g}·|P*|; peers: tol tightened until "
+          f"P ≤ P* + {GAP_REL:g}·|P*|; median of {args.repeats} runs; NUMBA_NUM_THREADS="
+          f"{os.environ.get('NUMBA_NUM_THREADS')}, BLAS/OpenMP limited by threadpoolctl")
+    t_start = time.perf_counter()
+    with threadpool_limits(1):
+        warm_up()
+    results = {}
+    for case in cases(args.quick):
+        if args.only and not any(case.name.startswith(o) for o in args.only):
+            continue
+        if case.loss not in args.losses:
+            continue
+        with threadpool_limits(1):
+            results[case.label] = race_case(case, repeats=args.repeats, threads=() if args.no_threads else (1, 2),
+                                            cap=10.0 if args.quick else 120.0,
+                                            max_passes=300 if args.quick else 3000)
+    fmt = dict(index=False, na_rep="n/r", float_format=lambda v: f"{v:.3g}")
+    for threads in (1,) if args.no_threads else (1, 2):
+        table = ratio_table(results, threads)
+        print(f"\n=== peer seconds ÷ cdlab seconds, peers on {threads} thread{'s' if threads > 1 else ''} "
+              f"(cdlab: 1 thread, its fastest fixed method; > 1 = cdlab faster; 'auto ÷ best' = "
+              f"method='auto' seconds ÷ that method's)")
+        print(table.to_string(**fmt) if len(table) else "(no peer with threads finished)")
+        print("geometric means: " + "; ".join(f"{k}: {v}" for k, v in geometric_means(table).items()))
+    print("\n=== peak RSS above the process's RSS before the call, MB (peers: one fit at 1 thread)")
+    print(memory_table(results).to_string(**fmt))
+    print(f"\nrace finished in {time.perf_counter() - t_start:.0f} s")
+    return results
+
+
+if __name__ == "__main__":
+    main()

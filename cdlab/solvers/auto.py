@@ -1,0 +1,143 @@
+"""``method="auto"``: pick the method from the face-off and the condition number.
+
+``cdlab.solve(problem, method="auto")`` chooses, then runs the choice through
+the driver like any other method (same checkpoints, same certificate):
+
+1. **Primal or dual, and the sampling** — for a smooth loss, the face-off
+   (Csiba & Richtárik 2016, eqs. 12–16; theory.md §4): total work
+       T_P = nnz (1 + max_j ‖f_j‖²/c)  (uniform),  nnz + C_P/c  (importance, eq. 14)
+       T_D = nnz (1 + max_i ‖x_i‖²/c)  (uniform),  nnz + C_D/c
+   with c = λγn, C_P = Σ_j ‖f_j‖₀‖f_j‖², C_D = Σ_i ‖x_i‖₀‖x_i‖² (eq. 16). The
+   side and sampling with the least bound win, ties going to uniform, exactly
+   as ``cdlab.theory.faceoff(problem).prediction`` does (a test checks that the
+   two agree); within the side, importance sampling is run only when its bound
+   is ≥ ``IMPORTANCE_MARGIN``× below uniform's. The quantities are computed here with numpy, not by importing
+   ``cdlab.theory``, whose package import loads sympy (≈ 0.6 s): the solver
+   layer never imports the symbolic layer. The dual side runs SDCA's exact
+   step (it maximises D along the coordinate, so it does at least as well as
+   the face-off's θ/q_i gradient step); the primal side runs primal_cd. Where
+   the bound picks uniform sampling, the run uses a fresh random permutation
+   per epoch (random reshuffling): the same bound applies per draw in
+   expectation, and it needed about half the passes of i.i.d. draws in
+   benchmarks/race.py.
+   A non-smooth loss (hinge, absolute) has no γ, so the face-off does not
+   apply: SDCA, whose exact step handles it, with random reshuffling.
+2. **Plain or accelerated** — the condition number κ = R²/(λγn): SDCA needs
+   O(n(1 + κ)) steps, accelerated SDCA (ASDCA) O(n(1 + √κ)) (Shalev-Shwartz &
+   Zhang 2013), so acceleration can only pay when κ ≫ 1, and then only if its
+   dearer steps and looser constants do not eat the gain. Measured
+   (benchmarks/race.py, rcv1_small, squared and logistic, κ from 0.25 to 1e4):
+   ASDCA needed 3–50× SDCA's passes and more seconds everywhere, so auto stays
+   plain below ``KAPPA_ACCELERATE`` and takes ASDCA (uniform, L2 only) above it.
+"""
+from __future__ import annotations
+
+import inspect
+
+from . import driver
+
+AUTO = "auto"
+# κ = R²/(λγn) above which auto runs accelerated SDCA instead of SDCA; set above every
+# κ measured so far, none of which acceleration won (module docstring).
+KAPPA_ACCELERATE = 1e5
+# Importance sampling (eq. 14) is run only when its bound on work is this many times below
+# uniform's: a random permutation per epoch, which importance sampling cannot use, needed
+# about half the passes of i.i.d. uniform draws in the race (SDCA and primal CD).
+IMPORTANCE_MARGIN = 2.0
+
+
+def faceoff_work(problem) -> dict:
+    """Face-off eqs. (12)–(15): the bound on total work of each side × sampling."""
+    n = problem.n_samples
+    c = problem.lam * problem.gamma * n
+    nnz = float(problem.nnz)
+    C_P = float(problem.col_nnz.astype(float) @ problem.col_norms_sq)
+    C_D = float(problem.row_nnz.astype(float) @ problem.row_norms_sq)
+    return {("primal", "uniform"): nnz * (1 + problem.col_norms_sq.max() / c),
+            ("primal", "importance"): nnz + C_P / c,
+            ("dual", "uniform"): nnz * (1 + problem.row_norms_sq.max() / c),
+            ("dual", "importance"): nnz + C_D / c,
+            "C_P": C_P, "C_D": C_D}
+
+
+def _best_sampling(uniform, importance):
+    """Theorem 2: importance ≤ uniform; a tie (equal norms) goes to uniform."""
+    return ("uniform", uniform) if uniform <= importance * (1 + 1e-9) else ("importance", importance)
+
+
+def choose(problem) -> dict:
+    """What auto runs on ``problem`` and why: method, sampling, side, reason and the numbers."""
+    if problem.lam <= 0:
+        raise ValueError("method='auto' needs lam > 0 (it certifies through the dual and compares κ = R²/(λγn))")
+    n = problem.n_samples
+    if not problem.is_smooth:
+        return dict(method="sdca", sampling="permutation", side="dual", accelerated=False, kappa=None,
+                    reason=f"the {problem.loss} loss is not smooth, so the face-off (which needs γ) does not "
+                           "apply: SDCA (its exact step handles the loss) with a random permutation per epoch")
+    work = faceoff_work(problem)
+    kappa = problem.R ** 2 / (problem.lam * problem.gamma * n)
+    sides = {side: _best_sampling(work[side, "uniform"], work[side, "importance"]) for side in ("primal", "dual")}
+    # the face-off's own tie-break: sort by (work, method name), so an exact tie goes to dual_cd
+    (w_win, side), (w_lose, _) = sorted([(sides["primal"][1], "primal"), (sides["dual"][1], "dual")],
+                                        key=lambda t: (t[0], "primal_cd" if t[1] == "primal" else "dual_cd"))
+    sampling = sides[side][0]
+    # within the side: importance only when its bound beats uniform's by more than what
+    # random reshuffling saves over i.i.d. uniform draws
+    if sampling == "importance" and work[side, "uniform"] <= IMPORTANCE_MARGIN * work[side, "importance"]:
+        sampling = "uniform"
+    nnz = problem.nnz
+    why = (f"face-off (Csiba & Richtárik eq. 15): {side} RCD with {sides[side][0]} sampling has the least bound on "
+           f"total work, {w_win / nnz:.3g} passes vs {w_lose / nnz:.3g} for the "
+           f"{'dual' if side == 'primal' else 'primal'} side (C_P/C_D = {work['C_P'] / work['C_D']:.3g})")
+    run_sampling = "permutation" if sampling == "uniform" else sampling
+    if side == "dual" and kappa > KAPPA_ACCELERATE and problem.l1 == 0:
+        return dict(method="asdca", sampling="uniform", side=side, accelerated=True, kappa=kappa, work=work,
+                    faceoff_sampling=sampling,
+                    reason=why + f"; κ = R²/(λγn) = {kappa:.3g} > {KAPPA_ACCELERATE:g}: accelerated SDCA (ASDCA, "
+                                 "uniform)")
+    method = "sdca" if side == "dual" else "primal_cd"
+    plain = (f"; κ = R²/(λγn) = {kappa:.3g} ≤ {KAPPA_ACCELERATE:g}: plain "
+             + ("SDCA (exact dual step)" if side == "dual" else "primal CD"))
+    if side == "primal" and kappa > KAPPA_ACCELERATE:
+        plain = f"; κ = {kappa:.3g} is large, but cdlab has no accelerated primal coordinate method: primal CD"
+    if side == "dual" and kappa > KAPPA_ACCELERATE:
+        plain = f"; κ = {kappa:.3g} is large, but ASDCA does not take l1 > 0: plain SDCA"
+    order = ""
+    if run_sampling == "permutation":
+        order = ("; uniform sampling (importance's bound is not ≥ "
+                 f"{IMPORTANCE_MARGIN:g}× lower), run as a random permutation per epoch")
+    return dict(method=method, sampling=run_sampling, side=side, accelerated=False, kappa=kappa, work=work,
+                faceoff_sampling=sampling, reason=why + plain + order)
+
+
+def solve(problem, method="sdca", sampling=None, **kwargs):
+    """``cdlab.solve``: run ``method`` on ``problem`` (see :func:`cdlab.solvers.driver.solve`
+    for every argument). ``method="auto"`` picks the method, its sampling and plain vs
+    accelerated (this module's docstring), runs it certified like any other, and records
+    the choice: ``result.method``/``result.sampling`` are what ran, ``result.auto_reason``
+    says why, and ``result.trace.attrs["auto"]`` holds the choice and its numbers.
+    ``sampling=None`` means "uniform" for a named method and auto's pick for "auto".
+    """
+    if not (isinstance(method, str) and method == AUTO):
+        return driver.solve(problem, method, "uniform" if sampling is None else sampling, **kwargs)
+    if not (sampling is None or (isinstance(sampling, str) and sampling == AUTO)):
+        raise ValueError(f"method='auto' picks the sampling too; leave sampling out (or pass 'auto'), "
+                         f"got {sampling!r}")
+    extra = set(kwargs) - _DRIVER_ARGS
+    if extra:
+        raise ValueError(f"method='auto' takes no method options, got {sorted(extra)}")
+    choice = choose(problem)
+    result = driver.solve(problem, choice["method"], choice["sampling"], **kwargs)
+    result.auto_reason = choice["reason"]
+    meta = {k: v for k, v in choice.items() if k != "work"}
+    if "work" in choice:
+        meta["work_passes"] = {f"{s}/{m}": float(v) / problem.nnz
+                               for (s, m), v in ((k, v) for k, v in choice["work"].items() if isinstance(k, tuple))}
+    result.trace.attrs["auto"] = meta
+    return result
+
+
+_DRIVER_ARGS = {name for name, par in inspect.signature(driver.solve).parameters.items()
+                if par.kind is par.POSITIONAL_OR_KEYWORD} - {"problem", "method", "sampling"}
+
+__all__ = ["AUTO", "IMPORTANCE_MARGIN", "KAPPA_ACCELERATE", "choose", "faceoff_work", "solve"]

@@ -1,0 +1,139 @@
+"""method="auto" (cdlab.solvers.auto): it takes the face-off's predicted side
+on the face-off presets, records what it ran and why, and its runs are
+certified (duality gap) and agree with an independent optimum."""
+import sys
+
+import numpy as np
+import pytest
+
+import cdlab
+from cdlab import theory
+from cdlab.cli import main
+from cdlab.data import make_synthetic
+from cdlab.estimators import CDClassifier, CDRegressor
+from cdlab.solvers import auto
+from cdlab.ui import datasource, presets
+from independent import dual_optimum, primal_optimum
+
+FACEOFF_PRESETS = [name for name, v in presets.PRESETS.items() if v["methods"] == ["primal_cd", "dual_cd"]]
+DATA_KEYS = ("n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalise")
+
+
+def preset_problem(name):
+    v = presets.PRESETS[name]
+    key = datasource.data_key(v["source"], **{k: v.get(k, 0) for k in DATA_KEYS}, data_seed=0,
+                              omega=v.get("omega", 0))
+    X, y, _ = datasource.load(key)
+    lam = 1.0 / X.shape[0] if v["lam_rule"] == "1/n" else 10.0 ** v["log10_lam"]
+    return cdlab.Problem(X, y, loss=v["loss"], lam=lam)
+
+
+def test_there_are_faceoff_presets_on_both_sides():
+    sides = {theory.faceoff(preset_problem(name)).prediction["method"] for name in FACEOFF_PRESETS}
+    assert sides == {"primal_cd", "dual_cd"}
+
+
+@pytest.mark.parametrize("name", FACEOFF_PRESETS)
+def test_auto_takes_the_faceoffs_side_and_certifies(name):
+    problem = preset_problem(name)
+    predicted = theory.faceoff(problem).prediction["method"]
+    res = cdlab.solve(problem, method="auto", tol=1e-9, max_passes=3000)
+    assert res.method == {"primal_cd": "primal_cd", "dual_cd": "sdca"}[predicted]
+    assert res.trace.attrs["auto"]["side"] == ("primal" if predicted == "primal_cd" else "dual")
+    assert res.auto_reason and res.auto_reason == res.trace.attrs["auto"]["reason"]
+    assert res.trace.attrs["auto"]["method"] == res.method and res.trace.attrs["auto"]["sampling"] == res.sampling
+    assert res.converged and res.trace.gap.iloc[-1] <= 1e-9
+    p_ind, _ = primal_optimum(problem.X, problem.y, problem.loss, problem.lam)
+    assert res.trace.primal.iloc[-1] - 1e-9 <= p_ind + 1e-7  # the independent solver is the less precise one
+    assert p_ind >= res.trace.dual.iloc[-1] - 1e-7
+
+
+@pytest.mark.parametrize("name", FACEOFF_PRESETS)
+def test_face_off_work_is_the_theory_layers(name):
+    problem = preset_problem(name)
+    fo, work = theory.faceoff(problem), auto.faceoff_work(problem)
+    for side, letter in (("primal", "P"), ("dual", "D")):
+        for sampling in ("uniform", "importance"):
+            assert work[side, sampling] == pytest.approx(getattr(fo, f"T_{letter}_{sampling}"), rel=1e-12)
+    assert (work["C_P"], work["C_D"]) == pytest.approx((fo.C_P, fo.C_D), rel=1e-12)
+
+
+def test_auto_does_not_import_the_symbolic_layer():
+    import subprocess
+    code = ("import sys, cdlab; from cdlab.data import make_synthetic; X, y = make_synthetic(50, 5, seed=0); "
+            "cdlab.solve(cdlab.Problem(X, y, lam=0.1), method='auto', max_passes=2); print('sympy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("loss", ["hinge", "absolute"])
+def test_nonsmooth_loss_runs_sdca_with_reshuffling_certified(loss):
+    X, y = make_synthetic(120, 10, seed=1, normalize="rows")
+    if loss == "absolute":
+        y = X @ np.linspace(-1, 1, 10) + 0.1 * np.random.default_rng(0).standard_normal(120)
+    problem = cdlab.Problem(X, y, loss=loss, lam=0.05)
+    res = cdlab.solve(problem, method="auto", tol=1e-8, max_passes=5000)
+    assert (res.method, res.sampling) == ("sdca", "permutation") and "not smooth" in res.auto_reason
+    assert res.converged
+    d_ind = dual_optimum(problem.X, problem.y, loss, problem.lam)
+    assert abs(res.trace.dual.iloc[-1] - d_ind) <= 1e-6
+
+
+def test_large_kappa_accelerates_on_the_dual_side_only_without_l1():
+    X, y = make_synthetic(200, 10, seed=2, normalize="rows")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=1e-9)
+    kappa = problem.R ** 2 / (problem.lam * problem.gamma * problem.n_samples)
+    assert kappa > auto.KAPPA_ACCELERATE
+    choice = auto.choose(problem)
+    assert choice["side"] == "dual" == theory.faceoff(problem).prediction["method"].replace("_cd", "")
+    assert (choice["method"], choice["accelerated"]) == ("asdca", True) and "κ" in choice["reason"]
+    res = cdlab.solve(problem, method="auto", max_passes=3)
+    assert res.method == "asdca" and res.trace.attrs["auto"]["accelerated"] is True
+    assert auto.choose(problem.with_params(l1=1e-6))["method"] == "sdca"
+    small = problem.with_params(lam=1.0)
+    assert auto.choose(small)["method"] == "sdca" and auto.choose(small)["accelerated"] is False
+
+
+def test_importance_only_when_its_bound_wins_by_the_margin():
+    # a few heavy rows: importance's bound is far below uniform's on the dual side
+    X, y = make_synthetic(400, 30, seed=3, row_skew=1.5, normalize="mean")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=1.0 / 400)
+    work = auto.faceoff_work(problem)
+    choice = auto.choose(problem)
+    side = choice["side"]
+    expected = "importance" if work[side, "uniform"] > auto.IMPORTANCE_MARGIN * work[side, "importance"] \
+        else "permutation"
+    assert choice["sampling"] == expected
+    # equal row norms: a tie, so uniform (run as a permutation)
+    Xe, ye = make_synthetic(300, 10, seed=4, normalize="rows")
+    assert auto.choose(cdlab.Problem(Xe, ye, loss="logistic", lam=1.0 / 300))["sampling"] == "permutation"
+
+
+def test_auto_refuses_what_it_cannot_honour():
+    X, y = make_synthetic(50, 5, seed=0)
+    problem = cdlab.Problem(X, y, lam=0.1)
+    with pytest.raises(ValueError, match="picks the sampling too"):
+        cdlab.solve(problem, method="auto", sampling="importance")
+    with pytest.raises(ValueError, match="takes no method options"):
+        cdlab.solve(problem, method="auto", step="exact")
+    with pytest.raises(ValueError, match="needs lam > 0"):
+        cdlab.solve(problem.with_params(lam=0.0), method="auto")
+    # a named method is untouched by the dispatch: sampling=None is uniform
+    assert cdlab.solve(problem, method="sdca", max_passes=1).sampling == "uniform"
+
+
+def test_estimators_accept_auto():
+    X, y = make_synthetic(150, 8, seed=5, normalize="rows")
+    clf = CDClassifier(method="auto", lam=1e-2, tol=1e-8).fit(X, y)
+    assert clf.status_ == ["converged"] and clf.gap_[0] <= 1e-8
+    assert clf.traces_[0].attrs["auto"]["method"] in cdlab.METHODS
+    reg = CDRegressor(method="auto", lam=1e-2, tol=1e-8).fit(X, X @ np.arange(8.0))
+    assert reg.status_ == ["converged"]
+
+
+def test_cli_solve_auto(capsys):
+    assert main(["solve", "heart_scale", "--method", "auto", "--lam", "1e-2", "--tol", "1e-9", "--no-progress"]) == 0
+    out = capsys.readouterr()
+    assert "auto picked" in out.err and "auto: face-off" in out.out and "converged" in out.out
+    assert main(["solve", "heart_scale", "--method", "auto", "--sampling", "importance", "--no-progress"]) == 2
+    assert "picks the sampling too" in capsys.readouterr().err

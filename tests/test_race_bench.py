@@ -1,0 +1,67 @@
+"""benchmarks/race.py: on a tiny problem per loss, every installed peer reaches
+cdlab's target P* + 1e-6·|P*| at its converted conventions, cdlab's runs end
+certified, and the ratio and memory tables have their columns. (No timing is
+asserted: the machine is shared.)"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cdlab
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import race  # noqa: E402
+from _peers import PEERS, dense  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CDLAB_CACHE", str(tmp_path))
+
+
+@pytest.mark.parametrize("loss", race.LOSSES)
+def test_race_machinery_on_a_tiny_problem(loss):
+    case = race.Case("toy", lambda: dense(60, 8, 0), loss, 1.0)
+    out = race.race_case(case, repeats=1, threads=(1,), cap=5.0, max_passes=2000, verbose=False)
+    info, ours, peers = out["info"], out["ours"], out["peers"]
+
+    X, y = dense(60, 8, 0)
+    p_star = cdlab.reference_optimum(race.make_problem(X, y, loss, 1.0), tol=1e-12)
+    assert info["eps"] == pytest.approx(race.GAP_REL * abs(p_star), rel=1e-6)
+    target = p_star + info["eps"]
+
+    # cdlab: every applicable fixed method is certified at the target
+    fixed = ours[ours.solver != "auto"]
+    assert len(fixed) == len(race.applicable(race.make_problem(X, y, loss, 1.0))) >= 2
+    assert (ours.status == "converged").all(), ours
+    assert (ours.gap <= info["eps"]).all() and (ours.primal <= target).all()
+    assert info["best"] in set(fixed.solver) and np.isfinite(info["best_s"])
+
+    # every peer of this loss has a row; an installed one reaches the target, a missing one says so
+    assert list(peers.peer) == [name for name, *_ in PEERS[loss]]
+    for _, row in peers.iterrows():
+        if row["note"].startswith("unavailable"):
+            continue
+        assert row["note"] == "", row.to_dict()
+        assert np.isfinite(row["seconds"]) and row["seconds"] > 0
+        assert p_star - 1e-9 * abs(p_star) <= row["primal"] <= target, (row["peer"], row["primal"], target)
+
+    table = race.ratio_table({case.label: out})
+    assert {"problem", "cdlab best", "cdlab s", "auto ÷ best", "best peer", "best peer ÷ cdlab"} <= set(table.columns)
+    assert set(peers.peer) <= set(table.columns)
+    reached = peers.seconds.dropna()
+    assert table["best peer ÷ cdlab"].iloc[0] == pytest.approx(reached.min() / info["best_s"])
+    means = race.geometric_means(table)
+    assert "best peer ÷ cdlab" in means
+    mem = race.memory_table({case.label: out})
+    assert {"cdlab build MB", "cdlab build+solve MB"} <= set(mem.columns)
+
+
+def test_missing_peer_is_reported_not_fatal(monkeypatch):
+    monkeypatch.setitem(sys.modules, "snapml", None)  # `import snapml` raises ImportError
+    case = race.Case("toy", lambda: dense(40, 6, 1), "hinge", 1.0)
+    out = race.race_case(case, repeats=1, threads=(1, 2), cap=5.0, verbose=False)
+    notes = dict(zip(out["peers"].peer, out["peers"].note))
+    assert notes["snapml"].startswith("unavailable: ModuleNotFoundError")
+    assert np.isfinite(out["peers"].set_index("peer").seconds["liblinear dual (LinearSVC)"])
