@@ -294,10 +294,14 @@ def test_results_download_as_csv(page, server):
         page.locator(".cdlab-results-download").first.click()
     download = info.value
     assert download.suggested_filename == "cdlab_faceoff_results.csv"
-    body = Path(download.path()).read_text().splitlines()
-    assert body[0].startswith("# target gap = 1e-05")
-    assert body[1].split(",")[:5] == ["run", "method", "sampling", "status", "passes to target"]
-    runs = {line.split(",")[0] for line in body[2:]}
+    lines = Path(download.path()).read_text().splitlines()
+    header = [line for line in lines if line.startswith("#")]
+    body = [line for line in lines if not line.startswith("#")]
+    assert header[0].startswith("# data = synthetic; n = 400, d = 40, nnz = 16000")
+    assert "loss = logistic; lambda = 0.0025 (1/n)" in header[1] and "seeds = 0, 1, 2" in header[2]
+    assert header[3].startswith("# versions: cdlab ") and header[-1].startswith("# target gap = 1e-05")
+    assert body[0].split(",")[:5] == ["run", "method", "sampling", "status", "passes to target"]
+    runs = {line.split(",")[0] for line in body[1:]}
     assert runs == {"primal_cd (uniform)", "primal_cd (importance)", "dual_cd (uniform)", "dual_cd (importance)"}
 
 

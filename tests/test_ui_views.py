@@ -15,7 +15,7 @@ from cdlab.ui.views.convergence import KEY_BOUND, KEY_TARGET, convergence_plot, 
 from cdlab.ui.views.data_view import data_plots
 from cdlab.ui.views.faceoff import faceoff_markdown, measured_winner
 from cdlab.ui.views.figure1 import figure1_note, figure1_plot
-from cdlab.ui.views.results import csv_bytes, results_table, to_target
+from cdlab.ui.views.results import csv_bytes, results_table, settings_lines, to_target
 from cdlab.ui.views.theory_card import comparison_markdown, theory_items
 
 hv.extension("bokeh")
@@ -157,8 +157,15 @@ def test_results_table_and_csv(done):
         assert lo.max() <= row["max passes to target"] <= hi.max()
         assert row["passes range"] == f"{row['min passes to target']:.3g}–{row['max passes to target']:.3g}"
         assert row["final gap"] == np.median([t.gap.iloc[-1] for t in parts])
-    back = pd.read_csv(io.StringIO(csv_bytes(table, done.target).getvalue().decode()), comment="#")
+    text = csv_bytes(table, done.target, settings_lines(done)).getvalue().decode()
+    back = pd.read_csv(io.StringIO(text), comment="#")
     pd.testing.assert_frame_equal(back, table, check_dtype=False)
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    p = done.analysis.problem
+    assert header[0].startswith(f"# data = {done.source}; n = {p.n_samples}, d = {p.n_features}, nnz = {p.nnz}")
+    assert f"loss = {p.loss}; lambda = {p.lam:.17g}" in header[1]
+    assert f"seeds = {', '.join(str(done.seed + k) for k in range(done.seeds))}" in header[2]
+    assert header[3].startswith("# versions: cdlab ") and "numba" in header[3]
 
 
 def test_to_target_interpolates_log_gap():

@@ -13,7 +13,7 @@ from bokeh.models.widgets.tables import ScientificFormatter
 from ...verdict import Spread, split_seeds, to_target
 from ..state import Experiment
 
-__all__ = ["to_target", "results_table", "csv_bytes", "ResultsView"]
+__all__ = ["to_target", "results_table", "csv_bytes", "settings_lines", "ResultsView"]
 
 # the page shows what the issue asks for (the run statuses are listed under the plot); the CSV has all.
 # With several seeds a "to target" value is the median over the seeds, and "passes range" their min–max.
@@ -61,8 +61,35 @@ def results_table(traces, run_status, target, runs=()):
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def csv_bytes(table: pd.DataFrame, target: float) -> io.BytesIO:
+def settings_lines(state) -> list[str]:
+    """What reproduces the table: the data, the problem, the runs' budget and seeds, library versions."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    a = state.analysis
+    data = f"data = {state.source}"
+    if a is not None:
+        p = a.problem
+        data += f"; n = {p.n_samples}, d = {p.n_features}, nnz = {p.nnz}; data key = {a.data_key!r}"
+    seeds = ", ".join(str(state.seed + k) for k in range(state.seeds))
+    versions = []
+    for package in ("cdlab", "numpy", "scipy", "numba", "panel"):
+        try:
+            versions.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            versions.append(f"{package} (not installed as a package)")
+    lam = a.problem.lam if a is not None else 10.0 ** state.log10_lam
+    return [data,
+            f"normalisation = {state.normalise}; loss = {state.loss}; lambda = {lam:.17g} ({state.lam_rule}); "
+            f"l1 = {state.l1:g}",
+            f"runs = {', '.join(r.label for r in state.runs())}; seeds = {seeds}; max passes = {state.max_passes:g}; "
+            f"stop at gap = {10.0 ** state.log10_tol:g}; max seconds per run = {state.max_seconds:g}",
+            "versions: " + ", ".join(versions)]
+
+
+def csv_bytes(table: pd.DataFrame, target: float, settings=()) -> io.BytesIO:
     buf = io.StringIO()
+    for line in settings:
+        buf.write(f"# {line}\n")
     buf.write(f"# target gap = {target:g}; passes = nonzeros touched / nnz(X); seconds exclude checkpoints and "
               "numba compilation; 'to target' values interpolate log(gap) between the two checkpoints around "
               "the target and are medians over the run's seeds (min/max: the seeds' range; inf: not reached)\n")
@@ -96,7 +123,8 @@ class ResultsView(pn.viewable.Viewer):
                                                   for c in NUMERIC}, "passes range": {"type": "plaintext"}},
                                    css_classes=["cdlab-results"])
         download = pn.widgets.FileDownload(
-            callback=lambda: csv_bytes(self._table(s.traces, s.run_status, s.log10_target), s.target),
+            callback=lambda: csv_bytes(self._table(s.traces, s.run_status, s.log10_target), s.target,
+                                       settings_lines(s)),
             filename="cdlab_faceoff_results.csv", label="Download CSV", color="primary", width=140,
             css_classes=["cdlab-results-download"])
         target = pn.widgets.FloatSlider.from_param(s.param.log10_target, label="target gap ε (log10)", step=0.5,
