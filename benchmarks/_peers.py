@@ -75,21 +75,23 @@ def peer_status():
 def sklearn_logistic(solver, dual=False):
     def build(lam, n, d, tol, threads=1):
         from sklearn.linear_model import LogisticRegression
+        # a fixed random_state: saga and liblinear shuffle, and the tol found must hold on the timed reruns
         return LogisticRegression(solver=solver, dual=dual, C=1.0 / (lam * n), fit_intercept=False,
-                                  tol=tol, max_iter=100000)
+                                  tol=tol, max_iter=100000, random_state=0)
     return build
 
 
 def sklearn_linear_svc(lam, n, d, tol, threads=1):
     """liblinear's dual CD for the L1-loss SVM: hinge max(0, 1 − y x·w), cdlab's 'hinge'."""
     from sklearn.svm import LinearSVC
-    return LinearSVC(loss="hinge", dual=True, C=1.0 / (lam * n), fit_intercept=False, tol=tol, max_iter=1000000)
+    return LinearSVC(loss="hinge", dual=True, C=1.0 / (lam * n), fit_intercept=False, tol=tol, max_iter=1000000,
+                     random_state=0)
 
 
 def sklearn_ridge(solver):
     def build(lam, n, d, tol, threads=1):
         from sklearn.linear_model import Ridge
-        return Ridge(alpha=lam * n, solver=solver, fit_intercept=False, tol=tol, max_iter=100000)
+        return Ridge(alpha=lam * n, solver=solver, fit_intercept=False, tol=tol, max_iter=100000, random_state=0)
     return build
 
 
