@@ -376,20 +376,20 @@ _COMMON = dict(kind="primal-dual", losses=SMOOTH_LOSSES, supports_l1=False, need
 
 register(MethodSpec(
     name="appa", make=_maker("appa"),
-    source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 1 (APPA), Lemma 2.3, Thm 2.4; theory.md §7",
+    source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 1 (APPA), Lemma 2.3, Thm 2.4",
     options={"kappa": None, "kappa_decay": 1.0, "kappa_min": None, "inner": "sdca", "stage_passes": None,
              "warm_start": None, "mu": None, "dual_start": None},
     **_COMMON))
 
 register(MethodSpec(
     name="accel_appa", make=_maker("accel_appa"),
-    source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 2 (Accelerated APPA), Thm 2.6; theory.md §7",
+    source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 2 (Accelerated APPA), Thm 2.6",
     options={"kappa": None, "mu": None, "inner": "sdca", "stage_passes": None, "warm_start": None,
              "dual_start": None},
     **_COMMON))
 
 register(MethodSpec(
     name="dual_appa", make=_maker("dual_appa"),
-    source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 3 (Dual APPA), Thm 2.10, Section 4; theory.md §7",
+    source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 3 (Dual APPA), Thm 2.10, Section 4",
     options={"kappa": None, "kappa_decay": 1.0, "kappa_min": None, "stage_passes": None, "dual_start": None},
     **_COMMON))

@@ -137,7 +137,7 @@ def _make_asdca(problem, sampling, rng, batch_size=1, theta=None):
 
 register(MethodSpec(
     name="asdca", make=_make_asdca, kind="dual",
-    source="Shalev-Shwartz & Zhang 2013, Accelerated Mini-Batch SDCA, procedure ASDCA and Theorem 1; theory.md §6",
+    source="Shalev-Shwartz & Zhang 2013, Accelerated Mini-Batch SDCA, procedure ASDCA and Theorem 1",
     losses=SMOOTH_LOSSES, supports_l1=False,
     samplings=("uniform",),
     options={"theta": None}, batch=True,

@@ -124,14 +124,14 @@ def _make_dual_cd(problem, sampling, rng, step="gradient"):
 
 register(MethodSpec(
     name="sdca", make=_make_sdca, kind="dual",
-    source="Shalev-Shwartz & Zhang, SDCA / Prox-SDCA (slides); theory.md §3",
+    source="Shalev-Shwartz & Zhang, SDCA / Prox-SDCA (slides)",
     losses=ALL_LOSSES, supports_l1=True,
     samplings=("uniform", "permutation", "cyclic", "importance", "custom"),
 ))
 
 register(MethodSpec(
     name="dual_cd", make=_make_dual_cd, kind="dual",
-    source="Csiba & Richtárik 2016, Algorithm 2 (Quartz serial); theory.md §4",
+    source="Csiba & Richtárik 2016, Algorithm 2 (Quartz serial)",
     losses=ALL_LOSSES, supports_l1=True,
     samplings=("uniform", "importance", "custom", "permutation", "cyclic"),
     options={"step": "gradient"},

@@ -121,7 +121,7 @@ def _make_primal_cd(problem, sampling, rng):
 
 register(MethodSpec(
     name="primal_cd", make=_make_primal_cd, kind="primal",
-    source="Csiba & Richtárik 2016, Algorithm 1 (NSync, serial sampling); theory.md §4",
+    source="Csiba & Richtárik 2016, Algorithm 1 (NSync, serial sampling)",
     losses=SMOOTH_LOSSES, supports_l1=True,
     samplings=("uniform", "importance", "custom", "permutation", "cyclic"),
 ))

@@ -303,7 +303,7 @@ def _make_spdc(problem, sampling, rng, batch_size=1, delta=0.0):
 
 register(MethodSpec(
     name="spdc", make=_make_spdc, kind="primal-dual",
-    source="Zhang & Xiao 2015, Algorithms 1-2, Theorems 1-2, Sections 3.1 and 4; theory.md §5",
+    source="Zhang & Xiao 2015, Algorithms 1-2, Theorems 1-2, Sections 3.1 and 4",
     losses=ALL_LOSSES, supports_l1=True, needs_lam=False,
     samplings=("uniform", "weighted"),
     options={"delta": 0.0}, batch=True,

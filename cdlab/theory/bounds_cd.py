@@ -44,8 +44,8 @@ n, d, nnz, lam, gamma = S["n"], S["d"], S["nnz"], S["lam"], S["gamma"]
 R, Rf, F2, C_P, C_D = S["R"], S["Rf"], S["F2"], S["C_P"], S["C_D"]
 eps, eps0, theta, cost, L = S["eps"], S["eps0"], S["theta"], S["cost"], S["L"]
 
-SRC_SDCA = "Shalev-Shwartz & Zhang 2013 (JMLR), Thm 1 (smooth losses); theory.md §3"
-SRC_DUAL = "Csiba & Richtárik 2016, Thm 1(ii) (Quartz serial, Qu, Richtárik & Zhang 2015); gap form of theory.md §3"
+SRC_SDCA = "Shalev-Shwartz & Zhang 2013 (JMLR), Thm 1 (smooth losses)"
+SRC_DUAL = "Csiba & Richtárik 2016, Thm 1(ii) (Quartz serial, Qu, Richtárik & Zhang 2015); gap form"
 SRC_PRIMAL = "Csiba & Richtárik 2016, Thm 1(i) (NSync, Richtárik & Takáč 2015); gap via G(w, α(w)) = ‖∇P(w)‖²/(2λ)"
 SRC_LIPSCHITZ = "Shalev-Shwartz & Zhang 2013 (JMLR), Thm 2 (L-Lipschitz losses, averaged iterates)"
 
@@ -74,8 +74,7 @@ def sampling_terms(problem, sampling, side):
             return d + F2 / lgn, (C_P + lgn * nnz) / (F2 + lgn * d), {}
         if sampling in ("permutation", "cyclic"):
             raise ValueError(f"no bound for sampling {sampling!r}: the theorems need i.i.d. random coordinates "
-                             "(a fixed cyclic order has no such guarantee, and shuffling once is not enough; "
-                             "theory.md §3)")
+                             "(a fixed cyclic order has no such guarantee, and shuffling once is not enough)")
         raise ValueError(f"unknown sampling {sampling!r}; use 'uniform', 'importance' or an array of probabilities")
     size = problem.n_samples if side == "dual" else problem.n_features
     probs = check_probabilities(sampling, size, "examples" if side == "dual" else "features")

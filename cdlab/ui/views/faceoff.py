@@ -130,10 +130,11 @@ def prediction_markdown(fo, faceoff_bounds, target):
     return f"{head}. Why: {pred['text']}."
 
 
-def faceoff_markdown(analysis, traces, run_status, target, runs):
+def faceoff_markdown(analysis, traces, run_status, target, runs, error=""):
     """The card's text (Markdown tables)."""
     if analysis is None:
-        return "*No data analysed yet (the status line says why).*"
+        return ("*Not available: see the message at the top of the page.*" if error
+                else "*Analysing the data…*")
     fo = analysis.faceoff
     p = analysis.problem
     head = f"**Data:** n = {p.n_samples:,}, d = {p.n_features:,}, nnz = {p.nnz:,}, λ = {p.lam:.3g}, loss = {p.loss}"
@@ -163,12 +164,15 @@ def faceoff_markdown(analysis, traces, run_status, target, runs):
               f"{ok(t3['C_D_lower'], fo.C_D, t3['C_D_upper'])} |",
               f"| C_P/C_D | 1/d = {fmt(t3['ratio_lower'])} | **{fmt(t3['ratio'])}** | n = {fmt(t3['ratio_upper'])} | "
               f"{ok(t3['ratio_lower'], t3['ratio'], t3['ratio_upper'])} |"]
+    face = [r for r in runs if r.method in PRIMAL_SIDE + DUAL_SIDE]
     if smooth:
+        if not face:
+            lines += ["", "*This scenario runs neither primal_cd nor dual_cd: the prediction below is what the "
+                          "theory says they would do on this data, not a verdict on the methods plotted.*"]
         lines += ["", prediction_markdown(fo, analysis.faceoff_bounds, target)]
     else:
         lines += ["", f"*{analysis.faceoff_note}*"]
     won = measured_winner(traces, run_status, target, runs)
-    face = [r for r in runs if r.method in PRIMAL_SIDE + DUAL_SIDE]
     going = any(run_status.get(r.label) in ("queued", "running") for r in face)
     if won is not None:
         lines += ["", verdict_markdown(won, fo, smooth, target, face)
@@ -185,12 +189,12 @@ def faceoff_markdown(analysis, traces, run_status, target, runs):
 class FaceoffCard(pn.viewable.Viewer):
     state = param.ClassSelector(class_=Experiment)
 
-    def _text(self, analysis, traces, run_status, log10_target):
-        return faceoff_markdown(analysis, traces, run_status, 10.0 ** log10_target, self.state.runs())
+    def _text(self, analysis, traces, run_status, log10_target, error):
+        return faceoff_markdown(analysis, traces, run_status, 10.0 ** log10_target, self.state.runs(), error)
 
     def __panel__(self):
         s = self.state
         md = pn.pane.Markdown(pn.bind(self._text, s.param.analysis, s.param.traces, s.param.run_status,
-                                      s.param.log10_target), css_classes=["cdlab-faceoff"],
+                                      s.param.log10_target, s.param.error), css_classes=["cdlab-faceoff"],
                               sizing_mode="stretch_width")
         return pn.Card(md, title="Face-off: primal vs dual", sizing_mode="stretch_width", collapsible=False)

@@ -77,9 +77,13 @@ def comparison_markdown(analysis, traces, target, runs):
 class TheoryCard(pn.viewable.Viewer):
     state = param.ClassSelector(class_=Experiment)
 
-    def _bounds(self, analysis, methods, samplings, batch_sizes):
+    def _bounds(self, analysis, methods, samplings, batch_sizes, error):
         items = theory_items(analysis, self.state.runs())
         if not items:
+            if error:
+                return pn.pane.Markdown("*Not available: see the message at the top of the page.*")
+            if analysis is None:
+                return pn.pane.Markdown("*Analysing the data…*")
             return pn.pane.Markdown("*Choose methods to see their bounds.*")
         col = pn.Column(sizing_mode="stretch_width")
         for _, latex, text in items:
@@ -94,7 +98,8 @@ class TheoryCard(pn.viewable.Viewer):
 
     def __panel__(self):
         s = self.state
-        bounds = pn.bind(self._bounds, s.param.analysis, s.param.methods, s.param.samplings, s.param.batch_sizes)
+        bounds = pn.bind(self._bounds, s.param.analysis, s.param.methods, s.param.samplings, s.param.batch_sizes,
+                         s.param.error)
         compare = pn.pane.Markdown(pn.bind(self._compare, s.param.analysis, s.param.traces, s.param.log10_target),
                                    sizing_mode="stretch_width", css_classes=["cdlab-theory-compare"])
         return pn.Card(pn.panel(bounds, sizing_mode="stretch_width"), compare,
