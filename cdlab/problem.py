@@ -144,11 +144,17 @@ def _index_dtype(*sizes):
     return np.int32 if max(sizes) < 2 ** 31 else np.int64
 
 
-def _sparse_as_csr(X, max_bytes) -> sp.csr_matrix:
-    """A canonical float64 CSR copy of a scipy sparse X, its structure checked first:
-    scipy does not check indices at construction, and its C++ conversions (like
-    numba kernels) would read and write out of bounds on a malformed one."""
+def check_sparse_structure(X):
+    """Check a scipy sparse X in O(nnz) without modifying it; returns (X or its COO
+    conversion, nnz stored). Raises ValueError naming the first inconsistency.
+
+    scipy does not check indices at construction, and its C++ routines
+    (conversions, products), like numba kernels, read and write out of bounds
+    on a malformed structure: anything that hands a user's sparse matrix to
+    them checks it here first (``Problem``, the estimators)."""
     _check_numeric_dtype("X", X.dtype)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional, got a sparse array of shape {X.shape}")
     fmt = X.format
     n, d = (int(s) for s in X.shape)
     if fmt not in ("csr", "csc", "coo", "bsr"):
@@ -163,19 +169,26 @@ def _sparse_as_csr(X, max_bytes) -> sp.csr_matrix:
         if data.ndim != 3 or data.shape[1:] != (R, C) or n % R or d % C:
             raise _malformed(fmt, f"blocks of shape {data.shape[1:]} in a ({n}, {d}) matrix with blocksize {(R, C)}")
         _check_compressed(fmt, X.indptr, X.indices, data.shape[0], n // R, d // C, "block rows", "block columns")
-        nnz = data.size
+        return X, data.size
+    if data.ndim != 1:
+        raise _malformed(fmt, f"data must be 1-D, got shape {data.shape}")
+    nnz = data.shape[0]
+    if fmt == "coo":
+        row = _index_array(fmt, "row", X.row, nnz)
+        col = _index_array(fmt, "col", X.col, nnz)
+        _check_in_range(fmt, "row", row, n, "rows")
+        _check_in_range(fmt, "col", col, d, "columns")
     else:
-        if data.ndim != 1:
-            raise _malformed(fmt, f"data must be 1-D, got shape {data.shape}")
-        nnz = data.shape[0]
-        if fmt == "coo":
-            row = _index_array(fmt, "row", X.row, nnz)
-            col = _index_array(fmt, "col", X.col, nnz)
-            _check_in_range(fmt, "row", row, n, "rows")
-            _check_in_range(fmt, "col", col, d, "columns")
-        else:
-            major, minor, axes = (n, d, ("rows", "columns")) if fmt == "csr" else (d, n, ("columns", "rows"))
-            _check_compressed(fmt, X.indptr, X.indices, nnz, major, minor, *axes)
+        major, minor, axes = (n, d, ("rows", "columns")) if fmt == "csr" else (d, n, ("columns", "rows"))
+        _check_compressed(fmt, X.indptr, X.indices, nnz, major, minor, *axes)
+    return X, nnz
+
+
+def _sparse_as_csr(X, max_bytes) -> sp.csr_matrix:
+    """A canonical float64 CSR copy of a scipy sparse X, built from its checked arrays."""
+    X, nnz = check_sparse_structure(X)
+    fmt, data = X.format, np.asarray(X.data)
+    n, d = (int(s) for s in X.shape)
     _check_budget(n, d, nnz, max_bytes)
     idx = _index_dtype(n + 1, d + 1, nnz + 1)
     values = data.astype(np.float64)  # always a new array: the user's X is never touched
