@@ -234,11 +234,15 @@ def _logistic_root_left(b, one_minus_b, c, q):
     sc, smc = _sigmoid_pair(c)
     lo = c - q * (((one_minus_b - smc) if c > 0.0 else (sc - b)))
     hi = c
-    t = c - _lambert_w_exp(math.log(q) + c)
+    ell = math.log(q) + c
     if b > 0.0:
         logit_b = math.log(b) - math.log(one_minus_b)
         lo = max(lo, logit_b)
-        t = max(t, logit_b)
+        # W(e^ℓ) ≥ ℓ − log ℓ ≥ ℓ/2 for ℓ ≥ 1, so c − W ≤ logit b whenever logit b ≥ c − ℓ/2:
+        # the usual SDCA step (b near the root) skips computing W
+        t = logit_b if (ell >= 1.0 and logit_b >= c - 0.5 * ell) else max(logit_b, c - _lambert_w_exp(ell))
+    else:
+        t = c - _lambert_w_exp(ell)
     t = min(max(t, lo), hi)
     for _ in range(60):
         sg, sm = _sigmoid_pair(t)

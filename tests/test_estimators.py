@@ -182,7 +182,7 @@ def test_malformed_sparse_input_is_refused_before_scikit_learn_and_scipy():
     with pytest.raises(ValueError, match=r"col\[1\] = 9 is out of range"):
         CDRegressor().fit(coo, [0.5, 1.0])
     X, y = make_classification(n_samples=40, n_features=3, n_informative=2, n_redundant=0, random_state=0)
-    clf = CDClassifier(max_passes=50, tol=1e-3).fit(X, y)
+    clf = CDClassifier(lam=1e-2, max_passes=200, tol=1e-3).fit(X, y)
     with pytest.raises(ValueError, match="out of range"):
         clf.predict(sp.csr_matrix((np.array([1.0, 2.0, 3.0]), [0, 5, 1], [0, 2, 3]), shape=(2, 3)))
 
@@ -192,8 +192,8 @@ def test_object_and_mixed_dataframe_input_fits_like_floats():
 
     X, y = make_classification(n_samples=40, n_features=3, n_informative=2, n_redundant=0, random_state=0)
     df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "flag": X[:, 2] > 0})
-    want = CDClassifier(max_passes=50, tol=1e-3).fit(df.astype(float), y)
+    want = CDClassifier(lam=1e-2, max_passes=200, tol=1e-3).fit(df.astype(float), y)
     labels = pd.Series(np.where(y == 1, "yes", "no"), dtype=object)  # sklearn's own rule: object y of labels
-    got = CDClassifier(max_passes=50, tol=1e-3).fit(df, labels)
+    got = CDClassifier(lam=1e-2, max_passes=200, tol=1e-3).fit(df, labels)
     np.testing.assert_array_equal(got.coef_, want.coef_)
     assert list(got.classes_) == ["no", "yes"] and df["flag"].dtype == bool
