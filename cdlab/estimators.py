@@ -42,7 +42,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .problem import Problem
+from .problem import Problem, check_sparse_structure
 from .solvers import solve
 
 CLASSIFIER_LOSSES = ("logistic", "hinge", "smoothed_hinge")
@@ -76,7 +76,15 @@ class _CDLinearModel(BaseEstimator):
         if self.fit_intercept and not self.intercept_scaling > 0:
             raise ValueError(f"{type(self).__name__}: intercept_scaling must be > 0, got {self.intercept_scaling}")
 
+    @staticmethod
+    def _check_structure(X):
+        """A sparse X's structure is checked before scikit-learn's validation: its
+        format conversions and the products in predict run scipy's unchecked C++."""
+        if sp.issparse(X):
+            check_sparse_structure(X)
+
     def _validate_X(self, X, reset):
+        self._check_structure(X)
         return validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64, reset=reset)
 
     def _augment(self, X):
@@ -152,6 +160,7 @@ class CDClassifier(ClassifierMixin, _CDLinearModel):
 
     def fit(self, X, y):
         self._check_params()
+        self._check_structure(X)
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc", "coo"), dtype=np.float64)
         check_classification_targets(y)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -216,6 +225,7 @@ class CDRegressor(RegressorMixin, _CDLinearModel):
 
     def fit(self, X, y):
         self._check_params()
+        self._check_structure(X)
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc", "coo"), dtype=np.float64, y_numeric=True)
         w, result = self._solve_one(self._augment(X), y)
         coef, intercept = self._split(w)

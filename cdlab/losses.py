@@ -201,39 +201,60 @@ def fenchel_young(code, z, a, y, s):
 
 
 @njit(inline="always", cache=True)
-def _logistic_step(b, yz, q):
-    """Root b⁺ ∈ (0,1) of log(b⁺/(1−b⁺)) + yz + q(b⁺ − b) = 0.
+def _lambert_w_exp(ell):
+    """W(e^ℓ), the root w > 0 of w + log w = ℓ, for any real ℓ (e^ℓ itself may overflow).
 
-    Solved in t = logit(b⁺): h(t) = t + yz + q(σ(t) − b) has h' = 1 + qσ(1−σ)
-    ∈ [1, 1 + q/4], so the root is bracketed in [−yz − q(1−b), −yz + qb] and
-    safeguarded Newton converges fast; σ(t) keeps full relative precision of
-    b⁺ and of 1 − b⁺ (= σ(−t)) even when b⁺ is within 1e-12 of 0 or 1.
-    Returns (b⁺, 1 − b⁺).
+    Newton on w + log w − ℓ, i.e. w ← w(1 + ℓ − log w)/(1 + w), from ℓ − log ℓ
+    (the asymptote for ℓ > 1) or e^ℓ/(1 + e^ℓ) (W(x) ≈ x for small x)."""
+    if ell < -700.0:
+        return math.exp(ell)  # W(x) = x(1 − x + …) and x < 1e-304
+    w = ell - math.log(ell) if ell > 1.0 else math.exp(ell) / (1.0 + math.exp(ell))
+    for _ in range(20):
+        w_new = w * (1.0 + ell - math.log(w)) / (1.0 + w)
+        if abs(w_new - w) <= 1e-15 * w:
+            return w_new
+        w = w_new
+    return w
+
+
+@njit(inline="always", cache=True)
+def _logistic_root_left(b, one_minus_b, c, q):
+    """The root t of h(t) = t − c + q(σ(t) − b) when σ(c) > b, so that it lies in
+    (logit b, c); ``one_minus_b`` is 1 − b to full relative precision.
+
+    h is increasing with h' = 1 + qσ(1−σ) ∈ [1, 1 + q/4], and the root is
+    bracketed by logit b and c − q(σ(c) − b) below and c above. Newton starts
+    from the larger of two points left of the root: logit b, and c − W(q e^c),
+    the root of t − c + q e^t (≥ h(t) − qb, since σ(t) < e^t). The second is
+    what makes the step exact at any q: when q b is small the root sits where
+    σ(t) ≈ e^t, about log q below c, and Newton started from logit b overshot to
+    near c and then crept back about 1 per iteration on the exponential, so for
+    q beyond ~1e26 it ran out of iterations far from the root.
     """
-    lo = -yz - q * (1.0 - b)
-    hi = -yz + q * b
-    # Start from the current b: near convergence of SDCA b⁺ ≈ b, and one or
-    # two Newton steps suffice.
-    if 0.0 < b < 1.0:
-        t = math.log(b) - math.log1p(-b)
-        t = min(max(t, lo), hi)
+    sc, smc = _sigmoid_pair(c)
+    lo = c - q * (((one_minus_b - smc) if c > 0.0 else (sc - b)))
+    hi = c
+    ell = math.log(q) + c
+    if b > 0.0:
+        logit_b = math.log(b) - math.log(one_minus_b)
+        lo = max(lo, logit_b)
+        # W(e^ℓ) ≥ ℓ − log ℓ ≥ ℓ/2 for ℓ ≥ 1, so c − W ≤ logit b whenever logit b ≥ c − ℓ/2:
+        # the usual SDCA step (b near the root) skips computing W
+        t = logit_b if (ell >= 1.0 and logit_b >= c - 0.5 * ell) else max(logit_b, c - _lambert_w_exp(ell))
     else:
-        t = min(max(-yz, lo), hi)
-    # 1 − b is exact for b ≥ ½ (Sterbenz), so writing σ(t) − b as (1 − b) − σ(−t)
-    # when σ(t) > ½ avoids the cancellation of two numbers near 1: with q up to
-    # 1e10 that cancellation alone cost 1e-8 relative error in 1 − b⁺.
-    one_minus_b = 1.0 - b
+        t = c - _lambert_w_exp(ell)
+    t = min(max(t, lo), hi)
     for _ in range(60):
         sg, sm = _sigmoid_pair(t)
-        h = t + yz + q * ((one_minus_b - sm) if t > 0.0 else (sg - b))
+        # σ(t) − b as (1 − b) − σ(−t) when σ(t) > ½: no cancellation of two numbers near 1
+        h = t - c + q * ((one_minus_b - sm) if t > 0.0 else (sg - b))
         if h > 0.0:
             hi = t
         elif h < 0.0:
             lo = t
         else:
             break
-        dh = 1.0 + q * sg * sm
-        t_new = t - h / dh
+        t_new = t - h / (1.0 + q * sg * sm)
         # |t − root| ≤ |h|/h' ≈ |t_new − t| and Newton converges
         # quadratically (|h''|/h' = qσ'|1−2σ|/(1+qσ') < 1), so after a Newton step below 1e-10
         # the error in t_new is far below 1e-12, hence so is the relative
@@ -249,7 +270,31 @@ def _logistic_step(b, yz, q):
         t = t_new
         if hi - lo <= 1e-15 * (1.0 + abs(t)):
             break
-    return _sigmoid_pair(t)
+    return t
+
+
+@njit(inline="always", cache=True)
+def _logistic_step(b, yz, q):
+    """Root b⁺ ∈ (0,1) of log(b⁺/(1−b⁺)) + yz + q(b⁺ − b) = 0, for any q > 0.
+
+    Solved in t = logit(b⁺): h(t) = t + yz + q(σ(t) − b). With c = −yz, the
+    root lies left of c when σ(c) > b (then b < b⁺ < σ(c)) and right of it
+    otherwise; the second case is the first under t → −t, b → 1 − b, c → −c,
+    so one solver (``_logistic_root_left``) serves both. σ(t) keeps full
+    relative precision of b⁺ and of 1 − b⁺ (= σ(−t)) even when b⁺ is within
+    1e-12 of 0 or 1, or q is near the float64 maximum.
+    Returns (b⁺, 1 − b⁺).
+    """
+    c = -yz
+    # 1 − b is exact for b ≥ ½ (Sterbenz); for b < ½ its rounding is relative 1e-16
+    one_minus_b = 1.0 - b
+    sc, smc = _sigmoid_pair(c)
+    side = (one_minus_b - smc) if c > 0.0 else (sc - b)  # σ(c) − b, the sign of h(c)/q
+    if side == 0.0:
+        return sc, smc
+    if side > 0.0:
+        return _sigmoid_pair(_logistic_root_left(b, one_minus_b, c, q))
+    return _sigmoid_pair(-_logistic_root_left(one_minus_b, b, -c, q))
 
 
 @njit(inline="always", cache=True)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._numeric import as_float_array
+
 ORDERS = ("uniform", "permutation", "cyclic")
 
 
@@ -20,9 +22,23 @@ def importance_probabilities(norms_sq, lam, gamma, n_samples):
     return w / w.sum()
 
 
+# A probability vector given in float64 (or as integers or Python numbers) must
+# sum to 1 within this; one of a lower precision within the square root of its
+# machine epsilon (3.5e-4 for float32), the tolerance numpy.random.Generator.choice
+# applies, since normalising in float32 leaves errors of that order.
+SUM_TOLERANCE = 1e-9
+
+# A checkpoint interval (about one pass) may hold at most this many steps per
+# coordinate or nonzero (see Sampler.steps_per_pass).
+MAX_STEPS_PER_PASS_FACTOR = 16
+
+
 def check_probabilities(p, size, what="coordinates"):
-    """Validate user probabilities: a 1-D array of real numbers, finite, > 0, of
-    the right length, summing to 1 within 1e-9. Returns a float64 copy."""
+    """Validate user probabilities: a 1-D array of real numbers (any numeric
+    dtype but bool, or an object array or pandas Series of numbers), finite,
+    > 0, of the right length, summing to 1 (within SUM_TOLERANCE, or the
+    square root of the machine epsilon of a lower-precision float dtype).
+    Returns a float64 copy; a lower-precision input is renormalised to sum to 1."""
     if p is None or isinstance(p, (str, bytes, dict)):
         raise ValueError(f"sampling must be a name or a 1-D array of probabilities, got {p!r}")
     try:
@@ -35,18 +51,23 @@ def check_probabilities(p, size, what="coordinates"):
         raise ValueError(f"sampling probabilities must be real numbers, got dtype {raw.dtype}")
     if raw.ndim != 1:
         raise ValueError(f"sampling probabilities must be a 1-D array of length {size}, got shape {raw.shape}")
-    try:
-        p = np.array(raw, dtype=np.float64, copy=True)
-    except (TypeError, ValueError) as exc:  # strings, objects
-        raise ValueError(f"sampling probabilities must be numeric: {exc}") from None
+    if raw.dtype.kind in "USV":
+        raise ValueError(f"sampling probabilities must be numeric, got dtype {raw.dtype}")
+    p = as_float_array("sampling probabilities", raw, allow_bool=False)
     if p.shape[0] != size:
         raise ValueError(f"sampling probabilities have length {p.shape[0]}, but there are {size} {what}")
     if not np.all(np.isfinite(p)):
         raise ValueError("sampling probabilities contain NaN or inf")
     if np.any(p <= 0):
-        raise ValueError(f"sampling probabilities must all be > 0 ({int((p <= 0).sum())} are not)")
-    if abs(p.sum() - 1.0) > 1e-9:
-        raise ValueError(f"sampling probabilities must sum to 1 (within 1e-9); they sum to {p.sum():.12g}")
+        k = int(np.argmax(p <= 0))
+        raise ValueError(f"sampling probabilities must all be > 0 ({int((p <= 0).sum())} are not); "
+                         f"the first is {p[k]:g} at index {k}")
+    low_precision = raw.dtype.kind == "f" and raw.dtype.itemsize < 8
+    tol = max(SUM_TOLERANCE, float(np.sqrt(np.finfo(raw.dtype).eps))) if low_precision else SUM_TOLERANCE
+    if abs(p.sum() - 1.0) > tol:
+        raise ValueError(f"sampling probabilities must sum to 1 (within {tol:.2g}); they sum to {p.sum():.12g}")
+    if low_precision:
+        p /= p.sum()
     return p
 
 
@@ -94,8 +115,8 @@ class Sampler:
     "weighted" (i.i.d. from ``probs`` through an alias table).
     """
 
-    def __init__(self, size, kind="uniform", probs=None):
-        self.size, self.kind = int(size), kind
+    def __init__(self, size, kind="uniform", probs=None, what="coordinates"):
+        self.size, self.kind, self.what = int(size), kind, what
         self.probs = np.full(self.size, 1.0 / self.size) if probs is None else np.asarray(probs, float)
         self._alias = AliasTable(self.probs) if kind == "weighted" else None
         self._pos = 0  # position inside the current epoch for permutation / cyclic
@@ -108,10 +129,27 @@ class Sampler:
         Σ_j p_j‖f_j‖₀ or Σ_i q_i‖x_i‖₀: under importance sampling on data whose
         heavy coordinates are also dense, a step costs far more than
         nnz/size, and checkpoints spaced ``size`` steps apart would be
-        several passes apart."""
+        several passes apart.
+
+        Probabilities that put nearly all their mass on coordinates without
+        nonzeros make a pass take unboundedly many steps (and a checkpoint
+        interval draw that many indices at once); more than
+        MAX_STEPS_PER_PASS_FACTOR × max(size, nnz) steps — uniform sampling
+        takes ``size``, any sampling without empty coordinates at most nnz —
+        is refused with a ValueError saying where the mass is."""
         nnz_per_index = np.asarray(nnz_per_index, dtype=float)
+        what = self.what
         cost = float(self.probs @ nnz_per_index)
-        return max(1, int(round(nnz_per_index.sum() / cost))) if cost > 0 else self.size
+        total = float(nnz_per_index.sum())
+        limit = MAX_STEPS_PER_PASS_FACTOR * max(self.size, total)
+        if cost <= 0 or total / cost > limit:
+            empty = float(self.probs[nnz_per_index == 0].sum())
+            steps = "infinitely many" if cost <= 0 else f"{total / cost:.3g}"
+            raise ValueError(f"the sampling probabilities put {empty:.12g} of their mass on {what} without "
+                             f"nonzeros: one pass over the data would take {steps} steps, more than "
+                             f"{MAX_STEPS_PER_PASS_FACTOR} × max({self.size} {what}, {int(total)} nonzeros); "
+                             f"give the {what} that hold data more probability")
+        return max(1, int(round(total / cost)))
 
     def draw(self, rng: np.random.Generator, k: int) -> np.ndarray:
         if self.kind == "uniform":
@@ -145,11 +183,12 @@ def make_sampler(sampling, size, importance_norms_sq=None, lam=0.0, gamma=1.0, n
         if sampling == "importance":
             if importance_norms_sq is None:
                 raise ValueError("importance sampling is not defined for this method")
-            return Sampler(size, "weighted", importance_probabilities(importance_norms_sq, lam, gamma, n_samples))
-        return Sampler(size, sampling)
+            return Sampler(size, "weighted", importance_probabilities(importance_norms_sq, lam, gamma, n_samples),
+                           what=what)
+        return Sampler(size, sampling, what=what)
     if "custom" not in allowed:
         raise ValueError(f"this method does not accept custom probabilities; use one of {list(allowed)}")
-    return Sampler(size, "weighted", check_probabilities(sampling, size, what))
+    return Sampler(size, "weighted", check_probabilities(sampling, size, what), what=what)
 
 
 class BatchSampler:

@@ -502,3 +502,23 @@ BAD_CALLS = [
 def test_bad_input_raises_a_named_value_error(func, args, kwargs, message):
     with pytest.raises(ValueError, match=message):
         func(*args, **kwargs)
+
+
+def test_feature_index_far_beyond_the_nonzeros_is_refused(tmp_path):
+    """Issue 17 H1: a two-line file holding index 10⁹ made `cdlab solve` allocate GiBs."""
+    from cdlab.data import libsvm
+
+    path = tmp_path / "wide.svm"
+    path.write_text("# a comment line first\n1 1000000000:1\n-1 1:1\n")
+    limit = max(libsvm.FEATURES_FLOOR, libsvm.FEATURES_PER_NONZERO * 2)
+    with pytest.raises(ValueError, match=re.escape(
+            f"wide.svm, line 2: feature index 1000000000 implies 1000000000 features, far beyond the 2 "
+            f"nonzeros the file holds (at most max({libsvm.FEATURES_FLOOR}, {libsvm.FEATURES_PER_NONZERO} × nnz) "
+            f"= {limit} without n_features); pass n_features=1000000000 explicitly")):
+        cdlab.load_dataset(path)
+    X, y = cdlab.load_dataset(path, n_features=10 ** 9)  # asked for explicitly: read as is
+    assert X.shape == (2, 10 ** 9) and X.nnz == 2
+    with pytest.raises(ValueError, match="more than max_bytes"):  # and Problem's budget has the last word
+        cdlab.Problem(X, y, max_bytes=4 * 2 ** 30)
+    path.write_text(f"1 {libsvm.FEATURES_FLOOR}:1\n-1 1:1\n")  # up to the floor is fine whatever the nnz
+    assert cdlab.load_dataset(path)[0].shape == (2, libsvm.FEATURES_FLOOR)

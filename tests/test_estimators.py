@@ -169,3 +169,31 @@ def test_bad_parameters_raise_clear_errors():
         CDClassifier(method="nope").fit(X, y)
     with pytest.raises(ValueError, match="one class only"):
         CDClassifier().fit(X, np.zeros(len(y)))
+
+
+def test_malformed_sparse_input_is_refused_before_scikit_learn_and_scipy():
+    """Issue 17 H2 through the estimators: sklearn's validation converts formats and
+    predict multiplies with scipy's C++ routines, which do not check indices."""
+    bad = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), [0, 5, 1], [0, 2, 3]), shape=(2, 3))
+    with pytest.raises(ValueError, match=r"indices\[1\] = 5 is out of range \[0, 3\)"):
+        CDClassifier().fit(bad, [0, 1])
+    coo = sp.coo_matrix(([1.0, 2.0], ([0, 1], [0, 1])), shape=(2, 3))
+    coo.col = np.array([0, 9], dtype=np.int32)
+    with pytest.raises(ValueError, match=r"col\[1\] = 9 is out of range"):
+        CDRegressor().fit(coo, [0.5, 1.0])
+    X, y = make_classification(n_samples=40, n_features=3, n_informative=2, n_redundant=0, random_state=0)
+    clf = CDClassifier(lam=1e-2, max_passes=200, tol=1e-3).fit(X, y)
+    with pytest.raises(ValueError, match="out of range"):
+        clf.predict(sp.csr_matrix((np.array([1.0, 2.0, 3.0]), [0, 5, 1], [0, 2, 3]), shape=(2, 3)))
+
+
+def test_object_and_mixed_dataframe_input_fits_like_floats():
+    import pandas as pd
+
+    X, y = make_classification(n_samples=40, n_features=3, n_informative=2, n_redundant=0, random_state=0)
+    df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "flag": X[:, 2] > 0})
+    want = CDClassifier(lam=1e-2, max_passes=200, tol=1e-3).fit(df.astype(float), y)
+    labels = pd.Series(np.where(y == 1, "yes", "no"), dtype=object)  # sklearn's own rule: object y of labels
+    got = CDClassifier(lam=1e-2, max_passes=200, tol=1e-3).fit(df, labels)
+    np.testing.assert_array_equal(got.coef_, want.coef_)
+    assert list(got.classes_) == ["no", "yes"] and df["flag"].dtype == bool

@@ -140,3 +140,44 @@ def test_gamma_and_unknown_loss():
 def test_logistic_value_does_not_overflow():
     assert L.loss_value(L.LOGISTIC, 1000.0, -1.0, 1.0) == pytest.approx(1000.0)
     assert L.loss_value(L.LOGISTIC, 1000.0, 1.0, 1.0) == pytest.approx(math.exp(-1000.0), abs=1e-300)
+
+
+def _logistic_root_near(guess, b, yz, q):
+    """The root in t = logit(b⁺) at log10(q) + 60 digits (enough to resolve σ(t) − b ~ 1/q),
+    by Newton from ``guess`` or, failing that, the bracket's midpoint; checked to change
+    sign across it, so it is the unique root of the increasing f."""
+    mpmath.mp.dps = 60 + int(max(0.0, math.log10(q)))
+    B, YZ, Q = mpmath.mpf(b), mpmath.mpf(yz), mpmath.mpf(q)
+    f = lambda t: t + YZ + Q * (1 / (1 + mpmath.exp(-t)) - B)
+    for start in (mpmath.mpf(guess), -YZ):
+        try:
+            t = mpmath.findroot(f, start, verify=False)  # the sign change below is the check
+        except (ValueError, ZeroDivisionError):
+            continue
+        d = mpmath.mpf(10) ** -30 * (1 + abs(t))
+        if f(t - d) < 0 < f(t + d):
+            return 1 / (1 + mpmath.exp(-t)), 1 / (1 + mpmath.exp(t))
+    raise AssertionError(f"no reference root found for b={b}, yz={yz}, q={q}")
+
+
+@pytest.mark.parametrize("q", [1e28, 1e30, 1e34, 1e60, 1e150, 1e300, 1.7e308])
+@pytest.mark.parametrize("b", [0.0, 1e-300, 1e-40, 0.3, 1 - 1e-12, 1.0])
+@pytest.mark.parametrize("yz", [-300.0, -5.0, 0.0, 5.0, 300.0])
+def test_logistic_step_exact_at_any_curvature(q, b, yz):
+    """q = ‖x‖²/(λn) beyond 1e28 (rows scaled by 1e16): Newton started at logit b
+    overshot and crept back on the exponential and ran out of iterations, returning
+    e.g. 2.7e-27 for b⁺ ≈ 6.5e-29 at q = 1e30; every root is now exact to 1e-12."""
+    bp, one_minus = L._logistic_step(b, yz, q)
+    guess = math.log(bp) - math.log(one_minus) if bp > 0 and one_minus > 0 else -yz
+    ref_b, ref_1mb = _logistic_root_near(guess, b, yz, q)
+    assert abs(bp - ref_b) <= 1e-12 * ref_b + 1e-300, (bp, float(ref_b))
+    assert abs(one_minus - ref_1mb) <= 1e-12 * ref_1mb + 1e-300, (one_minus, float(ref_1mb))
+
+
+def test_lambert_w_of_exp_solves_w_plus_log_w():
+    for ell in [-800.0, -50.0, -1.0, 0.0, 0.5, 1.0, 2.0, 30.0, 700.0, 1e5]:
+        w = L._lambert_w_exp(ell)
+        if ell < -700:
+            assert w == math.exp(ell)
+            continue
+        assert abs(w + math.log(w) - ell) <= 1e-13 * max(1.0, abs(ell))

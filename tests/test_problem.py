@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 import cdlab
-from cdlab.problem import soft_threshold
+from cdlab.problem import default_max_bytes, problem_bytes, soft_threshold
 
 LOSSES = ["squared", "logistic", "hinge", "smoothed_hinge", "absolute"]
 
@@ -208,3 +208,113 @@ def test_content_hash_changes_with_objective_and_data():
     assert a.with_params(lam=0.2).content_hash() == cdlab.Problem(X, y, lam=0.2).content_hash()
     with pytest.raises(ValueError, match="labels"):
         cdlab.Problem(X, X[:, 0], loss="squared").with_params(loss="logistic")
+
+
+def _malformed_matrices():
+    """(matrix, message) pairs: structures scipy builds without checking (check=False
+    or direct attribute writes), each of which made kernels read out of bounds."""
+    data = np.array([1.0, 2.0, 3.0])
+    out_of_range = sp.csr_matrix((data, [0, 5, 1], [0, 2, 3]), shape=(2, 3))  # the issue's reproducer
+    decreasing = sp.csr_matrix((data, [0, 1, 2], [0, 2, 3]), shape=(2, 3))
+    decreasing.indptr = np.array([0, 3, 2], dtype=np.int32)
+    nonzero_start = sp.csr_matrix((data, [0, 1, 2], [0, 2, 3]), shape=(2, 3))
+    nonzero_start.indptr = np.array([1, 2, 3], dtype=np.int32)
+    short_end = sp.csr_matrix((data, [0, 1, 2], [0, 2, 3]), shape=(2, 3))
+    short_end.indptr = np.array([0, 1, 2], dtype=np.int32)
+    negative = sp.csr_matrix((data, [0, -1, 2], [0, 2, 3]), shape=(2, 3))
+    csc = sp.csc_matrix((data, [0, 7, 1], [0, 2, 3, 3]), shape=(2, 3))
+    coo = sp.coo_matrix((data, ([0, 1, 1], [0, 1, 2])), shape=(2, 3))
+    coo.row = np.array([0, 4, 1], dtype=np.int32)
+    return [(out_of_range, r"CSR .*indices\[1\] = 5 is out of range \[0, 3\) \(the matrix has 3 columns\), in row 0"),
+            (decreasing, r"indptr decreases at row 1: indptr\[1\] = 3 > indptr\[2\] = 2"),
+            (nonzero_start, r"indptr\[0\] = 1, must be 0"),
+            (short_end, r"indptr\[-1\] = 2, indices has 3 entries and data 3"),
+            (negative, r"indices\[1\] = -1 is out of range"),
+            (csc, r"CSC .*indices\[1\] = 7 is out of range \[0, 2\) \(the matrix has 2 rows\), in column 0"),
+            (coo, r"COO .*row\[1\] = 4 is out of range \[0, 2\)")]
+
+
+@pytest.mark.parametrize("X, match", _malformed_matrices())
+def test_malformed_sparse_structure_is_refused_before_any_kernel(X, match):
+    """Issue 17 H2: scipy does not check indices at construction; Problem did not
+    either, and SDCA then read out of bounds (garbage, heap corruption, segfault)."""
+    before = [np.array(a, copy=True) for a in (X.data, getattr(X, "indices", X.data), getattr(X, "indptr", X.data))]
+    with pytest.raises(ValueError, match=match):
+        cdlab.Problem(X, np.array([1.0, -1.0]))
+    after = [X.data, getattr(X, "indices", X.data), getattr(X, "indptr", X.data)]
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_memory_budget_is_checked_before_allocating():
+    """Issue 17 H1: two nonzeros in 10⁹ columns made X.tocsc() allocate GiBs."""
+    X = sp.coo_matrix(([1.0, 1.0], ([0, 1], [10 ** 9 - 1, 0])), shape=(2, 10 ** 9))
+    with pytest.raises(ValueError, match=r"X of shape \(2, 1000000000\) would need about 59.6 GiB "
+                                         r"\(2 nonzeros × 48 B \+ \(2 rows \+ 1000000000 columns\) × 64 B\), "
+                                         r"more than max_bytes=4 GiB; most of its 1000000000 columns hold no nonzero"):
+        cdlab.Problem(X, np.array([1.0, -1.0]), max_bytes=4 * 2 ** 30)
+    X, y = small_data()
+    need = problem_bytes(*X.shape, np.count_nonzero(X))
+    assert cdlab.Problem(X, y, max_bytes=need).max_bytes == need
+    with pytest.raises(ValueError, match="more than max_bytes"):
+        cdlab.Problem(X, y, max_bytes=need - 1)
+    with pytest.raises(ValueError, match="float64 copy of the dense X"):
+        cdlab.Problem(X.astype(np.float32), y, max_bytes=need)  # the conversion counts too
+    assert cdlab.Problem(X, y).max_bytes == default_max_bytes() <= 4 * 2 ** 30
+    for bad in (0, -1.0, "1e9", np.nan):
+        with pytest.raises(ValueError, match="max_bytes"):
+            cdlab.Problem(X, y, max_bytes=bad)
+
+
+def test_object_arrays_and_mixed_dataframes_are_accepted_as_scikit_learn_does():
+    import pandas as pd
+
+    X, y = small_data(n=12, d=3)
+    X = np.round(X, 1)
+    want = cdlab.Problem(X, y)
+    df = pd.DataFrame({"a": X[:, 0], "b": (X[:, 1] * 10).astype(int), "c": X[:, 2]})
+    mixed = pd.DataFrame({"i": [1, 0, 2, 0], "f": [0.5, 1.5, 0.0, 2.0], "b": [True, False, True, True]})
+    for Xin, yin in [(X.astype(object), y.astype(object)), (df, pd.Series(y, dtype=object)),
+                     (X.tolist(), [int(v) for v in y])]:
+        p = cdlab.Problem(Xin, yin)
+        np.testing.assert_array_equal(p.X.toarray(), np.asarray(Xin, dtype=float))
+        np.testing.assert_array_equal(p.y, want.y)
+    p = cdlab.Problem(mixed, np.array([1, -1, 1, -1], dtype=object))
+    np.testing.assert_array_equal(p.X.toarray(), [[1, 0.5, 1], [0, 1.5, 0], [2, 0, 1], [0, 2, 1]])
+    assert mixed["b"].dtype == bool and mixed["i"].tolist() == [1, 0, 2, 0]  # input untouched
+
+
+@pytest.mark.parametrize("X, y, match", [
+    ("frame_str", [1, -1], r"X must hold real numbers; found 'x' \(str\) at row 0, column 1 \('b'\)"),
+    ("frame_na", [1, -1], r"found <NA> \(a missing value\) at row 1, column 1 \('b'\)"),
+    (np.array([[1.0, None]], dtype=object), [1], r"found None \(a missing value\) at row 0, column 1"),
+    (np.array([[1.0, 1j]], dtype=object), [1], r"found 1j \(complex\) at row 0, column 1"),
+    (np.ones((2, 2)), np.array([1, "a"], dtype=object), r"y must hold real numbers; found 'a' \(str\) at index 1"),
+])
+def test_object_input_that_is_not_numbers_is_named(X, y, match):
+    import pandas as pd
+
+    if isinstance(X, str) and X == "frame_str":
+        X = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})
+    elif isinstance(X, str) and X == "frame_na":
+        X = pd.DataFrame({"a": [1, 2], "b": pd.array([1, None], dtype="Int64")})
+    with pytest.raises(ValueError, match=match):
+        cdlab.Problem(X, y)
+
+
+@pytest.mark.parametrize("X, lam, match", [
+    (np.ones((2, 2)), 1e-320, r"lam=1e-320 is too small for this data: .*‖x_i‖²/\(λn\)"),
+    (np.full((2, 2), 1e200), 1e-4, "too large in scale for float64: the squared norm of row 0 overflows"),
+])
+def test_scales_that_overflow_are_refused_with_the_reason(X, lam, match):
+    with pytest.raises(ValueError, match=match):
+        cdlab.Problem(X, np.array([1.0, -1.0]), lam=lam)
+    if lam < 1e-300:
+        with pytest.raises(ValueError, match="too small for this data"):
+            cdlab.Problem(X, np.array([1.0, -1.0]), lam=1.0).with_params(lam=lam)
+
+
+def test_method_must_be_one_name():
+    X, y = small_data()
+    with pytest.raises(TypeError, match=r"method must be the name of one method \(a str\), got list \['sdca'\]"):
+        cdlab.solve(cdlab.Problem(X, y), method=["sdca"])

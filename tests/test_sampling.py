@@ -186,3 +186,44 @@ def test_bad_batch_size_raises(m):
 
 def test_integral_float_batch_size_is_accepted():
     assert BatchSampler(5, 3.0).batch_size == 3
+
+
+def test_float32_normalised_probabilities_are_accepted_and_renormalised():
+    """Issue 17: w/w.sum() in float32 sums to 1 only within float32 rounding (3.4e-8 off here)."""
+    w = np.random.default_rng(1).random(30).astype(np.float32)
+    p32 = w / w.sum()
+    assert abs(p32.astype(float).sum() - 1) > 1e-9
+    p = check_probabilities(p32, 30)
+    assert p.dtype == np.float64 and abs(p.sum() - 1) <= 1e-15
+    np.testing.assert_allclose(p, p32, rtol=1e-6)
+    problem = small_problem()
+    result = cdlab.solve(problem, sampling=p32, max_passes=2)
+    assert np.all(np.isfinite(result.trace.gap))
+    with pytest.raises(ValueError, match=r"must sum to 1 \(within 0.00035\)"):
+        check_probabilities(np.full(30, 1.01 / 30, dtype=np.float32), 30)
+    for p_obj in (np.full(5, 0.2).astype(object), np.array([0.25, 0.25, np.float64(0.25), 0.125, 0.125], dtype=object)):
+        assert check_probabilities(p_obj, 5).dtype == np.float64
+    with pytest.raises(ValueError, match=r"found True \(bool\) at index 1"):
+        check_probabilities(np.array([0.5, True, 0.5], dtype=object), 3)
+
+
+@pytest.mark.parametrize("method", ["sdca", "dual_cd", "primal_cd"])
+def test_probabilities_concentrated_on_empty_coordinates_are_refused(method):
+    """Issue 17: custom probabilities concentrated on an empty row made a checkpoint
+    interval ~1e12 steps and numpy ask for 291 GiB (7 TiB here) of indices."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 6))
+    X[-1] = 0.0
+    X[:, -1] = 0.0
+    problem = cdlab.Problem(X, np.sign(rng.standard_normal(20)), loss="squared", lam=0.1)
+    size, what = (6, "features") if method == "primal_cd" else (20, "examples")
+    p = np.full(size, 1e-12)
+    p[-1] = 1 - (size - 1) * 1e-12
+    calls = []
+    with pytest.raises(ValueError, match=rf"put 0.9999999999\d* of their mass on {what} without nonzeros: one "
+                                         rf"pass over the data would take [\d.]+e\+1\d steps, more than 16 × "
+                                         rf"max\({size} {what}, {problem.nnz} nonzeros\)"):
+        cdlab.solve(problem, method=method, sampling=p, callback=calls.append)
+    assert calls == []
+    p = np.full(size, 1.0 / size)  # an empty coordinate drawn as often as the others is fine
+    assert cdlab.solve(problem, method=method, sampling=p, max_passes=2).trace.passes.iloc[-1] >= 1.5

@@ -9,6 +9,13 @@ first bad line. The rescan runs only on failure: good files cost nothing extra.
 
 Format of one line: `label [qid:q] index:value index:value ... [# comment]`,
 indices strictly increasing, 1-based unless the file is zero-based.
+
+The number of features a file implies is its largest index (+1 if
+zero-based), which costs memory in every per-feature array downstream even
+when almost all features are empty. Unless ``n_features`` is passed, a file
+implying more than max(FEATURES_FLOOR, FEATURES_PER_NONZERO × nnz) features
+is refused, naming the index and its line: a two-line file holding index 10⁹
+would otherwise become ~60 GiB of per-feature arrays.
 """
 from __future__ import annotations
 
@@ -20,6 +27,12 @@ from pathlib import Path
 import numpy as np
 
 from ._checks import check_int
+
+
+# Features a file may imply without n_features: up to 4M (64 MiB per float64
+# feature array) whatever its size, or 64 per nonzero it holds.
+FEATURES_FLOOR = 2 ** 22
+FEATURES_PER_NONZERO = 64
 
 
 class DataFileNotFoundError(FileNotFoundError, ValueError):
@@ -126,7 +139,11 @@ def read_libsvm(path, n_features=None, zero_based="auto"):
     ----------
     path : str or os.PathLike
     n_features : int, optional
-        Number of columns; pass it so that a train and a test file agree.
+        Number of columns; pass it so that a train and a test file agree. Without it
+        the file's largest index sets the number of columns, and more than
+        max(FEATURES_FLOOR, FEATURES_PER_NONZERO × nnz) of them is refused (a file
+        whose features are far sparser than that can still be read by passing
+        n_features explicitly; `cdlab.Problem` then checks its memory budget).
     zero_based : bool or "auto"
         As in `sklearn.datasets.load_svmlight_file` ("auto": 1-based unless an index 0 occurs).
 
@@ -159,7 +176,25 @@ def read_libsvm(path, n_features=None, zero_based="auto"):
         raise _malformed(path, n_features, zero_based, "non-finite label or value")
     if X.shape[0] == 0:
         raise ValueError(f"{path}: the file holds no examples")
+    limit = max(FEATURES_FLOOR, FEATURES_PER_NONZERO * X.nnz)
+    if n_features is None and X.shape[1] > limit:
+        number, index = _largest_index(path)
+        raise ValueError(f"{path}, line {number}: feature index {index} implies {X.shape[1]} features, far beyond "
+                         f"the {X.nnz} nonzeros the file holds (at most max({FEATURES_FLOOR}, "
+                         f"{FEATURES_PER_NONZERO} × nnz) = {limit} without n_features); pass n_features="
+                         f"{X.shape[1]} explicitly to read it anyway, or renumber the features")
     return X, np.asarray(y, dtype=np.float64)
+
+
+def _largest_index(path: Path) -> tuple[int, int]:
+    """(1-based line number, raw index) of the largest feature index of a file sklearn has read."""
+    best = (0, -1)
+    with _open_binary(path) as f:
+        for number, line in enumerate(f, start=1):
+            span = _check_line(line, "auto")
+            if span is not None and span[1] > best[1]:
+                best = (number, span[1])
+    return best
 
 
 def _malformed(path: Path, n_features, zero_based, cause) -> ValueError:

@@ -102,6 +102,9 @@ def register(spec: MethodSpec) -> MethodSpec:
 
 
 def get_method(name: str) -> MethodSpec:
+    if not isinstance(name, str):
+        raise TypeError(f"method must be the name of one method (a str), got {type(name).__name__} {name!r}; "
+                        f"available: {sorted(METHODS)}")
     if name not in METHODS:
         raise ValueError(f"unknown method {name!r}; available: {sorted(METHODS)}")
     return METHODS[name]
