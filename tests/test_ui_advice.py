@@ -99,3 +99,18 @@ def test_presets_have_captions_and_the_preset_travels_in_links():
         text = presets.caption(name)
         assert "notebooks/0" in text and len(text) > 80, name
     assert "preset" in SYNCED
+
+
+def test_a_link_naming_a_preset_gets_its_values_unless_it_changes_them():
+    name = "sparse news-like skew"
+    s = Experiment(auto_run=False)
+    with s.quiet():
+        s.preset = name  # a hand-written link: ?preset=...
+        s.complete_preset({"preset"})
+    values = presets.values_of(name)
+    assert s.preset == name and all(getattr(s, k) == v for k, v in values.items())
+    t = Experiment(auto_run=False)
+    with t.quiet():
+        t.param.update(preset=name, n_samples=123)  # a link that changed one of the preset's values
+        t.complete_preset({"preset", "n_samples"})
+    assert t.preset == "custom" and t.n_samples == 123 and t.density == values["density"]

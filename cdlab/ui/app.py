@@ -23,19 +23,19 @@ def build_app(state: Experiment | None = None):
                               css_classes=["cdlab-compiling"], sizing_mode="stretch_width")
     notice = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["cdlab-notice"],
                            sizing_mode="stretch_width")
-    # two columns that wrap: below ~1350 px of content the cards go under the plot instead of over it
+    # two columns that wrap: where the page is narrower than about 1340 px the cards go under the plot
     plots = pn.Column(ConvergenceView(state=state),
                       pn.Card(ResultsView(state=state), title="Results", collapsible=False,
                               sizing_mode="stretch_width"),
                       pn.Card(DataView(state=state), title="Data: nonzeros and sampling", collapsible=False,
-                              sizing_mode="stretch_width"), sizing_mode="stretch_width", min_width=560,
-                      styles={"flex": "1 1 560px"}, css_classes=["cdlab-plots"])
+                              sizing_mode="stretch_width"), sizing_mode="stretch_width", min_width=500,
+                      styles={"flex": "1 1 500px"}, css_classes=["cdlab-plots"])
     cards = pn.Column(FaceoffCard(state=state), TheoryCard(state=state),
                       pn.Card(Figure1View(state=state), title="Figure 1: binary data map", collapsible=False,
                               sizing_mode="stretch_width"),
                       pn.Card(pn.pane.Markdown(glossary.symbols_markdown(), sizing_mode="stretch_width"),
                               title="Symbols", collapsed=True, sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width", min_width=380, styles={"flex": "0 1 440px"},
+                      sizing_mode="stretch_width", min_width=360, styles={"flex": "0 1 420px"},
                       css_classes=["cdlab-cards"])
     main = [
         compiling,
@@ -62,6 +62,7 @@ def _serve_session(state, compiling, notice):
 
     with state.quiet():
         pn.state.location.sync(state, {p: p for p in SYNCED}, on_error=sync_failed)
+        state.complete_preset(set(pn.state.location.query_params))
     WARMUP.ensure_started()
 
     def poll():

@@ -160,6 +160,20 @@ class Experiment(param.Parameterized):
             finally:
                 self._applying_preset = False
 
+    def complete_preset(self, given):
+        """After a link is applied: the settings the link did not give (``given``: its parameter names) take
+        the named preset's values; a link that changes one of the preset's values is a custom scenario."""
+        if self.preset == "custom":
+            return
+        try:
+            values = presets.values_of(self.preset)
+        except ValueError as exc:
+            self.param.update(preset="custom", error=str(exc))
+            return
+        self.param.update(**{k: v for k, v in values.items() if k not in given})
+        if any(getattr(self, k) != v for k, v in values.items()):
+            self.preset = "custom"
+
     @param.depends(*INPUTS, watch=True)
     def _inputs_changed(self):
         if not self._ready:
