@@ -273,21 +273,35 @@ class Experiment(param.Parameterized):
         if doc is None or doc.session_context is None:
             return self._apply
 
+        pending = threading.Lock()  # held while an update is scheduled and not yet applied
+
+        def apply(live):
+            pending.release()  # from here on a newer snapshot schedules another update
+            self._apply(live)
+
         def publish(live):
             if doc.session_context is None:
                 return  # the tab was closed (its job is being cancelled)
+            # One update at a time waits on the loop: it applies the newest snapshot when it runs, so a
+            # burst of publishes (a job answered from the cache) costs one re-render, not one each.
+            if not pending.acquire(blocking=False):
+                return
             # the worker thread may not touch Bokeh models: hand over to the loop
             with set_curdoc(doc):
-                pn.state.execute(partial(self._apply, live), schedule=True)
+                pn.state.execute(partial(apply, live), schedule=True)
         return publish
 
     def _apply(self, live):
         if live is not self._worker.live:
             return  # a superseded job
         phase, analysis, traces, status, message, done, error, cached = live.snapshot()
-        updates = dict(traces=traces, run_status=status, run_message=message, cached=sorted(cached),
+        updates = dict(run_status=status, run_message=message, cached=sorted(cached),
                        running=not done, phase=phase, error=error,
                        progress=self._progress(live.runs, traces, status, done))
+        # only what changed is set: every pane that reads a parameter re-renders when it is set
+        updates = {k: v for k, v in updates.items() if not _same(getattr(self, k), v)}
+        if not _same_traces(self.traces, traces):
+            updates["traces"] = traces
         if analysis is not self.analysis and (analysis is not None or error):
             updates["analysis"] = analysis  # None after an error: no stale face-off for other data
         self.param.update(**updates)
@@ -314,3 +328,25 @@ class Experiment(param.Parameterized):
                     frac = max(frac, math.log(g0 / g) / math.log(g0 / budget.tol))
                 total += min(1.0, max(0.0, frac)) / len(budget.seed_list)
         return total / len(runs)
+
+
+def _same(old, new) -> bool:
+    """Whether an output parameter's new value equals its current one (plain values, lists and dicts)."""
+    try:
+        return type(old) is type(new) and bool(old == new)
+    except (TypeError, ValueError):
+        return False
+
+
+def _same_traces(old: dict, new: dict) -> bool:
+    """Traces only grow while a job runs and are replaced when a run is re-timed or a seed finishes:
+    the same labels with frames of equal shape and equal last rows are the same traces."""
+    if old.keys() != new.keys():
+        return False
+    for label, frame in new.items():
+        before = old[label]
+        if before.shape != frame.shape or list(before.columns) != list(frame.columns):
+            return False
+        if len(frame) and not before.iloc[-1].equals(frame.iloc[-1]):
+            return False
+    return True
