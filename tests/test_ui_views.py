@@ -532,8 +532,7 @@ def test_a_runs_colour_does_not_change_when_another_method_is_added(done):
     def colors():
         labels = {r.label for r in s.runs()}
         traces = {k: v for k, v in done.traces.items() if k in labels}
-        return curve_colors(view._plot(False, traces, done.analysis, "passes", "gap", -5.0, s.methods,
-                                       s.samplings, s.batch_sizes))
+        return curve_colors(view._plot(False, traces, done.analysis, "passes", "gap", -5.0))
 
     alone = colors()
     assert set(alone) == {"dual_cd (uniform)", "dual_cd (importance)"}
@@ -544,8 +543,7 @@ def test_a_runs_colour_does_not_change_when_another_method_is_added(done):
     assert {k: both[k] for k in alone} == alone
     s.param.update(methods=["primal_cd"], samplings={"primal_cd": BOTH})
     assert curve_colors(view._plot(False, {k: v for k, v in done.traces.items() if k.startswith("primal")},
-                                   done.analysis, "passes", "gap", -5.0, s.methods, s.samplings,
-                                   s.batch_sizes)) == {k: v for k, v in both.items() if k.startswith("primal")}
+                                   done.analysis, "passes", "gap", -5.0)) == {k: v for k, v in both.items() if k.startswith("primal")}
 
 
 def test_run_colors_are_fixed_by_method_and_sampling():

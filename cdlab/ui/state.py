@@ -30,6 +30,10 @@ INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew"
           "data_seed", "omega", "upload_hash", "loss", "lam_rule", "log10_lam", "l1", "methods", "samplings",
           "batch_sizes", "max_passes", "log10_tol", "seed", "seeds", "max_seconds", "yaxis"]
 # the upload itself cannot travel in a URL; the preset's name does (applied quietly, it only names the scenario)
+# While a job streams, the session's event loop waits at least LOOP_SHARE times as long as its last update
+# took before the next one: a big plot update (hundreds of ms) makes updates rarer instead of leaving
+# no time for the user's clicks.
+LOOP_SHARE = 2.0
 SYNCED = ["preset"] + INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis", "logx"]
 
 
@@ -273,18 +277,45 @@ class Experiment(param.Parameterized):
         if doc is None or doc.session_context is None:
             return self._apply
 
-        pending = threading.Lock()  # held while an update is scheduled and not yet applied
+        lock = threading.Lock()
+        # busy: an update waits or runs; running: it has taken its snapshot; dirty: asked for while running
+        flags = dict(busy=False, running=False, dirty=False, next=0.0)
 
         def apply(live):
-            pending.release()  # from here on a newer snapshot schedules another update
-            self._apply(live)
+            t0 = time.monotonic()
+            with lock:
+                flags["running"] = True
+            try:
+                self._apply(live)
+            finally:
+                now = time.monotonic()
+                with lock:
+                    # the loop spends at most 1/(1 + LOOP_SHARE) of its time on updates: clicks (Cancel) go through
+                    flags["next"] = now + LOOP_SHARE * (now - t0)
+                    flags["busy"] = flags["running"] = False
+                    again = flags["dirty"]
+                    flags["dirty"] = False
+                if again:
+                    publish(live)
 
         def publish(live):
             if doc.session_context is None:
                 return  # the tab was closed (its job is being cancelled)
-            # One update at a time waits on the loop: it applies the newest snapshot when it runs, so a
-            # burst of publishes (a job answered from the cache) costs one re-render, not one each.
-            if not pending.acquire(blocking=False):
+            with lock:
+                if flags["busy"]:  # a waiting update applies the newest snapshot; a running one follows up
+                    flags["dirty"] = flags["dirty"] or flags["running"]
+                    return
+                flags["busy"] = True
+                wait = flags["next"] - time.monotonic()
+            if wait > 0:  # too soon after the last update: later, on a timer, with what is newest then
+                timer = threading.Timer(wait, schedule, (live,))
+                timer.daemon = True
+                timer.start()
+            else:
+                schedule(live)
+
+        def schedule(live):
+            if doc.session_context is None:
                 return
             # the worker thread may not touch Bokeh models: hand over to the loop
             with set_curdoc(doc):

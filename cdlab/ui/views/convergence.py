@@ -220,7 +220,9 @@ class ConvergenceView(pn.viewable.Viewer):
     def _axis_type(self, *events):
         self.log_seconds = self.state.xaxis == "seconds" and self.state.logx
 
-    def _plot(self, logx, traces, analysis, xaxis, yaxis, log10_target, methods, samplings, batch_sizes):
+    def _plot(self, logx, traces, analysis, xaxis, yaxis, log10_target):
+        """The plot of what the runs produced (redrawn when their traces or the axes change, not when a
+        control changes the plan: the new plan's job publishes its own traces)."""
         runs = self.state.runs()
         target = 10.0 ** log10_target if yaxis == "gap" else None
         return convergence_plot(traces, analysis, xaxis, yaxis, [r.label for r in runs], target, logx,
@@ -235,9 +237,8 @@ class ConvergenceView(pn.viewable.Viewer):
         """A new plot when the x axis changes between linear and log: Bokeh cannot change an axis's
         type in place, so a frame with logx on a linear plot would keep the linear axis."""
         s = self.state
-        dmap = hv.DynamicMap(pn.bind(partial(self._plot, log_seconds), s.param.traces, s.param.analysis, s.param.xaxis, s.param.yaxis,
-                                     s.param.log10_target, s.param.methods, s.param.samplings,
-                                     s.param.batch_sizes))
+        dmap = hv.DynamicMap(pn.bind(partial(self._plot, log_seconds), s.param.traces, s.param.analysis,
+                                     s.param.xaxis, s.param.yaxis, s.param.log10_target))
         return pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380)
 
     def __panel__(self):
