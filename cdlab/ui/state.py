@@ -30,11 +30,11 @@ INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew"
           "data_seed", "omega", "upload_hash", "loss", "lam_rule", "log10_lam", "l1", "methods", "samplings",
           "batch_sizes", "max_passes", "log10_tol", "seed", "seeds", "max_seconds", "yaxis"]
 # the upload itself cannot travel in a URL; the preset's name does (applied quietly, it only names the scenario)
+SYNCED = ["preset"] + INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis", "logx"]
 # While a job streams, the session's event loop waits at least LOOP_SHARE times as long as its last update
 # took before the next one: a big plot update (hundreds of ms) makes updates rarer instead of leaving
 # no time for the user's clicks.
 LOOP_SHARE = 2.0
-SYNCED = ["preset"] + INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis", "logx"]
 
 
 class Experiment(param.Parameterized):
