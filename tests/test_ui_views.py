@@ -522,3 +522,72 @@ def test_the_seconds_axis_is_log_by_default_in_a_plot_of_its_own(done):
         assert not view.log_seconds
     finally:
         done.param.update(xaxis="passes", logx=True)
+
+
+def curve_colors(overlay):
+    return {label: hv.Store.lookup_options("bokeh", el, "style").kwargs["color"]
+            for label, el in curves(overlay).items() if "(" in label and "bound" not in label}
+
+
+def test_a_runs_colour_does_not_change_when_another_method_is_added(done):
+    """Colours come from method × sampling, not from a run's place in the plan: dual_cd's runs keep theirs
+    when primal_cd is ticked (and goes first in the plan)."""
+    s = Experiment(source="synthetic", n_samples=200, n_features=10, methods=["dual_cd"],
+                   samplings={"dual_cd": BOTH}, auto_run=False)
+    view = ConvergenceView(state=s)
+
+    def colors():
+        labels = {r.label for r in s.runs()}
+        traces = {k: v for k, v in done.traces.items() if k in labels}
+        return curve_colors(view._plot(False, traces, done.analysis, "passes", "gap", -5.0))
+
+    alone = colors()
+    assert set(alone) == {"dual_cd (uniform)", "dual_cd (importance)"}
+    s.param.update(methods=["primal_cd", "dual_cd"], samplings={"primal_cd": BOTH, "dual_cd": BOTH})
+    assert [r.method for r in s.runs()][0] == "primal_cd"
+    both = colors()
+    assert len(both) == 4 and len(set(both.values())) == 4  # every run its own colour
+    assert {k: both[k] for k in alone} == alone
+    s.param.update(methods=["primal_cd"], samplings={"primal_cd": BOTH})
+    assert curve_colors(view._plot(False, {k: v for k, v in done.traces.items() if k.startswith("primal")},
+                                   done.analysis, "passes", "gap", -5.0)) == {k: v for k, v in both.items() if k.startswith("primal")}
+
+
+def test_run_colors_are_fixed_by_method_and_sampling():
+    from cdlab import METHODS
+    from cdlab.ui.runner import sampling_choices
+    from cdlab.ui.views.convergence import run_color
+    pairs = [(m, s) for m in sorted(METHODS) for s in sampling_choices(m) if s in ("uniform", "importance")]
+    colors = {p: run_color(*p) for p in pairs}
+    # one method's two samplings differ, and the page's default contenders share no colour
+    for m in METHODS:
+        if (m, "importance") in colors:
+            assert colors[(m, "uniform")] != colors[(m, "importance")]
+    contenders = [colors[(m, s)] for m in ("primal_cd", "dual_cd", "sdca") for s in ("uniform", "importance")]
+    assert len(set(contenders)) == len(contenders)
+    with pytest.raises(ValueError, match="no_such_method"):
+        run_color("no_such_method", "uniform")
+
+
+def test_status_line_leaves_a_refused_loss_to_the_banner():
+    from cdlab.ui.views.convergence import status_markdown
+    status = {"primal_cd (uniform)": "refused", "sdca (uniform)": "refused", "dual_cd (uniform)": "converged"}
+    message = {"primal_cd (uniform)": "primal_cd needs a smooth loss; try loss='smoothed_hinge'",
+               "sdca (uniform)": "batch size 900 exceeds the 400 examples"}
+    md = status_markdown("finished", False, status, message, [], "", 3, explained={"primal_cd (uniform)"})
+    assert "- ⚠ primal_cd (uniform): not run (see the message at the top)" in md.splitlines()
+    assert "loss=" not in md and "smoothed_hinge" not in md
+    # a refusal the banner does not explain keeps its reason here
+    assert "sdca (uniform) cannot run:** batch size 900 exceeds the 400 examples" in md
+    assert "- dual_cd (uniform): converged" in md
+
+
+def test_status_line_of_the_page_names_runs_refused_for_the_loss():
+    """In the page: hinge with primal_cd and dual_cd, whose refusals the banner explains."""
+    s = Experiment(source="synthetic", n_samples=60, n_features=5, loss="hinge", methods=["primal_cd", "sdca"],
+                   samplings={"primal_cd": "uniform", "sdca": "uniform"}, seeds=1, max_passes=2.0, auto_run=False)
+    assert s.run(timeout=120)
+    view = ConvergenceView(state=s)
+    md = view._status(s.phase, s.running, s.run_status, s.run_message, s.cached, s.error, s.jobs, s.loss)
+    assert "- ⚠ primal_cd (uniform): not run (see the message at the top)" in md
+    assert "loss=" not in md and "sdca (uniform): " in md and "sdca (uniform): not run" not in md

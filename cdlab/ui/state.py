@@ -32,6 +32,10 @@ INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew"
           "batch_sizes", "max_passes", "log10_tol", "seed", "seeds", "max_seconds", "yaxis"]
 # the upload itself cannot travel in a URL; the preset's name does (applied quietly, it only names the scenario)
 SYNCED = ["preset"] + INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis", "logx"]
+# While a job streams, the session's event loop waits at least LOOP_SHARE times as long as its last update
+# took before the next one: a big plot update (hundreds of ms) makes updates rarer instead of leaving
+# no time for the user's clicks.
+LOOP_SHARE = 2.0
 
 
 class Experiment(param.Parameterized):
@@ -288,21 +292,62 @@ class Experiment(param.Parameterized):
         if doc is None or doc.session_context is None:
             return self._apply
 
+        lock = threading.Lock()
+        # busy: an update waits or runs; running: it has taken its snapshot; dirty: asked for while running
+        flags = dict(busy=False, running=False, dirty=False, next=0.0)
+
+        def apply(live):
+            t0 = time.monotonic()
+            with lock:
+                flags["running"] = True
+            try:
+                self._apply(live)
+            finally:
+                now = time.monotonic()
+                with lock:
+                    # the loop spends at most 1/(1 + LOOP_SHARE) of its time on updates: clicks (Cancel) go through
+                    flags["next"] = now + LOOP_SHARE * (now - t0)
+                    flags["busy"] = flags["running"] = False
+                    again = flags["dirty"]
+                    flags["dirty"] = False
+                if again:
+                    publish(live)
+
         def publish(live):
             if doc.session_context is None:
                 return  # the tab was closed (its job is being cancelled)
+            with lock:
+                if flags["busy"]:  # a waiting update applies the newest snapshot; a running one follows up
+                    flags["dirty"] = flags["dirty"] or flags["running"]
+                    return
+                flags["busy"] = True
+                wait = flags["next"] - time.monotonic()
+            if wait > 0:  # too soon after the last update: later, on a timer, with what is newest then
+                timer = threading.Timer(wait, schedule, (live,))
+                timer.daemon = True
+                timer.start()
+            else:
+                schedule(live)
+
+        def schedule(live):
+            if doc.session_context is None:
+                return
             # the worker thread may not touch Bokeh models: hand over to the loop
             with set_curdoc(doc):
-                pn.state.execute(partial(self._apply, live), schedule=True)
+                pn.state.execute(partial(apply, live), schedule=True)
         return publish
 
     def _apply(self, live):
         if live is not self._worker.live:
             return  # a superseded job
         phase, analysis, traces, status, message, done, error, cached = live.snapshot()
-        updates = dict(traces=traces, run_status=status, run_message=message, cached=sorted(cached),
+        updates = dict(run_status=status, run_message=message, cached=sorted(cached),
                        running=not done, phase=phase, error=error,
                        progress=self._progress(live.runs, traces, status, done))
+        # only what changed is set: every pane that reads a parameter re-renders when it is set
+        updates = {k: v for k, v in updates.items() if not _same(getattr(self, k), v)}
+        if not _same_traces(self.traces, traces):
+            updates["traces"] = traces
         if analysis is not self.analysis and (analysis is not None or error):
             updates["analysis"] = analysis  # None after an error: no stale face-off for other data
         self.param.update(**updates)
@@ -329,3 +374,25 @@ class Experiment(param.Parameterized):
                     frac = max(frac, math.log(g0 / g) / math.log(g0 / budget.tol))
                 total += min(1.0, max(0.0, frac)) / len(budget.seed_list)
         return total / len(runs)
+
+
+def _same(old, new) -> bool:
+    """Whether an output parameter's new value equals its current one (plain values, lists and dicts)."""
+    try:
+        return type(old) is type(new) and bool(old == new)
+    except (TypeError, ValueError):
+        return False
+
+
+def _same_traces(old: dict, new: dict) -> bool:
+    """Traces only grow while a job runs and are replaced when a run is re-timed or a seed finishes:
+    the same labels with frames of equal shape and equal last rows are the same traces."""
+    if old.keys() != new.keys():
+        return False
+    for label, frame in new.items():
+        before = old[label]
+        if before.shape != frame.shape or list(before.columns) != list(frame.columns):
+            return False
+        if len(frame) and not before.iloc[-1].equals(frame.iloc[-1]):
+            return False
+    return True

@@ -9,11 +9,29 @@ import numpy as np
 import panel as pn
 import param
 
+from ...solvers import METHODS
 from ...verdict import split_seeds
+from ..advice import refuses_loss
 from ..state import Experiment
 
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-           "#7f7f7f", "#bcbd22"]
+# (dark, light) hue pairs: a method's hue, dark for its uniform sampling and light for any other (a plan
+# holds at most uniform + importance of one method). Category20 and Category20b, grey last (the key's).
+HUES = [("#1f77b4", "#aec7e8"), ("#d62728", "#ff9896"), ("#2ca02c", "#98df8a"), ("#ff7f0e", "#ffbb78"),
+        ("#9467bd", "#c5b0d5"), ("#8c564b", "#c49c94"), ("#e377c2", "#f7b6d2"), ("#17becf", "#9edae5"),
+        ("#bcbd22", "#dbdb8d"), ("#393b79", "#9c9ede"), ("#637939", "#cedb9c"), ("#8c6d31", "#e7cb94"),
+        ("#843c39", "#e7969c"), ("#7b4173", "#de9ed6"), ("#7f7f7f", "#c7c7c7")]
+# the face-off's contenders get the clearest hues; every other method takes the next free hue in name order
+FIRST_HUES = ("dual_cd", "primal_cd", "sdca")
+
+
+def run_color(method: str, sampling: str) -> str:
+    """A run's colour, fixed by its method and sampling alone (never by the runs beside it): the method's
+    hue from its place in FIRST_HUES, then in sorted(cdlab.METHODS), shaded by its sampling."""
+    names = [m for m in FIRST_HUES if m in METHODS] + sorted(set(METHODS) - set(FIRST_HUES))
+    if method not in names:
+        raise ValueError(f"no colour for {method!r}: it is not a method of this server ({', '.join(names)})")
+    dark, light = HUES[names.index(method) % len(HUES)]
+    return dark if sampling == "uniform" else light
 X_COLUMN = {"passes": "passes", "steps": "steps", "seconds": "time"}
 X_LABEL = {"passes": "passes (nonzeros touched / nnz)",
            "steps": "steps (a primal step updates a column, a dual step a row: different units)",
@@ -88,7 +106,8 @@ def seed_band(trace, xcol, yaxis, p_star, positive_x=False):
     return grid, np.exp(med), np.exp(lo), np.exp(hi)
 
 
-def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), target=None, logx=False):
+def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), target=None, logx=False,
+                     colors=None):
     """The overlay of run curves (solid: the median over the run's seeds, shaded: their min–max) and
     bound curves (dashed).
 
@@ -98,6 +117,9 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
     interpolation). A bound on another quantity than the axis shows (P − P*
     bounds on the gap axis) is drawn dash-dot, so no run seems to break a
     bound it never had.
+
+    ``colors`` maps a run's label to its colour (:func:`run_color` of its
+    method and sampling); a label it lacks takes a colour of the palette.
 
     The legend always has a key entry for the dashed bounds (and the dotted
     target): BokehJS fails to lay out a legend that appears only after the
@@ -114,7 +136,7 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
         trace = traces.get(label)
         if trace is None or len(trace) == 0:
             continue
-        color = PALETTE[k % len(PALETTE)]
+        color = (colors or {}).get(label) or HUES[k % len(HUES)][0]
         parts = split_seeds(trace)
         seeds = max(seeds, len(parts))
         band = seed_band(trace, xcol, yaxis, None if analysis is None else analysis.p_star, positive_x=logx)
@@ -164,8 +186,9 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
     )
 
 
-def status_markdown(phase, running, run_status, run_message, cached, error, jobs=0):
-    """The status line and one line per run that is not a plain success."""
+def status_markdown(phase, running, run_status, run_message, cached, error, jobs=0, explained=()):
+    """The status line and one line per run that is not a plain success. A refused run whose label is in
+    ``explained`` (the banner at the top says why, and what to change) is only named here."""
     lines = []
     if error:
         lines.append(f"**Error:** {error}")
@@ -174,7 +197,9 @@ def status_markdown(phase, running, run_status, run_message, cached, error, jobs
     for label, st in run_status.items():
         msg = run_message.get(label, "")
         tag = " (from cache)" if label in cached else ""
-        if st == "refused":
+        if st == "refused" and label in explained:
+            lines.append(f"- ⚠ {label}: not run (see the message at the top)")
+        elif st == "refused":
             lines.append(f"- ⚠ **{label} cannot run:** {msg}")
         elif msg:
             lines.append(f"- {label}: {st}{tag} — {msg}")
@@ -195,18 +220,25 @@ class ConvergenceView(pn.viewable.Viewer):
     def _axis_type(self, *events):
         self.log_seconds = self.state.xaxis == "seconds" and self.state.logx
 
-    def _plot(self, logx, traces, analysis, xaxis, yaxis, log10_target, methods, samplings, batch_sizes):
-        labels = [r.label for r in self.state.runs()]
+    def _plot(self, logx, traces, analysis, xaxis, yaxis, log10_target):
+        """The plot of what the runs produced (redrawn when their traces or the axes change, not when a
+        control changes the plan: the new plan's job publishes its own traces)."""
+        runs = self.state.runs()
         target = 10.0 ** log10_target if yaxis == "gap" else None
-        return convergence_plot(traces, analysis, xaxis, yaxis, labels, target, logx)
+        return convergence_plot(traces, analysis, xaxis, yaxis, [r.label for r in runs], target, logx,
+                                colors={r.label: run_color(r.method, r.sampling) for r in runs})
+
+    def _status(self, phase, running, run_status, run_message, cached, error, jobs, loss):
+        explained = {r.label for r in self.state.runs()
+                     if run_status.get(r.label) == "refused" and refuses_loss(r.method, loss)}
+        return status_markdown(phase, running, run_status, run_message, cached, error, jobs, explained)
 
     def _pane(self, log_seconds):
         """A new plot when the x axis changes between linear and log: Bokeh cannot change an axis's
         type in place, so a frame with logx on a linear plot would keep the linear axis."""
         s = self.state
-        dmap = hv.DynamicMap(pn.bind(partial(self._plot, log_seconds), s.param.traces, s.param.analysis, s.param.xaxis, s.param.yaxis,
-                                     s.param.log10_target, s.param.methods, s.param.samplings,
-                                     s.param.batch_sizes))
+        dmap = hv.DynamicMap(pn.bind(partial(self._plot, log_seconds), s.param.traces, s.param.analysis,
+                                     s.param.xaxis, s.param.yaxis, s.param.log10_target))
         return pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380)
 
     def __panel__(self):
@@ -214,8 +246,9 @@ class ConvergenceView(pn.viewable.Viewer):
         progress = pn.indicators.Progress(
             value=pn.bind(lambda p: int(round(100 * p)), s.param.progress), max=100,
             active=s.param.running, sizing_mode="stretch_width", height=14, css_classes=["cdlab-progress"])
-        status = pn.pane.Markdown(pn.bind(status_markdown, s.param.phase, s.param.running, s.param.run_status,
-                                          s.param.run_message, s.param.cached, s.param.error, s.param.jobs),
+        status = pn.pane.Markdown(pn.bind(self._status, s.param.phase, s.param.running, s.param.run_status,
+                                          s.param.run_message, s.param.cached, s.param.error, s.param.jobs,
+                                          s.param.loss),
                                   css_classes=["cdlab-status"], sizing_mode="stretch_width")
         radio = pn.widgets.RadioButtonGroup.from_param
         logx = pn.widgets.Checkbox.from_param(s.param.logx, name="log seconds", css_classes=["cdlab-logx"],
