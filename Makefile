@@ -46,7 +46,7 @@ chromium:
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
 
 app: install
-	@$(PY) -m cdlab.ui.warmup
+	@$(PY) -c 'from cdlab.ui.warmup import warm_cache; warm_cache()'
 	@echo "cdlab: serving the face-off page; open http://$(ADDRESS):$(PORT)/faceoff (ADDRESS=0.0.0.0 to serve other machines)"
 	$(PY) -m panel serve apps/faceoff.py --address $(ADDRESS) --port $(PORT) --allow-websocket-origin='$(ORIGIN)' --allow-websocket-origin=localhost:$(PORT)
 

@@ -1,7 +1,7 @@
 """How responsive the face-off page is, measured in headless Chromium (issue 14, item 4).
 
 Each repetition starts a fresh ``panel serve apps/faceoff.py`` on a free
-loopback port (numba's cache warmed first with ``python -m cdlab.ui.warmup``)
+loopback port (numba's cache warmed first with ``cdlab.ui.warmup.warm_cache``)
 and prints:
 
 * first page: seconds from the server process's start to the face-off card
@@ -127,8 +127,9 @@ def main():
     args = parser.parse_args()
     if args.n * args.d < 5_000_000:
         parser.error(f"n·d = {args.n * args.d:,}: the big run needs at least 5,000,000 nonzeros")
-    print("warming numba's cache: python -m cdlab.ui.warmup", flush=True)
-    subprocess.run([sys.executable, "-m", "cdlab.ui.warmup"], cwd=ROOT, check=True)
+    print("warming numba's cache: cdlab.ui.warmup.warm_cache()", flush=True)
+    subprocess.run([sys.executable, "-c", "from cdlab.ui.warmup import warm_cache; warm_cache()"], cwd=ROOT,
+                   check=True)
     results = []
     with playwright.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)

@@ -78,7 +78,8 @@ class Warmup:
 WARMUP = Warmup()
 
 
-if __name__ == "__main__":  # `python -m cdlab.ui.warmup`: fill numba's on-disk cache before serving
+def warm_cache():
+    """Fill numba's on-disk cache before a server starts (``make app``), saying so."""
     print("cdlab: compiling the numba kernels into numba's on-disk cache (once; seconds when already warm) ...",
           flush=True)
     WARMUP._run()
