@@ -303,7 +303,7 @@ def _check_scale(lam, n, row_norms_sq, col_norms_sq):
         lam_n = lam * n
         if lam_n == 0.0 or not np.isfinite(top / lam_n):
             raise ValueError(f"lam={lam!r} is too small for this data: the dual step's curvature "
-                             f"‖x_i‖²/(λn) (theory.md §3) overflows float64 (max ‖x_i‖² = {top:.3g}, n = {n}); "
+                             f"‖x_i‖²/(λn) overflows float64 (max ‖x_i‖² = {top:.3g}, n = {n}); "
                              "use a larger lam, or lam=0 with a method that allows it")
 
 

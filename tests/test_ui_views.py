@@ -163,7 +163,7 @@ def test_results_table_and_csv(done):
     header = [line for line in text.splitlines() if line.startswith("#")]
     p = done.analysis.problem
     assert header[0].startswith(f"# data = {done.source}; n = {p.n_samples}, d = {p.n_features}, nnz = {p.nnz}")
-    assert f"loss = {p.loss}; lambda = {p.lam:.17g}" in header[1]
+    assert f"loss = {p.loss}; lambda = {float(p.lam)!r}" in header[1]  # repr: the float exactly
     assert f"seeds = {', '.join(str(done.seed + k) for k in range(done.seeds))}" in header[2]
     assert header[3].startswith("# versions: cdlab ") and "numba" in header[3]
 
