@@ -396,11 +396,19 @@ def test_seed_band_is_the_median_and_the_range_of_the_seeds(done):
     np.testing.assert_allclose(band.dimension_values("y"), 10.0 ** (-1.5 * grid))
     np.testing.assert_allclose(band.dimension_values("y2"), 10.0 ** (-0.5 * grid))
     assert "Median of 3 seeds" in hv.Store.lookup_options("bokeh", ov, "plot").kwargs["title"]
-    # a seed that stopped early (converged) ends the median there; the band goes on with the others
+    # a seed that stopped early (converged at passes = 5) stays where it stopped: from x = 7.5 on, its held
+    # 10^-7.5 is the median of (10^-7.5, 10^(-x/2), 10^(-x))
     short = trace[(trace.seed != 0) | (trace.passes <= 5.0)]
     ov = convergence_plot({label: short}, None, "passes", "gap", [label], 1e-5)
-    assert curves(ov)[label].dimension_values(0).max() == 5.0
-    assert bands(ov)[f"{label} seeds"].dimension_values(0).max() == 10.0
+    median = curves(ov)[label]
+    xs, ys = median.dimension_values(0), median.dimension_values(1)
+    assert xs.max() == 10.0 and bands(ov)[f"{label} seeds"].dimension_values(0).max() == 10.0
+    np.testing.assert_allclose(ys[xs >= 7.5], 10.0 ** -7.5)
+    np.testing.assert_allclose(ys[(xs > 5.0) & (xs < 7.5)], 10.0 ** -xs[(xs > 5.0) & (xs < 7.5)])
+    # on the seconds axis the seeds of a fast run may not overlap in time at all: the median still shows
+    apart = trace.assign(time=trace.time + trace.seed * 10.0)
+    ov = convergence_plot({label: apart}, None, "seconds", "gap", [label], 1e-5, logx=True)
+    assert len(curves(ov)[label].dimension_values(0)) > 5
     # the seconds axis is on a log scale by default in the page (0 s cannot be drawn there)
     ov = convergence_plot({label: trace}, None, "seconds", "gap", [label], 1e-5, logx=True)
     assert hv.Store.lookup_options("bokeh", ov, "plot").kwargs["logx"]

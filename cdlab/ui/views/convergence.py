@@ -68,9 +68,10 @@ def seed_band(trace, xcol, yaxis, p_star, positive_x=False):
     """(x, median, lo, hi) of a run's seeds, or None when nothing is drawable on log axes.
 
     Each seed's log(y) is interpolated linearly in x onto the union of the
-    seeds' x values and an even grid over their span; the median is drawn where every seed has reached that x
-    (a median of fewer seeds is not the seeds' median), the min–max band
-    wherever at least one has. One seed gives its own curve, band = curve.
+    seeds' x values and an even grid over their span, and held at its last value after its last checkpoint
+    (a run that stopped stays where it stopped: on the seconds axis, seeds of a fast run can end before
+    another begins). The median is drawn where every seed has started (a median of fewer seeds is not the
+    seeds' median), the min–max band wherever at least one has. One seed gives its own curve, band = curve.
     """
     series = []
     for part in split_seeds(trace):
@@ -92,8 +93,8 @@ def seed_band(trace, xcol, yaxis, p_star, positive_x=False):
     grid = np.unique(np.concatenate([x for x, _ in series] + [fine]))
     logs = np.full((len(series), grid.size), np.nan)
     for k, (x, ly) in enumerate(series):
-        inside = (grid >= x[0]) & (grid <= x[-1])
-        logs[k, inside] = np.interp(grid[inside], x, ly)
+        inside = grid >= x[0]
+        logs[k, inside] = np.interp(grid[inside], x, ly)  # np.interp holds ly[-1] beyond x[-1]
     have = np.isfinite(logs)
     med = np.full(grid.size, np.nan)
     everyone = have.all(axis=0)
