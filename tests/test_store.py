@@ -282,8 +282,10 @@ def test_a_configuration_past_its_time_limit_is_recorded_as_failed_and_the_sweep
     assert exit_.value.code == 2
 
 
-def test_a_configuration_stuck_between_checkpoints_is_stopped_by_restarting_its_worker(cluster, tmp_path,
-                                                                                        monkeypatch):
+def test_a_configuration_with_a_huge_checkpoint_interval_is_stopped_at_its_time_limit(cluster, tmp_path,
+                                                                                       monkeypatch):
+    """Within a checkpoint interval the driver checks the cancel between slices of its work, so the time
+    limit stops the run there; were a run deaf to it, the worker would be restarted after KILL_GRACE."""
     from cdlab.experiments import dask_sweep
 
     _, client = cluster
@@ -297,7 +299,8 @@ def test_a_configuration_stuck_between_checkpoints_is_stopped_by_restarting_its_
     assert time.perf_counter() - t0 < 40
     assert len(report.computed) == 1 and report.failed == report.keys
     error = report.runs().error.iloc[0]
-    assert error.startswith("TimeoutError:") and "time limit of 1 s" in error and "was restarted" in error
+    assert error.startswith("TimeoutError:") and "time limit of 1 s" in error
+    assert "was restarted" in error or "stopped after" in error, error
     client.wait_for_workers(2, timeout=120)
     # the cluster still works
     after = cdlab.sweep({"datasets": [SYN], "max_passes": 3}, store=tmp_path / "s", client=client, progress=False)
