@@ -329,12 +329,7 @@ class Experiment(param.Parameterized):
             else:
                 schedule(live)
 
-        def schedule(live):
-            if doc.session_context is None:
-                return
-            # the worker thread may not touch Bokeh models: hand over to the loop
-            with set_curdoc(doc):
-                pn.state.execute(partial(apply, live), schedule=True)
+        schedule = self._on_loop(apply)  # the worker thread may not touch Bokeh models: hand over to the loop
         return publish
 
     def _apply(self, live):
