@@ -284,8 +284,9 @@ def test_change_data_sampling_and_methods(page, server):
     before = select(page, ".cdlab-source", "heart_scale")
     wait_done(page, before)
     assert "n = 270, d = 13" in faceoff_text(page)
-    assert eventually(lambda: curve_points(page) != points_before), "the curves did not change"
-    assert all(v > 1 for v in curve_points(page).values())
+    # the status line is set before the plot's last redraw: wait for the redrawn curves
+    assert eventually(lambda: (lambda now: now != points_before and now and all(v > 1 for v in now.values()))(
+        curve_points(page))), (points_before, curve_points(page))
 
 
 def test_results_download_as_csv(page, server):
