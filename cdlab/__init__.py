@@ -12,4 +12,4 @@ from .experiments import sweep
 from .store import results
 
 __all__ = ["Problem", "solve", "Result", "METHODS", "reference_optimum", "load_dataset", "sweep", "results"]
-__version__ = "0.1.0"
+from ._version import __version__

@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 from .paths import cache_root
+from .solvers.driver import check_reference, solve
 
 
 def cache_dir() -> Path:
@@ -43,8 +44,6 @@ def reference_optimum(problem, tol=1e-13, max_passes=5000, use_cache=True) -> fl
                 return primal
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a corrupt cache entry is recomputed
-    from .solvers import solve
-
     res = solve(problem, method="sdca", sampling="permutation", max_passes=max_passes,
                 tol=0.0, eval_every=5.0, callback=_stop_when(tol))
     last = res.trace.iloc[-1]
@@ -61,6 +60,17 @@ def reference_optimum(problem, tol=1e-13, max_passes=5000, use_cache=True) -> fl
         except OSError as exc:
             warnings.warn(f"reference optimum not cached: {exc}", RuntimeWarning, stacklevel=2)
     return float(last.primal)
+
+
+def resolve_reference(problem, reference):
+    """The one reading of a ``reference`` argument (``cdlab.solve``): None or False → None
+    (no subopt column), True → :func:`reference_optimum` (certified, cached on disk), a
+    number → that number, which must be finite."""
+    if reference is None or reference is False:
+        return None
+    if reference is True:
+        return reference_optimum(problem)
+    return check_reference(reference)
 
 
 def _stop_when(tol):

@@ -14,6 +14,25 @@ from numba import njit
 from ._numeric import as_float_array
 
 ORDERS = ("uniform", "permutation", "cyclic")
+# In a method's samplings: an array of probabilities is accepted too.
+CUSTOM = "custom"
+# What ``make_sampler`` builds: the orders, and importance (face-off eq. 14) or
+# custom probabilities through an alias table.
+SERIAL_SAMPLINGS = ORDERS + ("importance", CUSTOM)
+
+
+def check_sampling(sampling, allowed, who="this method"):
+    """The rule for a sampling argument, in one place: a name in ``allowed``, or an
+    array of probabilities when ``allowed`` holds "custom" (their values are
+    checked by :func:`check_probabilities` where their length is known).
+    ``who`` names what takes the sampling in the message (e.g. "method 'sdca'")."""
+    names = [a for a in allowed if a != CUSTOM]
+    if isinstance(sampling, str):
+        if sampling not in names:
+            extra = " or an array of probabilities" if CUSTOM in allowed else ""
+            raise ValueError(f"{who} does not support sampling {sampling!r}; use one of {names}{extra}")
+    elif CUSTOM not in allowed:
+        raise ValueError(f"{who} does not accept custom sampling probabilities; use one of {names}")
 
 
 def importance_probabilities(norms_sq, lam, gamma, n_samples):
@@ -169,25 +188,19 @@ class Sampler:
 
 
 def make_sampler(sampling, size, importance_norms_sq=None, lam=0.0, gamma=1.0, n_samples=1,
-                 allowed=("uniform", "importance", "custom"), what="coordinates"):
-    """Build a Sampler from the user's ``sampling`` argument.
-
-    ``sampling`` is a name in ``allowed`` or an array of probabilities (when
-    "custom" is allowed). Raises ValueError with the reason otherwise.
-    """
+                 what="coordinates"):
+    """Build a Sampler from the user's ``sampling`` argument: a name of
+    SERIAL_SAMPLINGS or an array of probabilities. Which of them a method
+    accepts is its MethodSpec's ``samplings``, checked (by :func:`check_sampling`)
+    before its state is built."""
+    check_sampling(sampling, SERIAL_SAMPLINGS, "a serial sampler")
     if isinstance(sampling, str):
-        if sampling not in allowed or sampling == "custom":
-            names = [a for a in allowed if a != "custom"]
-            extra = " or an array of probabilities" if "custom" in allowed else ""
-            raise ValueError(f"unknown or unsupported sampling {sampling!r} for this method; use one of {names}{extra}")
         if sampling == "importance":
             if importance_norms_sq is None:
                 raise ValueError("importance sampling is not defined for this method")
             return Sampler(size, "weighted", importance_probabilities(importance_norms_sq, lam, gamma, n_samples),
                            what=what)
         return Sampler(size, sampling, what=what)
-    if "custom" not in allowed:
-        raise ValueError(f"this method does not accept custom probabilities; use one of {list(allowed)}")
     return Sampler(size, "weighted", check_probabilities(sampling, size, what), what=what)
 
 

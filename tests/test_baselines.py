@@ -404,7 +404,7 @@ def test_divergence_advice_speaks_of_what_the_method_has(monkeypatch):
             return self.w, None
 
     monkeypatch.setitem(METHODS, "blowup", MethodSpec(name="blowup", make=lambda p, s, rng: Blowup(p),
-                                                      source="a test", kind="dual"))
+                                                      source="a test", kind="dual", axis="examples"))
     res = cdlab.solve(PROBLEMS["heart_scale/logistic"](), "blowup", max_passes=3)
     assert res.diverged and "blowup has no step size to reduce" in res.message and "smaller" not in res.message
 

@@ -230,12 +230,28 @@ def test_an_infinite_pass_budget_needs_a_finite_stop():
     X, y = synthetic(16, n=200, d=20)
     p = cdlab.Problem(X, y, loss="logistic", lam=LAM)
     for kwargs in (dict(tol=0), dict(tol=-np.inf), dict(tol=0, max_time=np.inf)):
-        with pytest.raises(ValueError, match="max_passes=inf needs a finite max_time, or tol > 0|max_time must be finite"):
+        with pytest.raises(ValueError, match="max_passes=inf needs a finite max_steps or max_time, or tol > 0|"
+                                             "max_time must be finite"):
             cdlab.solve(p, max_passes=np.inf, **kwargs)
     with pytest.raises(ValueError, match="max_passes=inf needs"):  # no certificate without λ: gap = inf
         cdlab.solve(cdlab.Problem(X, y, loss="logistic", lam=0.0), "lbfgs", max_passes=np.inf, tol=1e-3)
     assert cdlab.solve(p, max_passes=np.inf, tol=1e-8).status == "converged"
     assert cdlab.solve(p, max_passes=np.inf, tol=0, max_time=0.2, eval_every=0.5).status == "max_time"
+
+
+def test_a_step_budget_ends_the_run_on_its_step():
+    """max_steps is a finite stop of its own, and the run ends exactly there, between checkpoints or not."""
+    X, y = synthetic(16, n=200, d=20)
+    p = cdlab.Problem(X, y, loss="logistic", lam=LAM)
+    for max_steps in (1, 350, 600):  # inside the first interval, between checkpoints, on one
+        res = cdlab.solve(p, max_passes=np.inf, max_steps=max_steps, tol=0)
+        assert res.status == "max_steps" and res.trace.steps.iloc[-1] == max_steps
+        assert (np.diff(res.trace.steps) > 0).all()
+    # the pass budget, when it comes first, still ends the run
+    assert cdlab.solve(p, max_passes=1, max_steps=10 ** 6, tol=0).status == "max_passes"
+    for bad in (0, 2.5, -1, np.nan):
+        with pytest.raises(ValueError, match="max_steps must be a whole number ≥ 1"):
+            cdlab.solve(p, max_steps=bad)
 
 
 def test_the_trace_is_thinned_evenly_beyond_its_row_limit(monkeypatch):

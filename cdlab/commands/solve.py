@@ -18,6 +18,7 @@ import sys
 import time
 
 from ..data.synthetic import NORMALIZE
+from ..solvers.budget import Budget
 
 
 def add_parser(subparsers):
@@ -35,11 +36,12 @@ def add_parser(subparsers):
     p.add_argument("--sampling", default=None,
                    help="uniform (the default), importance, permutation, ... (what the method supports); "
                         "auto picks its own")
-    p.add_argument("--max-passes", type=float, default=50, help="budget in passes over the nonzeros (default 50)")
-    p.add_argument("--tol", type=float, default=1e-8, help="stop at duality gap ≤ tol (default 1e-8)")
+    p.add_argument("--max-passes", type=float, default=Budget.max_passes,
+                   help=f"budget in passes over the nonzeros (default {Budget.max_passes:g})")
+    p.add_argument("--tol", type=float, default=Budget.tol, help=f"stop at duality gap ≤ tol (default {Budget.tol:g})")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--eval-every", type=float, default=1.0, help="checkpoint interval in passes")
-    p.add_argument("--max-time", type=float, default=None, help="budget in solver seconds")
+    p.add_argument("--eval-every", type=float, default=Budget.eval_every, help="checkpoint interval in passes")
+    p.add_argument("--max-time", type=float, default=Budget.max_time, help="budget in solver seconds")
     p.add_argument("--normalize", nargs="?", const="rows", default="none", choices=NORMALIZE,
                    help="rescale the data: rows (unit rows, the default of a bare --normalize) or mean "
                         "(divide by the mean row norm)")

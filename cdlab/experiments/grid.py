@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 from ..losses import get_loss
+from ..solvers.budget import Budget
 
 EXAMPLE = """\
     datasets:                       # required
@@ -58,8 +59,8 @@ SYNONYMS = {"dataset": "datasets", "method": "methods", "sampling": "samplings",
 DIMENSIONS = ("datasets", "normalize", "loss", "s", "lam", "l1", "methods", "samplings", "options", "seeds",
               "max_passes", "tol", "eval_every", "max_time", "reference", "tag")
 DEFAULTS = {"normalize": "none", "loss": "logistic", "s": 1.0, "lam": 1e-4, "l1": 0.0, "methods": "sdca",
-            "samplings": "uniform", "options": {}, "seeds": 0, "max_passes": 50, "tol": 1e-8,
-            "eval_every": 1.0, "max_time": None, "reference": False, "tag": ""}
+            "samplings": "uniform", "options": {}, "seeds": 0, "max_passes": Budget.max_passes, "tol": Budget.tol,
+            "eval_every": Budget.eval_every, "max_time": Budget.max_time, "reference": False, "tag": ""}
 OTHER_KEYS = ("method_options", "store", "time_limit")
 NORMALIZE = ("none", "rows", "mean")
 # the config entry each dimension becomes

@@ -133,9 +133,9 @@ def versions() -> dict:
     import pandas
     import scipy
 
-    import cdlab
+    from .._version import __version__
 
-    return {"python": platform.python_version(), "cdlab": cdlab.__version__, "numpy": np.__version__,
+    return {"python": platform.python_version(), "cdlab": __version__, "numpy": np.__version__,
             "scipy": scipy.__version__, "numba": numba.__version__, "pandas": pandas.__version__}
 
 

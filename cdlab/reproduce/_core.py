@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..solvers.base import first_row
+
 PAPERS = {
     "faceoff": "Csiba & Richtárik 2016, Coordinate descent face-off: primal or dual? (arXiv:1605.08982)",
     "spdc": "Zhang & Xiao 2015, Stochastic primal-dual coordinate method for regularized ERM (ICML)",
@@ -159,8 +161,8 @@ class Outcome:
 
 def first(trace, column, eps, value="passes"):
     """``value`` at the first checkpoint where ``column`` ≤ eps (inf if the run never got there)."""
-    hit = trace[value][trace[column] <= eps]
-    return float(hit.iloc[0]) if len(hit) else math.inf
+    row = first_row(trace, eps, column)
+    return math.inf if row is None else float(row[value])
 
 
 def floor(values, tiny=1e-16):

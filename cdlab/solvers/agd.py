@@ -38,7 +38,7 @@ from numba import njit
 
 from .. import losses as L
 from ..problem import soft_threshold
-from .base import SMOOTH_LOSSES, MethodSpec, register
+from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 MAX_TRIALS = 100  # line-search doublings before giving up (2^100: only a NaN gets there)
 
@@ -101,19 +101,16 @@ def check_positive_int(value, what):
     return int(value)
 
 
-class FullGradientState:
+class FullGradientState(State):
     """What gd and agd share: the problem's arrays, the gradient oracle and the counters."""
 
     def __init__(self, problem):
-        self.p = problem
+        super().__init__(problem)
         self.grad_buf = np.empty(problem.n_features)
         self.deriv = np.empty(problem.n_samples)
         gamma = problem.gamma
         # L_f ≤ ‖X‖_F²/(γn): an upper bound from which the line search only has to come down.
         self.L = max(problem.frob_sq / (gamma * problem.n_samples), 1e-12)
-        self.steps = 0
-        self.nnz_touched = 0
-        self.data_passes = 0.0
         self.steps_per_pass = 1
 
     def f_grad(self, w):
@@ -208,23 +205,14 @@ class AGDState(FullGradientState):
         return self.x, None
 
 
-def _make_gd(problem, sampling, rng, step="linesearch"):
-    return GDState(problem, sampling, rng, step=step)
-
-
-def _make_agd(problem, sampling, rng):
-    return AGDState(problem, sampling, rng)
-
-
 register(MethodSpec(
-    name="gd", make=_make_gd, kind="primal",
+    name="gd", make=GDState, kind="primal", axis="none",
     source="Nesterov 2013, Gradient methods for minimizing composite functions, §3 (primal gradient method)",
     losses=SMOOTH_LOSSES, supports_l1=True, needs_lam=False,
-    options={"step": "linesearch"},
 ))
 
 register(MethodSpec(
-    name="agd", make=_make_agd, kind="primal",
+    name="agd", make=AGDState, kind="primal", axis="none",
     source="Nesterov 2013, Gradient methods for minimizing composite functions, §4, accelerated method (4.9)",
     losses=SMOOTH_LOSSES, supports_l1=True, needs_lam=False,
 ))

@@ -83,7 +83,7 @@ import numpy as np
 from .. import losses as L
 from ..sampling import Sampler
 from .agd import smooth_constant
-from .base import SMOOTH_LOSSES, MethodSpec, register
+from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .dual_cd import dual_cd_chunk
 from .svrg import SVRGState
 
@@ -207,13 +207,14 @@ class SVRGOracle:
         return self.state.w.copy(), None
 
 
-class APPAState:
+class APPAState(State):
     """Stages of an approximate proximal point method around an inner oracle."""
 
     def __init__(self, problem, sampling, rng, variant, kappa=None, kappa_decay=1.0, kappa_min=None,
                  inner="sdca", stage_passes=None, warm_start=None, mu=None, dual_start=None):
         if problem.R == 0:
             raise ValueError("APPA needs at least one nonzero row of X")
+        super().__init__(problem, rng)
         n = problem.n_samples
         if inner not in ("sdca", "svrg"):
             raise ValueError(f"inner must be 'sdca' or 'svrg', got {inner!r}")
@@ -240,8 +241,7 @@ class APPAState:
         self.kappa_decay = _positive(kappa_decay, "kappa_decay")
         if self.kappa_decay > 1:
             raise ValueError(f"kappa_decay must be in (0, 1], got {kappa_decay}")
-        self.p, self.variant, self.inner, self.warm, self.stage_passes = problem, variant, inner, warm_start, \
-            stage_passes
+        self.variant, self.inner, self.warm, self.stage_passes = variant, inner, warm_start, stage_passes
         if mu is not None:
             self.mu = _positive(mu, "mu")
         elif variant == "accel_appa" or stage_passes == "theory":
@@ -268,8 +268,7 @@ class APPAState:
         self.oracle = SDCAOracle(problem, rng) if inner == "sdca" else SVRGOracle(problem, rng)
         self.x = np.zeros(problem.n_features)  # x^(0) = 0, the first centre
         self.v = self.x.copy()
-        self.stage, self.pos, self.steps = 0, 0, 0
-        self.nnz_touched, self.data_passes = 0, 0.0
+        self.stage, self.pos = 0, 0
         # the first stage's start: α^(0) = 0 (Section 5's x = 0) or ŷ(x^(0)) (Algorithm 3 as printed)
         self._begin_stage(self.x, self.oracle.start_zero if dual_start == "zero" else self.oracle.start)
 
@@ -365,31 +364,20 @@ class APPAState:
         return w, alpha
 
 
-def _maker(variant):
-    def make(problem, sampling, rng, **options):
-        return APPAState(problem, sampling, rng, variant, **options)
-    return make
-
-
-_COMMON = dict(kind="primal-dual", losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
-               samplings=("uniform",))
+_COMMON = dict(make=APPAState, kind="primal-dual", axis="examples", losses=SMOOTH_LOSSES, supports_l1=False,
+               needs_lam=False, samplings=("uniform",))
 
 register(MethodSpec(
-    name="appa", make=_maker("appa"),
+    name="appa", fixed={"variant": "appa"},
     source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 1 (APPA), Lemma 2.3, Thm 2.4",
-    options={"kappa": None, "kappa_decay": 1.0, "kappa_min": None, "inner": "sdca", "stage_passes": None,
-             "warm_start": None, "mu": None, "dual_start": None},
     **_COMMON))
 
 register(MethodSpec(
-    name="accel_appa", make=_maker("accel_appa"),
+    name="accel_appa", fixed={"variant": "accel_appa"}, withheld=("kappa_decay", "kappa_min"),
     source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 2 (Accelerated APPA), Thm 2.6",
-    options={"kappa": None, "mu": None, "inner": "sdca", "stage_passes": None, "warm_start": None,
-             "dual_start": None},
     **_COMMON))
 
 register(MethodSpec(
-    name="dual_appa", make=_maker("dual_appa"),
+    name="dual_appa", fixed={"variant": "dual_appa"}, withheld=("inner", "warm_start", "mu"),
     source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 3 (Dual APPA), Thm 2.10, Section 4",
-    options={"kappa": None, "kappa_decay": 1.0, "kappa_min": None, "stage_passes": None, "dual_start": None},
     **_COMMON))

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
-from .base import SMOOTH_LOSSES, MethodSpec, register
+from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from ..sampling import BatchSampler, check_batch_size
 
 
@@ -93,7 +93,7 @@ def asdca_theta(problem, m):
     return 0.25 * min(1.0, np.sqrt(glm / m), glm, glm ** (2 / 3) / m ** (1 / 3))
 
 
-class ASDCAState:
+class ASDCAState(State):
     """α, v = Xᵀα/(λn), and w updated lazily."""
 
     def __init__(self, problem, sampling, rng, batch_size=1, theta=None):
@@ -105,40 +105,31 @@ class ASDCAState:
                 not (isinstance(theta, (int, float, np.integer, np.floating)) and 0 < theta < 1):
             # numpy scalars (np.float32(0.1), a value read from an array) are numbers too
             raise ValueError(f"theta must be a number in (0, 1), got {theta!r}")
-        self.p, self.rng, self.theta = problem, rng, float(theta)
+        super().__init__(problem, rng)
+        self.theta = float(theta)
         self.sampler = BatchSampler(n, self.m)
         self.alpha = np.zeros(n)
         self.v = np.zeros(d)
         self.w = np.zeros(d)
         self.last = np.zeros(d, dtype=np.int64)
         self._out = np.zeros(d)
-        self.steps = 0
-        self.nnz_touched = 0
-        self.data_passes = 0.0
         self.steps_per_pass = max(1, -(-n // self.m))
+        self.rows_per_step = self.m
 
-    def run(self, n_steps):
+    def advance(self, n_steps):
         p = self.p
         batches = self.sampler.draw(self.rng, n_steps)
-        self.nnz_touched += asdca_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, batches,
-                                        self.theta, p.lam * p.n_samples, self.steps,
-                                        self.alpha, self.v, self.w, self.last)
-        self.steps += n_steps
-        self.data_passes = self.steps * self.m / p.n_samples
+        return asdca_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, batches,
+                           self.theta, p.lam * p.n_samples, self.steps, self.alpha, self.v, self.w, self.last)
 
     def iterate(self):
         asdca_sync(self.steps, self.theta, self.v, self.w, self.last, self._out)
         return self._out, self.alpha
 
 
-def _make_asdca(problem, sampling, rng, batch_size=1, theta=None):
-    return ASDCAState(problem, sampling, rng, batch_size=batch_size, theta=theta)
-
-
 register(MethodSpec(
-    name="asdca", make=_make_asdca, kind="dual",
+    name="asdca", make=ASDCAState, kind="dual", axis="examples",
     source="Shalev-Shwartz & Zhang 2013, Accelerated Mini-Batch SDCA, procedure ASDCA and Theorem 1",
     losses=SMOOTH_LOSSES, supports_l1=False,
     samplings=("uniform",),
-    options={"theta": None}, batch=True,
 ))

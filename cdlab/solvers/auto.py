@@ -32,8 +32,6 @@ the driver like any other method (same checkpoints, same certificate):
 """
 from __future__ import annotations
 
-import inspect
-
 from . import driver
 
 AUTO = "auto"
@@ -110,24 +108,30 @@ def choose(problem) -> dict:
                 faceoff_sampling=sampling, reason=why + plain + order)
 
 
-def solve(problem, method="sdca", sampling=None, **kwargs):
+def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     """``cdlab.solve``: run ``method`` on ``problem`` (see :func:`cdlab.solvers.driver.solve`
     for every argument). ``method="auto"`` picks the method, its sampling and plain vs
     accelerated (this module's docstring), runs it certified like any other, and records
     the choice: ``result.method``/``result.sampling`` are what ran, ``result.auto_reason``
     says why, and ``result.trace.attrs["auto"]`` holds the choice and its numbers.
     ``sampling=None`` means "uniform" for a named method and auto's pick for "auto".
+    ``reference``: P*, or True to compute it (:func:`cdlab.reference.resolve_reference`,
+    after every other argument is checked), or None/False for none.
     """
+    from ..reference import resolve_reference  # it solves through the driver, never through this door
+
     if not (isinstance(method, str) and method == AUTO):
-        return driver.solve(problem, method, "uniform" if sampling is None else sampling, **kwargs)
+        run = driver.prepare(problem, method, "uniform" if sampling is None else sampling, **kwargs)
+        return run.execute(resolve_reference(problem, reference))
     if not (sampling is None or (isinstance(sampling, str) and sampling == AUTO)):
         raise ValueError(f"method='auto' picks the sampling too; leave sampling out (or pass 'auto'), "
                          f"got {sampling!r}")
-    extra = set(kwargs) - _DRIVER_ARGS
+    extra = set(kwargs) - driver.SOLVE_ARGS
     if extra:
         raise ValueError(f"method='auto' takes no method options, got {sorted(extra)}")
     choice = choose(problem)
-    result = driver.solve(problem, choice["method"], choice["sampling"], **kwargs)
+    run = driver.prepare(problem, choice["method"], choice["sampling"], **kwargs)
+    result = run.execute(resolve_reference(problem, reference))
     result.auto_reason = choice["reason"]
     meta = {k: v for k, v in choice.items() if k != "work"}
     if "work" in choice:
@@ -136,8 +140,5 @@ def solve(problem, method="sdca", sampling=None, **kwargs):
     result.trace.attrs["auto"] = meta
     return result
 
-
-_DRIVER_ARGS = {name for name, par in inspect.signature(driver.solve).parameters.items()
-                if par.kind is par.POSITIONAL_OR_KEYWORD} - {"problem", "method", "sampling"}
 
 __all__ = ["AUTO", "IMPORTANCE_MARGIN", "KAPPA_ACCELERATE", "choose", "faceoff_work", "solve"]

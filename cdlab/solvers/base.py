@@ -27,42 +27,115 @@ and may have
                           n_steps (0 = stop now), e.g. to end on a stage
                           boundary at most ``slack`` steps away
 
+:class:`State` holds the counters and the bookkeeping of ``run`` (a subclass
+writes ``advance``, the kernel call); a method whose work is counted
+differently (snapshots, line searches, stages) overrides ``run`` and keeps the
+counters.
+
 To add a method: write ``cdlab/solvers/<family>.py`` with a numba kernel, a
-state class and a ``register(MethodSpec(...))`` call, and import the module
-in ``cdlab/solvers/__init__.py``.
+state class and a ``register(MethodSpec(...))`` call; ``cdlab/solvers/__init__.py``
+imports every module of the package, so the new file is all there is to it.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
+from ..sampling import check_sampling
+
 ALL_LOSSES = frozenset({"squared", "logistic", "hinge", "smoothed_hinge", "absolute"})
 SMOOTH_LOSSES = frozenset({"squared", "logistic", "smoothed_hinge"})
+
+
+AXES = ("examples", "features", "none")
+
+
+class State:
+    """The counters every state carries and the bookkeeping of ``run``.
+
+    A subclass sets ``steps_per_pass`` and writes ``advance(n_steps)`` — the
+    kernel call, returning the nonzeros of X it read — and ``iterate()``;
+    ``run`` then counts the steps, the nonzeros and the data passes, a step
+    reading ``rows_per_step`` of the ``pass_size`` rows (or columns) one data
+    pass reads. A state that counts its work otherwise overrides ``run``."""
+
+    rows_per_step = 1
+
+    def __init__(self, problem, rng=None):
+        self.p, self.rng = problem, rng
+        self.steps = 0
+        self.nnz_touched = 0
+        self.data_passes = 0.0
+
+    @property
+    def pass_size(self) -> int:
+        """The rows (or columns) one data pass reads: n, unless the state samples otherwise."""
+        return self.p.n_samples
+
+    def run(self, n_steps):
+        touched = self.advance(n_steps)
+        self.nnz_touched += touched
+        self.steps += n_steps
+        self.data_passes = self.steps * self.rows_per_step / self.pass_size
+
+    def advance(self, n_steps) -> int:
+        raise NotImplementedError
+
+    def iterate(self):
+        raise NotImplementedError
+
+
+# arguments every state takes before its options: the problem, the sampling and the generator
+STATE_ARGS = 3
 
 
 @dataclass(frozen=True)
 class MethodSpec:
     """What a method is and what it accepts.
 
-    ``make(problem, sampler_arg, rng, **options)`` returns a state object.
-    ``samplings`` lists accepted sampling names; "custom" means an array of
-    probabilities is accepted too. ``options`` maps option names to defaults.
+    ``make(problem, sampling, rng, **options)`` returns a state object; it is
+    usually the state class itself. ``fixed`` holds arguments ``make`` always
+    gets (not options); ``options`` — every other keyword of ``make``'s
+    signature with its default, but ``batch_size`` and the names in
+    ``withheld`` — is read from that signature, so each default is written
+    once, where the state takes it. ``batch`` says whether ``make`` takes
+    ``batch_size``. ``samplings`` lists accepted sampling names; "custom" means
+    an array of probabilities is accepted too. ``axis`` is what a sampling
+    draws: "examples" (rows of X), "features" (columns) or "none" (a
+    full-gradient method samples nothing).
     """
 
     name: str
     make: Callable
     source: str  # paper, algorithm, equation
     kind: str  # "dual", "primal", "primal-dual"
+    axis: str  # "examples", "features" or "none"
     losses: frozenset = ALL_LOSSES
     supports_l1: bool = True
     needs_lam: bool = True  # λ > 0 required
     samplings: tuple = ("uniform",)
-    options: dict = field(default_factory=dict)
-    batch: bool = False  # accepts batch_size
+    fixed: dict = field(default_factory=dict)
+    withheld: tuple = ()
     advice: str = ""  # what to try when a run diverges; default: from the options it has (driver)
+    options: dict = field(init=False)
+    batch: bool = field(init=False)
+
+    def __post_init__(self):
+        if self.axis not in AXES:
+            raise ValueError(f"axis must be one of {AXES}, got {self.axis!r}")
+        params = list(inspect.signature(self.make).parameters.values())[STATE_ARGS:]
+        skip = set(self.fixed) | set(self.withheld) | {"batch_size"}
+        options = {p.name: p.default for p in params if p.name not in skip
+                   and p.default is not inspect.Parameter.empty}
+        object.__setattr__(self, "options", options)
+        object.__setattr__(self, "batch", any(p.name == "batch_size" for p in params))
+        if self.fixed:
+            object.__setattr__(self, "make", functools.partial(self.make, **self.fixed))
 
     def check(self, problem, sampling, options):
         """Refuse an unsupported combination before any work is done."""
@@ -78,14 +151,7 @@ class MethodSpec:
             raise ValueError(f"method {self.name!r} does not support l1 > 0 (elastic net)")
         if self.needs_lam and problem.lam <= 0:
             raise ValueError(f"method {self.name!r} needs lam > 0, got lam={problem.lam}")
-        if isinstance(sampling, str):
-            if sampling not in self.samplings or sampling == "custom":
-                names = [s for s in self.samplings if s != "custom"]
-                extra = " or an array of probabilities" if "custom" in self.samplings else ""
-                raise ValueError(f"method {self.name!r} does not support sampling {sampling!r}; "
-                                 f"use one of {names}{extra}")
-        elif "custom" not in self.samplings:
-            raise ValueError(f"method {self.name!r} does not accept custom sampling probabilities")
+        check_sampling(sampling, self.samplings, f"method {self.name!r}")
         allowed = set(self.options) | ({"batch_size"} if self.batch else set())
         unknown = set(options) - allowed
         if unknown:
@@ -113,14 +179,20 @@ def get_method(name: str) -> MethodSpec:
 TRACE_COLUMNS = ["steps", "nnz_touched", "passes", "data_passes", "time", "primal", "dual", "gap"]
 
 
+def first_row(trace: pd.DataFrame, eps, column="gap"):
+    """The first checkpoint (a row of ``trace``) where ``column`` ≤ eps, or None if the run never got there."""
+    hit = np.flatnonzero(trace[column].to_numpy(dtype=float) <= eps)
+    return trace.iloc[int(hit[0])] if hit.size else None
+
+
 @dataclass
 class Result:
     """What ``cdlab.solve`` returns.
 
     ``trace`` has one row per checkpoint with the columns of TRACE_COLUMNS
     (+ ``subopt`` = P − P* when a reference optimum is known). ``status`` is
-    one of "converged" (gap ≤ tol), "max_passes", "max_time", "cancelled",
-    "diverged".
+    one of "converged" (gap ≤ tol), "max_passes", "max_steps", "max_time",
+    "cancelled", "diverged".
     """
 
     w: np.ndarray
@@ -140,6 +212,10 @@ class Result:
     @property
     def diverged(self) -> bool:
         return self.status == "diverged"
+
+    def first(self, eps, column="gap"):
+        """The first trace row where ``column`` (the gap, or e.g. "subopt") is ≤ eps, or None."""
+        return first_row(self.trace, eps, column)
 
     def __repr__(self):
         last = self.trace.iloc[-1]

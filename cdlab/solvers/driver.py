@@ -8,13 +8,15 @@ honest timings.
 """
 from __future__ import annotations
 
-import numbers
+import inspect
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from .base import TRACE_COLUMNS, Result, get_method
+from .budget import Budget, real_number
 
 # A primal value this many times the starting objective (or non-finite
 # iterates) is reported as divergence rather than drawn as a curve.
@@ -45,13 +47,6 @@ def _checkpoint(problem, w, alpha):
     return alpha, primal, dual, gap
 
 
-def _number(name, value) -> float:
-    """A real number (int or float, not a bool or a string), as float."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    return float(value)
-
-
 def cancels(value) -> bool:
     """The callback rule: a returned value cancels the run iff it is not None and false.
 
@@ -78,19 +73,35 @@ def divergence_advice(spec) -> str:
             "scale (a huge ‖x_i‖²/(λn) or λ strains floating point; normalizing the rows usually helps)")
 
 
-def _run_sliced(state, steps, size, cancel):
-    """``state.run(steps)`` in slices of ``size`` steps, stopping early once ``cancel`` (if any) is set."""
+def _run_sliced(state, steps, size, stop):
+    """``state.run(steps)`` in slices of ``size`` steps, stopping early once ``stop`` is set."""
     done = 0
     while done < steps:
         part = min(size, steps - done)
         state.run(part)
         done += part
-        if cancel is not None and cancel.is_set():
+        if stop.is_set():
             return
 
 
-def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, seed=0,
-          callback=None, reference=None, max_time=None, eval_every=1.0, cancel=None, **options):
+def prepare(problem, method="sdca", sampling="uniform", max_passes=Budget.max_passes, tol=Budget.tol, seed=0,
+            callback=None, max_time=Budget.max_time, eval_every=Budget.eval_every, cancel=None,
+            max_steps=Budget.max_steps, **options) -> "Run":
+    """Check every argument of a run (cheap, no work on the data) and return it ready to
+    :meth:`~Run.execute`. The arguments are :func:`solve`'s but ``reference``."""
+    spec = get_method(method)
+    spec.check(problem, sampling, options)
+    budget = Budget(max_passes=max_passes, max_steps=max_steps, max_time=max_time, tol=tol, eval_every=eval_every)
+    budget.check(problem)
+    stop = _Stop(callback, cancel)
+    try:
+        rng = np.random.default_rng(seed)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"seed must be None or a non-negative integer, got {seed!r} ({exc})") from None
+    return Run(problem, spec, sampling, budget, stop, rng, {**spec.options, **options})
+
+
+def solve(problem, method="sdca", sampling="uniform", *, reference=None, **kwargs):
     """Run ``method`` on ``problem`` and return a :class:`~cdlab.solvers.base.Result`.
 
     Parameters
@@ -98,74 +109,108 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
     problem : cdlab.Problem
     method : str, a name in ``cdlab.METHODS``.
     sampling : str or array of probabilities (what the method supports).
-    max_passes : float, budget in passes = nonzeros touched / nnz(X). A run
-        ends within one checkpoint interval (or one step, if a step costs
-        more) of it. ``inf`` needs a finite ``max_time``, or ``tol > 0`` with
-        ``lam > 0`` (a gap that can reach tol).
-    tol : float, stop when the duality gap ≤ tol (tol ≤ 0 runs the budget out).
+    max_passes, max_steps, max_time, tol, eval_every : the run's
+        :class:`~cdlab.solvers.budget.Budget` (passes, steps, seconds, gap,
+        checkpoint interval in passes); the defaults are its. The trace keeps
+        at most ``MAX_TRACE_ROWS`` + 1 rows (older rows thinned evenly beyond
+        that). The trace's ``time`` column counts solver time only.
     seed : int, seeds the run's only random generator: equal seeds give equal
         traces (every column but ``time``).
     callback : callable(row: dict) -> object, called at every checkpoint
         with a copy of the trace row. A returned value ``v`` cancels the run
         iff ``v is not None and not bool(v)`` (False, ``np.False_``, 0, ...);
         ``None`` and true values continue (:func:`cancels`).
-    reference : float, True or None. P* for the ``subopt`` column; True
-        computes it with :func:`cdlab.reference_optimum` (cached on disk).
-    max_time : float or None, budget in wall-clock seconds for the whole run
-        from the state's construction on: steps, checkpoints and callback
-        included (the trace's ``time`` column counts solver time only).
-    eval_every : float, checkpoint interval in passes. The trace keeps at most
-        ``MAX_TRACE_ROWS`` + 1 rows (older rows thinned evenly beyond that).
+    reference : float or None, P* for the ``subopt`` column (``cdlab.solve``
+        also takes True, read by :func:`cdlab.reference.resolve_reference`).
     cancel : object with ``is_set()`` (e.g. ``threading.Event``); cancels
         the run when set: it is checked at every checkpoint and between slices
         of about ``SLICE_NNZ`` nonzeros within a checkpoint interval (a run
         cancelled mid-interval records its last row there).
     **options : method options (see ``cdlab.METHODS[method].options``).
     """
-    spec = get_method(method)
-    spec.check(problem, sampling, options)
-    max_passes = _number("max_passes", max_passes)
-    if not (max_passes > 0):
-        raise ValueError(f"max_passes must be > 0, got {max_passes}")
-    eval_every = _number("eval_every", eval_every)
-    if not (0 < eval_every < np.inf):
-        raise ValueError(f"eval_every must be finite and > 0, got {eval_every}")
-    tol = _number("tol", tol)
-    if np.isnan(tol):
-        raise ValueError("tol must be a number, got nan")
-    if max_time is not None:
-        max_time = _number("max_time", max_time)
-        if not (0 <= max_time < np.inf):
-            raise ValueError(f"max_time must be finite and ≥ 0, or None, got {max_time}")
-    if max_passes == np.inf and max_time is None and not (tol > 0 and problem.lam > 0):
-        raise ValueError("max_passes=inf needs a finite max_time, or tol > 0 with lam > 0 (a duality gap that "
-                         f"can reach tol); got tol={tol:g}, lam={problem.lam:g}, max_time=None")
-    if callback is not None and not callable(callback):
-        raise ValueError(f"callback must be callable or None, got {type(callback).__name__}")
-    if cancel is not None and not callable(getattr(cancel, "is_set", None)):
-        raise ValueError(f"cancel must have an is_set() method (e.g. threading.Event), got {type(cancel).__name__}")
-    if reference is True:
-        from ..reference import reference_optimum
-        reference = reference_optimum(problem)
-    elif reference is False:
-        reference = None
-    elif reference is not None:
-        reference = _number("reference", reference)
-        if not np.isfinite(reference):
-            raise ValueError(f"reference (P*) must be finite, got {reference}")
-    try:
-        rng = np.random.default_rng(seed)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"seed must be None or a non-negative integer, got {seed!r} ({exc})") from None
-    opts = {**spec.options, **options}
-    clock = time.perf_counter()  # max_time counts from here: construction, steps, checkpoints, callbacks
-    state = spec.make(problem, sampling, rng, **opts)
+    run = prepare(problem, method, sampling, **kwargs)
+    return run.execute(reference)
 
-    rows = []  # the stored trace: checkpoints 0, stride, 2·stride, ... (and the last one)
-    stride, count = 1, 0
-    elapsed = 0.0
 
-    def record():
+# the keywords of solve: prepare's, and reference
+SOLVE_ARGS = frozenset(name for name, par in inspect.signature(prepare).parameters.items()
+                       if par.kind is par.POSITIONAL_OR_KEYWORD) | {"reference"}
+
+
+@dataclass
+class Run:
+    """A checked run (:func:`prepare`): the method, its sampling, budget, stop channel, generator and options."""
+
+    problem: object
+    spec: object
+    sampling: object
+    budget: Budget
+    stop: "_Stop"
+    rng: np.random.Generator
+    options: dict
+
+    def execute(self, reference=None) -> Result:
+        """Build the state, run the loop to a stopping rule and return the Result.
+        ``reference``: P* (a finite number) or None."""
+        if reference is not None:
+            reference = check_reference(reference)
+        problem, spec = self.problem, self.spec
+        clock = time.perf_counter()  # max_time counts from here: construction, steps, checkpoints, callbacks
+        state = spec.make(problem, self.sampling, self.rng, **self.options)
+        trace = _Trace(problem, state, reference)
+        status = _loop(problem, state, self.budget, self.stop, trace, clock)
+        message = ""
+        if status == "diverged":
+            message = (f"{spec.name} diverged after {state.steps} steps: the primal objective left "
+                       f"[0, {DIVERGENCE_FACTOR:g} × P(w₀)]; {divergence_advice(spec)}")
+        frame = trace.frame()
+        frame.attrs.update(method=spec.name, status=status, message=message, reference=reference)
+        return Result(w=trace.w, alpha=trace.alpha, trace=frame, method=spec.name,
+                      sampling=self.sampling, status=status, options=self.options, message=message)
+
+
+def check_reference(value) -> float:
+    """A given P*: a finite real number, as float."""
+    value = real_number("reference", value)
+    if not np.isfinite(value):
+        raise ValueError(f"reference (P*) must be finite, got {value}")
+    return value
+
+
+class _Stop:
+    """The run's one cancellation channel: set by a callback's cancelling answer
+    (:func:`cancels`) or by the ``cancel`` object, read by the loop and between slices."""
+
+    def __init__(self, callback, cancel):
+        if callback is not None and not callable(callback):
+            raise ValueError(f"callback must be callable or None, got {type(callback).__name__}")
+        if cancel is not None and not callable(getattr(cancel, "is_set", None)):
+            raise ValueError(f"cancel must have an is_set() method (e.g. threading.Event), got "
+                             f"{type(cancel).__name__}")
+        self.callback, self.cancel, self.asked = callback, cancel, False
+
+    def checkpoint(self, row):
+        """Show the callback a copy of the row (what it writes cannot reach the trace or the stopping rule)."""
+        if self.callback is not None and cancels(self.callback(dict(row))):
+            self.asked = True
+
+    def is_set(self) -> bool:
+        return self.asked or (self.cancel is not None and self.cancel.is_set())
+
+
+class _Trace:
+    """The checkpoints: evaluation of P, D and the gap, and the stored rows (at most
+    MAX_TRACE_ROWS + 1: checkpoints 0, stride, 2·stride, ... and the last one)."""
+
+    def __init__(self, problem, state, reference):
+        self.problem, self.state, self.reference = problem, state, reference
+        self.rows, self.stride, self.count = [], 1, 0
+        self.elapsed = 0.0  # solver seconds: the timed chunks only
+        self.first = self.last = self.w = self.alpha = None
+
+    def evaluate(self):
+        """The checkpoint at the state's current iterate, or None if it is not finite."""
+        problem, state = self.problem, self.state
         w, alpha = state.iterate()
         if not np.all(np.isfinite(w)):
             return None
@@ -176,82 +221,97 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
         alpha, primal, dual, gap = _checkpoint(problem, w, alpha)
         row = dict(steps=state.steps, nnz_touched=state.nnz_touched,
                    passes=state.nnz_touched / problem.nnz, data_passes=state.data_passes,
-                   time=elapsed, primal=primal, dual=dual, gap=gap)
-        if reference is not None:
-            row["subopt"] = primal - reference
+                   time=self.elapsed, primal=primal, dual=dual, gap=gap)
+        if self.reference is not None:
+            row["subopt"] = primal - self.reference
         return row, w, alpha
 
-    first = record()
-    if first is None:
-        raise ValueError("the starting point is not finite")
-    last, w, alpha = first
-    rows.append(last)
-    p0 = abs(last["primal"]) + 1.0
-    status, message = None, ""
-    while status is None:
-        # the callback gets a copy: what it writes cannot reach the trace or the stopping rule
-        if callback is not None and cancels(callback(dict(last))):
-            status = "cancelled"
-            break
-        if cancel is not None and cancel.is_set():
-            status = "cancelled"
-            break
-        if last["gap"] <= tol:
-            status = "converged"
-            break
-        # Steps per pass: what the state declares, or what the run measured when
-        # its steps cost more than RATE_SLACK times that (so a mis-declared state
-        # overshoots by at most its first chunk, never chunk after chunk).
-        rate = float(state.steps_per_pass)
-        if last["passes"] > first[0]["passes"] and last["steps"] > first[0]["steps"]:
-            measured = (last["steps"] - first[0]["steps"]) / (last["passes"] - first[0]["passes"])
-            if measured * RATE_SLACK < rate:
-                rate = measured
-        chunk = max(1, int(round(eval_every * rate)))
-        # The last chunk is cut to what is left of the pass budget, so a run
-        # ends within about half a step of max_passes instead of overshooting
-        # by up to a whole checkpoint interval (uniform draws land a checkpoint
-        # at 2.98 passes, and a full chunk then ended a 3-pass budget at 3.98).
-        left = (max_passes - last["passes"]) * rate
-        if last["passes"] >= max_passes or left < 0.5:
-            status = "max_passes"
-            break
-        if max_time is not None and time.perf_counter() - clock >= max_time:
-            status = "max_time"
-            break
-        steps = chunk
-        if left < chunk:
-            steps = max(1, int(round(left)))
-            # A staged method (APPA) outputs x^(t) only at stage ends: a budget
-            # that ends a few steps into a stage would report the next stage's
-            # start point, so such a state may move the end to a stage boundary
-            # within half a checkpoint interval.
-            align = getattr(state, "align_last_chunk", None)
-            if align is not None:
-                steps = align(steps, chunk // 2)
-                if steps == 0:
-                    status = "max_passes"
-                    break
-        t0 = time.perf_counter()
-        _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), cancel)
-        elapsed += time.perf_counter() - t0
-        out = record()
-        if out is None or not np.isfinite(out[0]["primal"]) or out[0]["primal"] > DIVERGENCE_FACTOR * p0:
-            status = "diverged"
-            message = (f"{method} diverged after {state.steps} steps: the primal objective left "
-                       f"[0, {DIVERGENCE_FACTOR:g} × P(w₀)]; {divergence_advice(spec)}")
-            break
-        last, w, alpha = out
-        count += 1
-        if count % stride == 0:
-            rows.append(last)
-            if len(rows) > MAX_TRACE_ROWS:
-                rows, stride = rows[::2], 2 * stride
-    if rows[-1] is not last:
-        rows.append(last)
+    def start(self):
+        out = self.evaluate()
+        if out is None:
+            raise ValueError("the starting point is not finite")
+        self.first, self.w, self.alpha = out
+        self.last = self.first
+        self.rows.append(self.first)
 
-    trace = pd.DataFrame(rows, columns=TRACE_COLUMNS + (["subopt"] if reference is not None else []))
-    trace.attrs.update(method=method, status=status, message=message,
-                       reference=None if reference is None else float(reference))
-    return Result(w=w, alpha=alpha, trace=trace, method=method,
-                  sampling=sampling, status=status, options=opts, message=message)
+    def keep(self, out):
+        """Take a finite checkpoint as the last one, storing every stride-th."""
+        self.last, self.w, self.alpha = out
+        self.count += 1
+        if self.count % self.stride == 0:
+            self.rows.append(self.last)
+            if len(self.rows) > MAX_TRACE_ROWS:
+                self.rows, self.stride = self.rows[::2], 2 * self.stride
+
+    def frame(self) -> pd.DataFrame:
+        if self.rows[-1] is not self.last:
+            self.rows.append(self.last)
+        columns = TRACE_COLUMNS + (["subopt"] if self.reference is not None else [])
+        return pd.DataFrame(self.rows, columns=columns)
+
+
+def _steps_per_pass(state, first, last) -> float:
+    """Steps per pass: what the state declares, or what the run measured when its
+    steps cost more than RATE_SLACK times that (so a mis-declared state
+    overshoots by at most its first chunk, never chunk after chunk)."""
+    rate = float(state.steps_per_pass)
+    if last["passes"] > first["passes"] and last["steps"] > first["steps"]:
+        measured = (last["steps"] - first["steps"]) / (last["passes"] - first["passes"])
+        if measured * RATE_SLACK < rate:
+            rate = measured
+    return rate
+
+
+def _next_chunk(state, budget, last, rate, clock):
+    """(steps to run next, None) or (0, the status that ends the run on the budget)."""
+    chunk = max(1, int(round(budget.eval_every * rate)))
+    # The last chunk is cut to what is left of the pass budget, so a run
+    # ends within about half a step of max_passes instead of overshooting
+    # by up to a whole checkpoint interval (uniform draws land a checkpoint
+    # at 2.98 passes, and a full chunk then ended a 3-pass budget at 3.98).
+    left = (budget.max_passes - last["passes"]) * rate
+    if last["passes"] >= budget.max_passes or left < 0.5:
+        return 0, "max_passes"
+    if budget.max_steps is not None and state.steps >= budget.max_steps:
+        return 0, "max_steps"
+    if budget.max_time is not None and time.perf_counter() - clock >= budget.max_time:
+        return 0, "max_time"
+    steps = chunk
+    if left < chunk:
+        steps = max(1, int(round(left)))
+        # A staged method (APPA) outputs x^(t) only at stage ends: a budget
+        # that ends a few steps into a stage would report the next stage's
+        # start point, so such a state may move the end to a stage boundary
+        # within half a checkpoint interval.
+        align = getattr(state, "align_last_chunk", None)
+        if align is not None:
+            steps = align(steps, chunk // 2)
+            if steps == 0:
+                return 0, "max_passes"
+    if budget.max_steps is not None:
+        steps = int(min(steps, budget.max_steps - state.steps))
+    return steps, None
+
+
+def _loop(problem, state, budget, stop, trace, clock):
+    """Checkpoint, then stop or run the next chunk, until a rule ends the run; returns the status."""
+    trace.start()
+    p0 = abs(trace.first["primal"]) + 1.0
+    while True:
+        last = trace.last
+        stop.checkpoint(last)
+        if stop.is_set():
+            return "cancelled"
+        if last["gap"] <= budget.tol:
+            return "converged"
+        rate = _steps_per_pass(state, trace.first, last)
+        steps, status = _next_chunk(state, budget, last, rate, clock)
+        if status is not None:
+            return status
+        t0 = time.perf_counter()
+        _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), stop)
+        trace.elapsed += time.perf_counter() - t0
+        out = trace.evaluate()
+        if out is None or not np.isfinite(out[0]["primal"]) or out[0]["primal"] > DIVERGENCE_FACTOR * p0:
+            return "diverged"
+        trace.keep(out)

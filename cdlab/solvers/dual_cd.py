@@ -17,8 +17,8 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
-from ..sampling import ORDERS, make_sampler
-from .base import ALL_LOSSES, SMOOTH_LOSSES, MethodSpec, register
+from ..sampling import make_sampler
+from .base import ALL_LOSSES, MethodSpec, State, register
 
 
 @njit(cache=True, nogil=True)
@@ -59,10 +59,10 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     return touched
 
 
-class DualCDState:
+class DualCDState(State):
     """State of a dual coordinate method: α, v = Xᵀα/(λn), w = S_{μ/λ}(v)."""
 
-    def __init__(self, problem, sampling, rng, step="exact"):
+    def __init__(self, problem, sampling, rng, step="gradient"):
         if step not in ("exact", "gradient"):
             raise ValueError(f"step must be 'exact' or 'gradient', got {step!r}")
         if step == "gradient" and not problem.is_smooth:
@@ -72,7 +72,7 @@ class DualCDState:
             smooth = "squared" if problem.loss == "absolute" else "smoothed_hinge"
             raise ValueError(f"the gradient step needs a smooth loss, not {problem.loss!r}; "
                              f"use step='exact' or loss='{smooth}'")
-        self.p = problem
+        super().__init__(problem, rng)
         n = problem.n_samples
         gamma = problem.gamma
         # isinstance first: ``array == "importance"`` compares elementwise and
@@ -81,9 +81,7 @@ class DualCDState:
             raise ValueError(f"importance sampling (face-off eq. 14) needs a smooth loss, not {problem.loss!r} "
                              "(its weights ‖x_i‖² + λγn use the smoothness γ); use sampling='uniform' "
                              "or pass an array of probabilities")
-        self.sampler = make_sampler(sampling, n, problem.row_norms_sq, problem.lam, gamma or 1.0, n,
-                                    allowed=ORDERS + ("importance", "custom"), what="examples")
-        self.rng = rng
+        self.sampler = make_sampler(sampling, n, problem.row_norms_sq, problem.lam, gamma or 1.0, n, what="examples")
         self.exact = step == "exact"
         if self.exact:
             self.step_scale = np.zeros(1)
@@ -96,43 +94,29 @@ class DualCDState:
         self.v = np.zeros(problem.n_features)
         self.thresh = problem.l1 / problem.lam
         self.w = self.v if self.thresh == 0 else np.zeros(problem.n_features)
-        self.steps = 0
-        self.nnz_touched = 0
-        self.data_passes = 0.0
         self.steps_per_pass = self.sampler.steps_per_pass(problem.row_nnz)
 
-    def run(self, n_steps):
+    def advance(self, n_steps):
         p = self.p
         order = self.sampler.draw(self.rng, n_steps)
-        self.nnz_touched += dual_cd_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
-                                          p.lam * p.n_samples, self.thresh, p.row_norms_sq,
-                                          self.alpha, self.v, self.w, order, self.step_scale, self.exact)
-        self.steps += n_steps
-        self.data_passes = self.steps / p.n_samples
+        return dual_cd_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
+                             p.lam * p.n_samples, self.thresh, p.row_norms_sq,
+                             self.alpha, self.v, self.w, order, self.step_scale, self.exact)
 
     def iterate(self):
         return self.w, self.alpha
 
 
-def _make_sdca(problem, sampling, rng):
-    return DualCDState(problem, sampling, rng, step="exact")
-
-
-def _make_dual_cd(problem, sampling, rng, step="gradient"):
-    return DualCDState(problem, sampling, rng, step=step)
-
-
 register(MethodSpec(
-    name="sdca", make=_make_sdca, kind="dual",
+    name="sdca", make=DualCDState, fixed={"step": "exact"}, kind="dual", axis="examples",
     source="Shalev-Shwartz & Zhang, SDCA / Prox-SDCA (slides)",
     losses=ALL_LOSSES, supports_l1=True,
     samplings=("uniform", "permutation", "cyclic", "importance", "custom"),
 ))
 
 register(MethodSpec(
-    name="dual_cd", make=_make_dual_cd, kind="dual",
+    name="dual_cd", make=DualCDState, kind="dual", axis="examples",
     source="Csiba & Richtárik 2016, Algorithm 2 (Quartz serial)",
     losses=ALL_LOSSES, supports_l1=True,
     samplings=("uniform", "importance", "custom", "permutation", "cyclic"),
-    options={"step": "gradient"},
 ))

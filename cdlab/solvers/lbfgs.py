@@ -32,7 +32,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .agd import check_positive_int, loss_grad
-from .base import SMOOTH_LOSSES, MethodSpec, register
+from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 _UNLIMITED = 2 ** 31 - 1
 
@@ -121,9 +121,9 @@ def _worker(ch, f_grad, memory, bounds):
 MAX_WORKSPACE = 2 ** 30  # bytes of L-BFGS-B workspace a memory option may ask for
 
 
-class LBFGSState:
+class LBFGSState(State):
     def __init__(self, problem, sampling, rng, memory=30):
-        self.p = problem
+        super().__init__(problem, rng)
         self.memory = check_positive_int(memory, "memory")
         d = problem.n_features
         m = self.memory
@@ -136,9 +136,6 @@ class LBFGSState:
         self.bounds = [(0.0, None)] * (2 * d) if self.split else None
         self.thread = None
         self._finalizer = weakref.finalize(self, _Channel.close, self.ch)
-        self.steps = 0
-        self.nnz_touched = 0
-        self.data_passes = 0.0
         self.steps_per_pass = 1
 
     def run(self, n_steps):
@@ -172,13 +169,8 @@ class LBFGSState:
         self._finalizer()
 
 
-def _make_lbfgs(problem, sampling, rng, memory=30):
-    return LBFGSState(problem, sampling, rng, memory=memory)
-
-
 register(MethodSpec(
-    name="lbfgs", make=_make_lbfgs, kind="primal",
+    name="lbfgs", make=LBFGSState, kind="primal", axis="none",
     source="Byrd, Lu, Nocedal & Zhu 1995 (L-BFGS-B, scipy.optimize), memory 30",
     losses=SMOOTH_LOSSES, supports_l1=True, needs_lam=False,
-    options={"memory": 30},
 ))

@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
-from ..sampling import ORDERS, make_sampler
-from .base import SMOOTH_LOSSES, MethodSpec, register
+from ..sampling import make_sampler
+from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 # z is updated incrementally, so it drifts from Xw by rounding: after K
 # updates of entry i the error is at most about K·eps·max|z|, and typically
@@ -66,11 +66,11 @@ def primal_cd_chunk(indptr, indices, data, y, code, s, n_samples, lam, l1, lip, 
     return touched
 
 
-class PrimalCDState:
+class PrimalCDState(State):
     """State of primal RCD: w, the margins z = Xw and the constants L_j."""
 
     def __init__(self, problem, sampling, rng):
-        self.p = problem
+        super().__init__(problem, rng)
         n, d = problem.n_samples, problem.n_features
         gamma = problem.gamma  # not None: MethodSpec.check admits smooth losses only
         # A named sampling draws from the non-empty columns only: a step on an empty column
@@ -81,21 +81,21 @@ class PrimalCDState:
         if isinstance(sampling, str) and (problem.col_nnz == 0).any():
             self.cols = np.flatnonzero(problem.col_nnz > 0)
         sizes = problem.col_norms_sq if self.cols is None else problem.col_norms_sq[self.cols]
-        self.sampler = make_sampler(sampling, sizes.shape[0], sizes, problem.lam, gamma, n,
-                                    allowed=ORDERS + ("importance", "custom"), what="features")
-        self.rng = rng
+        self.sampler = make_sampler(sampling, sizes.shape[0], sizes, problem.lam, gamma, n, what="features")
         # A zero column has L_j = λ > 0: its step keeps w_j = 0, as it should.
         self.lip = problem.col_norms_sq / (gamma * n) + problem.lam
         self.w = np.zeros(d)
         self.z = np.zeros(n)
-        self.steps = 0
-        self.nnz_touched = 0
-        self.data_passes = 0.0
         self.steps_per_pass = self.sampler.steps_per_pass(
             problem.col_nnz if self.cols is None else problem.col_nnz[self.cols])
         self._touched_at_refresh = 0
 
-    def run(self, n_steps):
+    @property
+    def pass_size(self):
+        """A data pass reads every column the sampler draws from."""
+        return self.sampler.size
+
+    def advance(self, n_steps):
         p = self.p
         if self.nnz_touched - self._touched_at_refresh >= REFRESH_PASSES * p.nnz:
             self.z = p.X @ self.w
@@ -105,22 +105,15 @@ class PrimalCDState:
         if self.cols is not None:
             order = self.cols[order]
         Xc = p.X_csc
-        self.nnz_touched += primal_cd_chunk(Xc.indptr, Xc.indices, Xc.data, p.y, p.loss_code, p.s,
-                                            float(p.n_samples), p.lam, p.l1, self.lip,
-                                            self.w, self.z, order)
-        self.steps += n_steps
-        self.data_passes = self.steps / self.sampler.size
+        return primal_cd_chunk(Xc.indptr, Xc.indices, Xc.data, p.y, p.loss_code, p.s,
+                               float(p.n_samples), p.lam, p.l1, self.lip, self.w, self.z, order)
 
     def iterate(self):
         return self.w, None
 
 
-def _make_primal_cd(problem, sampling, rng):
-    return PrimalCDState(problem, sampling, rng)
-
-
 register(MethodSpec(
-    name="primal_cd", make=_make_primal_cd, kind="primal",
+    name="primal_cd", make=PrimalCDState, kind="primal", axis="features",
     source="Csiba & Richtárik 2016, Algorithm 1 (NSync, serial sampling)",
     losses=SMOOTH_LOSSES, supports_l1=True,
     samplings=("uniform", "importance", "custom", "permutation", "cyclic"),

@@ -33,7 +33,7 @@ from numba import njit
 from .. import losses as L
 from ..sampling import make_sampler
 from .agd import check_step, smooth_constant
-from .base import SMOOTH_LOSSES, MethodSpec, register
+from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .svrg import affine_constants, catch_up_all, catch_up_dot
 
 
@@ -71,7 +71,7 @@ def sag_chunk(indptr, indices, data, y, code, s, n, w, gbar, table, last, t0, a,
     return touched
 
 
-class SAGState:
+class SAGState(State):
     """State of SAG / SAGA: w, the derivative table, ḡ and the catch-up clock."""
 
     def __init__(self, problem, sampling, rng, step="auto", saga=False):
@@ -79,8 +79,9 @@ class SAGState:
             raise ValueError(f"{'SAGA' if saga else 'SAG'} needs a smooth loss, not {problem.loss!r}")
         step = check_step(step, ("auto",))
         n, d = problem.n_samples, problem.n_features
-        self.p, self.rng, self.saga = problem, rng, saga
-        self.sampler = make_sampler(sampling, n, allowed=("uniform", "permutation"), what="examples")
+        super().__init__(problem, rng)
+        self.saga = saga
+        self.sampler = make_sampler(sampling, n, what="examples")
         self.eta = 1.0 / (3.0 * smooth_constant(problem)) if step == "auto" else step
         self.rho = self.eta * problem.lam
         self.a, self.log_a = affine_constants(self.rho, prox_form=saga)
@@ -88,44 +89,32 @@ class SAGState:
         self.gbar = np.zeros(d)
         self.table = np.zeros(n)
         self.last = np.zeros(d, dtype=np.int64)
-        self.steps = 0
-        self.nnz_touched = 0
-        self.data_passes = 0.0
         self.steps_per_pass = n
 
-    def run(self, n_steps):
+    def advance(self, n_steps):
         p = self.p
         order = self.sampler.draw(self.rng, n_steps)
-        self.nnz_touched += sag_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
-                                      float(p.n_samples), self.w, self.gbar, self.table, self.last, 0,
-                                      self.a, self.log_a, self.rho, self.eta, self.saga, order)
+        touched = sag_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
+                            float(p.n_samples), self.w, self.gbar, self.table, self.last, 0,
+                            self.a, self.log_a, self.rho, self.eta, self.saga, order)
         catch_up_all(self.w, -self.eta * self.gbar, self.last, n_steps, self.a, self.log_a, self.rho)
         self.last[:] = 0
-        self.steps += n_steps
-        self.data_passes = self.steps / p.n_samples
+        return touched
 
     def iterate(self):
         return self.w.copy(), None  # a copy: the driver keeps the last finite iterate
 
 
-def _make_sag(problem, sampling, rng, step="auto"):
-    return SAGState(problem, sampling, rng, step=step, saga=False)
-
-
-def _make_saga(problem, sampling, rng, step="auto"):
-    return SAGState(problem, sampling, rng, step=step, saga=True)
-
-
 register(MethodSpec(
-    name="sag", make=_make_sag, kind="primal",
+    name="sag", make=SAGState, fixed={"saga": False}, kind="primal", axis="examples",
     source="Schmidt, Le Roux & Bach 2017, SAG Algorithm 1 (sparse JIT updates, §4.5)",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=("uniform", "permutation"), options={"step": "auto"},
+    samplings=("uniform", "permutation"),
 ))
 
 register(MethodSpec(
-    name="saga", make=_make_saga, kind="primal",
+    name="saga", make=SAGState, fixed={"saga": True}, kind="primal", axis="examples",
     source="Defazio, Bach & Lacoste-Julien 2014, SAGA (§2), L2 term as the prox",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=("uniform", "permutation"), options={"step": "auto"},
+    samplings=("uniform", "permutation"),
 ))

@@ -41,7 +41,7 @@ from numba import njit
 from .. import losses as L
 from ..sampling import ORDERS, make_sampler
 from .agd import check_step, smooth_constant
-from .base import ALL_LOSSES, MethodSpec, register
+from .base import ALL_LOSSES, MethodSpec, State, register
 
 PEGASOS, CONSTANT, DECAYING, INVERSE = 0, 1, 2, 3
 _RULES = {"pegasos": PEGASOS, "constant": CONSTANT, "decaying": DECAYING, "inverse": INVERSE}
@@ -97,7 +97,7 @@ def sgd_chunk(indptr, indices, data, y, code, s, lam, rule, eta0, t0, u, scale, 
     return scale, touched
 
 
-class SGDState:
+class SGDState(State):
     def __init__(self, problem, sampling, rng, step="auto", eta0=None):
         if not isinstance(step, str) or step not in ("auto", *_RULES):
             raise ValueError(f"step must be one of {['auto', *_RULES]} (set its size with eta0), got {step!r}")
@@ -112,36 +112,28 @@ class SGDState:
         if problem.l1 > 0:
             raise ValueError("SGD here handles l1 = 0 only")
         self.eta0 = 1.0 / smooth_constant(problem) if eta0 is None else check_step(eta0, (), "eta0")
-        self.p, self.rng, self.rule = problem, rng, _RULES[step]
-        self.sampler = make_sampler(sampling, problem.n_samples, allowed=ORDERS, what="examples")
+        super().__init__(problem, rng)
+        self.rule = _RULES[step]
+        self.sampler = make_sampler(sampling, problem.n_samples, what="examples")
         self.u = np.zeros(problem.n_features)
         self.scale = 1.0
-        self.steps = 0
-        self.nnz_touched = 0
-        self.data_passes = 0.0
         self.steps_per_pass = problem.n_samples
 
-    def run(self, n_steps):
+    def advance(self, n_steps):
         p = self.p
         order = self.sampler.draw(self.rng, n_steps)
         self.scale, touched = sgd_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, p.lam,
                                         self.rule, self.eta0, self.steps, self.u, self.scale, order)
-        self.nnz_touched += touched
-        self.steps += n_steps
-        self.data_passes = self.steps / p.n_samples
+        return touched
 
     def iterate(self):
         return self.scale * self.u, None
 
 
-def _make_sgd(problem, sampling, rng, step="auto", eta0=None):
-    return SGDState(problem, sampling, rng, step=step, eta0=eta0)
-
-
 register(MethodSpec(
-    name="sgd", make=_make_sgd, kind="primal",
+    name="sgd", make=SGDState, kind="primal", axis="examples",
     source="Shalev-Shwartz et al. 2011 (Pegasos step 1/(λt)); Bottou 2012 (step eta0/(1 + eta0·λt)); "
            "Frostig et al. 2015 §5 (step eta0/√t)",
     losses=ALL_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=ORDERS, options={"step": "auto", "eta0": None},
+    samplings=ORDERS,
 ))

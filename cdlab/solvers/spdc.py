@@ -48,7 +48,7 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import BatchSampler, Sampler, check_batch_size
-from .base import ALL_LOSSES, MethodSpec, register
+from .base import ALL_LOSSES, MethodSpec, State, register
 
 
 # --------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def spdc_parameters(problem, m=1, weighted=False, delta=0.0):
     return float(tau), float(sigma), float(theta), float(gamma), float(lam), delta_dual
 
 
-class SPDCState:
+class SPDCState(State):
     """α (n), U = Xᵀα/n, and the lazily updated w^(last_j), w^(last_j − 1)."""
 
     def __init__(self, problem, sampling, rng, batch_size=1, delta=0.0):
@@ -248,7 +248,8 @@ class SPDCState:
         if weighted and m != 1:
             raise ValueError("sampling='weighted' is Algorithm 2, which takes one example per step "
                              f"(batch_size=1), got batch_size={m}")
-        self.p, self.rng, self.m = problem, rng, m
+        super().__init__(problem, rng)
+        self.m = m
         self.tau, self.sigma, self.theta, self.gamma_eff, self.lam_eff, self.delta_dual = \
             spdc_parameters(problem, m, weighted, delta)
         if not all(np.isfinite(v) and v > 0 for v in (self.tau, self.sigma, 1.0 - self.theta)):
@@ -273,38 +274,29 @@ class SPDCState:
         self.last = np.zeros(d, dtype=np.int64)
         self._dU = np.zeros(d)
         self._out = np.zeros(d)
-        self.steps = 0
-        self.nnz_touched = 0
-        self.data_passes = 0.0
         self.steps_per_pass = max(1, -(-n // m))
+        self.rows_per_step = m
 
     def draw(self, n_steps):
         """(n_steps, m) indices: m distinct uniform ones (Alg. 1) or one from p (Alg. 2)."""
         return self.sampler.draw(self.rng, n_steps).reshape(n_steps, self.m)
 
-    def run(self, n_steps):
+    def advance(self, n_steps):
         p = self.p
         batches = self.draw(n_steps)
-        self.nnz_touched += spdc_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, batches,
-                                       self.q_dual, self.c_primal, 1.0 / p.n_samples, self.delta_dual,
-                                       self.tau, self.theta, self.lam_eff, p.l1, self.steps,
-                                       self.alpha, self.w, self.w_prev, self.U, self.last, self._dU)
-        self.steps += n_steps
-        self.data_passes = self.steps * self.m / p.n_samples
+        return spdc_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, batches,
+                          self.q_dual, self.c_primal, 1.0 / p.n_samples, self.delta_dual,
+                          self.tau, self.theta, self.lam_eff, p.l1, self.steps,
+                          self.alpha, self.w, self.w_prev, self.U, self.last, self._dU)
 
     def iterate(self):
         spdc_sync(self.steps, self.w, self.U, self.last, self.tau, self.lam_eff, self.p.l1, self._out)
         return self._out, self.alpha
 
 
-def _make_spdc(problem, sampling, rng, batch_size=1, delta=0.0):
-    return SPDCState(problem, sampling, rng, batch_size=batch_size, delta=delta)
-
-
 register(MethodSpec(
-    name="spdc", make=_make_spdc, kind="primal-dual",
+    name="spdc", make=SPDCState, kind="primal-dual", axis="examples",
     source="Zhang & Xiao 2015, Algorithms 1-2, Theorems 1-2, Sections 3.1 and 4",
     losses=ALL_LOSSES, supports_l1=True, needs_lam=False,
     samplings=("uniform", "weighted"),
-    options={"delta": 0.0}, batch=True,
 ))

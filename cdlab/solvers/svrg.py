@@ -51,7 +51,7 @@ from numba import njit
 from .. import losses as L
 from ..sampling import make_sampler
 from .agd import check_positive_int, check_step, loss_grad, smooth_constant
-from .base import SMOOTH_LOSSES, MethodSpec, register
+from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 
 @njit(inline="always", cache=True)
@@ -129,7 +129,7 @@ def svrg_chunk(indptr, indices, data, y, code, s, w, b, last, t0, a, log_a, rho,
     return touched
 
 
-class SVRGState:
+class SVRGState(State):
     """State of SVRG on f(w) = P(w) + (κ/2)‖w − c‖² (module docstring)."""
 
     def __init__(self, problem, sampling, rng, step="auto", epoch_length=None, center=None, kappa=0.0, w0=None):
@@ -145,8 +145,9 @@ class SVRGState:
             epoch_length = 2 * n
         epoch_length = check_positive_int(epoch_length, "epoch_length")
         step = check_step("auto" if step is None else step, ("auto",))
-        self.p, self.rng, self.kappa = problem, rng, kappa
-        self.sampler = make_sampler(sampling, n, allowed=("uniform", "permutation"), what="examples")
+        super().__init__(problem, rng)
+        self.kappa = kappa
+        self.sampler = make_sampler(sampling, n, what="examples")
         self.m = epoch_length
         self.eta = 1.0 / (10.0 * smooth_constant(problem, kappa)) if step == "auto" else step
         self.rho = self.eta * (problem.lam + kappa)
@@ -158,9 +159,6 @@ class SVRGState:
         self.snap_grad = np.zeros(d)
         self.snap_deriv = np.zeros(n)
         self.last = np.zeros(d, dtype=np.int64)
-        self.steps = 0
-        self.nnz_touched = 0
-        self.data_passes = 0.0
         # inner steps in about one pass of work: m steps + n snapshot rows per epoch
         self.steps_per_pass = max(1, int(round(n * self.m / (self.m + n))))
 
@@ -223,14 +221,9 @@ def svrg_epochs(problem, w0, *, rng, center=None, kappa=0.0, step=None, n_epochs
     return SVRGRun(state.w.copy(), state.steps, state.nnz_touched, state.data_passes)
 
 
-def _make_svrg(problem, sampling, rng, step="auto", epoch_length=None):
-    return SVRGState(problem, sampling, rng, step=step, epoch_length=epoch_length)
-
-
 register(MethodSpec(
-    name="svrg", make=_make_svrg, kind="primal",
+    name="svrg", make=SVRGState, withheld=("center", "kappa", "w0"), kind="primal", axis="examples",
     source="Johnson & Zhang 2013, Procedure SVRG (option I); Frostig et al. 2015, Thm 2.2 (as APPA's oracle)",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
     samplings=("uniform", "permutation"),
-    options={"step": "auto", "epoch_length": None},
 ))

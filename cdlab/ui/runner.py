@@ -13,7 +13,6 @@ update on the session's event loop (``pn.state.execute``).
 """
 from __future__ import annotations
 
-import functools
 import threading
 import time
 import traceback
@@ -23,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..solvers import METHODS
+from ..solvers.budget import Budget as SolverBudget
 from ..timing import warm_solve
 from ..verdict import SEED
 from .cache import LRUCache
@@ -89,26 +89,8 @@ def sampling_argument(run: RunSpec, problem):
     """What ``cdlab.solve`` takes for the run's sampling (an array for "weighted")."""
     if run.sampling != "weighted" or "weighted" in METHODS[run.method].samplings:
         return run.sampling
-    axis = _axis_of(run.method)
-    return weighted_probabilities(problem.row_norms_sq if axis == "examples" else problem.col_norms_sq)
-
-
-@functools.lru_cache(maxsize=None)
-def _axis_of(method):
-    """Whether a method samples examples or features. MethodSpec does not say,
-    so ask the method once, on a 3×2 probe problem: a state built with
-    3-entry probabilities samples examples, one built with 2 entries samples
-    features (``check_probabilities`` rejects the wrong length)."""
-    from ..problem import Problem
-    spec = METHODS[method]
-    probe = Problem(np.array([[1.0, 0.5], [0.5, 1.0], [1.0, 1.0]]), [1.0, -1.0, 1.0], loss="logistic", lam=1.0)
-    for axis, size in (("examples", 3), ("features", 2)):
-        try:
-            spec.make(probe, np.full(size, 1.0 / size), np.random.default_rng(0), **spec.options)
-        except ValueError:
-            continue
-        return axis
-    return "examples"  # the method takes no custom probabilities: check() will say so
+    features = METHODS[run.method].axis == "features"
+    return weighted_probabilities(problem.col_norms_sq if features else problem.row_norms_sq)
 
 
 def check(run: RunSpec, problem):
@@ -127,13 +109,24 @@ def check(run: RunSpec, problem):
     return None
 
 
+# The page's defaults: shorter and looser than cdlab.solve's, the page being interactive.
+PAGE_DEFAULTS = SolverBudget(max_passes=30.0, tol=1e-7, max_time=20.0)
+
+
 @dataclass(frozen=True)
 class Budget:
-    max_passes: float = 30.0
-    tol: float = 1e-7
+    """The page's budget: each run's solver budget, repeated on ``seeds`` seeds from ``seed`` on."""
+
+    max_passes: float = PAGE_DEFAULTS.max_passes
+    tol: float = PAGE_DEFAULTS.tol
     seed: int = 0
-    max_seconds: float = 20.0
+    max_seconds: float = PAGE_DEFAULTS.max_time
     seeds: int = 3
+
+    def solver(self) -> SolverBudget:
+        """What one run on one seed stops on."""
+        return SolverBudget(max_passes=self.max_passes, tol=self.tol, max_time=self.max_seconds,
+                            eval_every=self.eval_every)
 
     @property
     def seed_list(self) -> tuple:
@@ -254,7 +247,6 @@ def run_one(problem, problem_key, run: RunSpec, budget: Budget, seed: int, live:
         if now - last[0] >= PUBLISH_EVERY:
             last[0] = now
             publish(live)
-        return not cancel.is_set()
 
     def on_retime():
         with live.lock:  # the compiling run's seconds are not solver seconds: its rows go, the warm run's come
@@ -264,8 +256,7 @@ def run_one(problem, problem_key, run: RunSpec, budget: Budget, seed: int, live:
 
     try:
         res = warm_solve(problem, on_retime=on_retime, method=run.method, sampling=sampling_argument(run, problem),
-                         max_passes=budget.max_passes, tol=budget.tol, seed=seed, callback=on_row,
-                         max_time=budget.max_seconds, eval_every=budget.eval_every, cancel=cancel, **run.options)
+                         seed=seed, callback=on_row, cancel=cancel, **budget.solver().kwargs(), **run.options)
     except ValueError as exc:
         with live.lock:
             live.status[label], live.message[label] = "refused", str(exc)

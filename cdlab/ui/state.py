@@ -21,11 +21,12 @@ from panel.io.state import set_curdoc
 
 from ..data.synthetic import FACEOFF_NORMALIZE
 from ..losses import LOSSES
+from ..sampling import check_sampling
 from ..solvers import METHODS
 from ..verdict import split_seeds
 from . import datasource, presets
 from .job import FINAL, Job, Settings
-from .runner import BOTH, Budget, Worker, plan, sampling_choices
+from .runner import BOTH, PAGE_DEFAULTS, Budget, Worker, plan, sampling_choices
 
 INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalise",
           "data_seed", "omega", "upload_hash", "loss", "lam_rule", "log10_lam", "l1", "methods", "samplings",
@@ -64,12 +65,13 @@ class Experiment(param.Parameterized):
     samplings = param.Dict(default={}, doc="method -> sampling name")
     batch_sizes = param.Dict(default={}, doc="method -> mini-batch size")
     # -- budget and display
-    max_passes = param.Number(default=30.0, bounds=(0.5, 2000.0))
-    log10_tol = param.Number(default=-7.0, bounds=(-13.0, -1.0), doc="stop a run when gap ≤ 10^this")
+    max_passes = param.Number(default=PAGE_DEFAULTS.max_passes, bounds=(0.5, 2000.0))
+    log10_tol = param.Number(default=math.log10(PAGE_DEFAULTS.tol), bounds=(-13.0, -1.0),
+                             doc="stop a run when gap ≤ 10^this")
     log10_target = param.Number(default=-5.0, bounds=(-13.0, -1.0), doc="the gap the results table times")
     seed = param.Integer(default=0, bounds=(0, None), doc="the first seed of each run")
     seeds = param.Integer(default=3, bounds=(1, 10), doc="seeds per run: the verdict needs their spread")
-    max_seconds = param.Number(default=20.0, bounds=(0.5, 600.0), doc="time budget per run")
+    max_seconds = param.Number(default=PAGE_DEFAULTS.max_time, bounds=(0.5, 600.0), doc="time budget per run")
     xaxis = param.Selector(default="passes", objects=["passes", "steps", "seconds"])
     logx = param.Boolean(default=True, doc="log scale on the seconds axis (fast and slow runs both readable)")
     yaxis = param.Selector(default="gap", objects={"duality gap": "gap", "P − P*": "subopt"})
@@ -214,8 +216,7 @@ class Experiment(param.Parameterized):
         self._worker.cancel()
 
     def set_sampling(self, method, sampling):
-        if sampling not in sampling_choices(method):
-            raise ValueError(f"{method} offers the samplings {sampling_choices(method)}, not {sampling!r}")
+        check_sampling(sampling, sampling_choices(method), f"method {method!r} on this page")
         self.samplings = {**self.samplings, method: sampling}
 
     def set_batch_size(self, method, batch_size):

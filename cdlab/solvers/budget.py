@@ -1,0 +1,79 @@
+"""The run budget: when ``cdlab.solve`` stops, each default written once.
+
+The driver runs under a :class:`Budget`; ``cdlab.solve``'s keywords, the
+page, the grid and the CLI take their defaults from it (``Budget.max_passes``
+and so on are the defaults).
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+
+def real_number(name, value) -> float:
+    """A real number (int or float, not a bool or a string), as float."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When a run stops (the first limit reached ends it).
+
+    max_passes : passes = nonzeros touched / nnz(X). A run ends within one
+        checkpoint interval (or one step, if a step costs more) of it.
+    max_steps : steps as the method counts them (a mini-batch step counts
+        once), or None; a run ends exactly at it.
+    max_time : wall-clock seconds for the whole run from the state's
+        construction on (steps, checkpoints and callback included), or None.
+    tol : stop when the duality gap ≤ tol (tol ≤ 0 runs the budget out).
+    eval_every : the checkpoint interval, in passes.
+
+    ``max_passes=inf`` needs a finite ``max_steps`` or ``max_time``, or
+    ``tol > 0`` on a problem with ``lam > 0`` (:meth:`check`).
+    """
+
+    max_passes: float = 50.0
+    max_steps: float | None = None
+    max_time: float | None = None
+    tol: float = 1e-8
+    eval_every: float = 1.0
+
+    def __post_init__(self):
+        max_passes = real_number("max_passes", self.max_passes)
+        if not (max_passes > 0):
+            raise ValueError(f"max_passes must be > 0, got {max_passes}")
+        eval_every = real_number("eval_every", self.eval_every)
+        if not (0 < eval_every < np.inf):
+            raise ValueError(f"eval_every must be finite and > 0, got {eval_every}")
+        tol = real_number("tol", self.tol)
+        if np.isnan(tol):
+            raise ValueError("tol must be a number, got nan")
+        max_time = self.max_time
+        if max_time is not None:
+            max_time = real_number("max_time", max_time)
+            if not (0 <= max_time < np.inf):
+                raise ValueError(f"max_time must be finite and ≥ 0, or None, got {max_time}")
+        max_steps = self.max_steps
+        if max_steps is not None:
+            max_steps = real_number("max_steps", max_steps)
+            if not (max_steps >= 1 and (max_steps == np.inf or max_steps.is_integer())):
+                raise ValueError(f"max_steps must be a whole number ≥ 1 (or inf), or None, got {max_steps}")
+        for name, value in (("max_passes", max_passes), ("eval_every", eval_every), ("tol", tol),
+                            ("max_time", max_time), ("max_steps", max_steps)):
+            object.__setattr__(self, name, value)
+
+    def check(self, problem):
+        """Refuse a budget that may never end on ``problem``."""
+        if self.max_passes == np.inf and self.max_time is None and not (self.max_steps or np.inf) < np.inf \
+                and not (self.tol > 0 and problem.lam > 0):
+            raise ValueError("max_passes=inf needs a finite max_steps or max_time, or tol > 0 with lam > 0 (a "
+                             f"duality gap that can reach tol); got tol={self.tol:g}, lam={problem.lam:g}, "
+                             "max_time=None")
+
+    def kwargs(self) -> dict:
+        """The budget as ``cdlab.solve`` keywords."""
+        return asdict(self)

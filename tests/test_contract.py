@@ -1,0 +1,66 @@
+"""The solver contract (cdlab.solvers.base): what a MethodSpec declares matches what its state does."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import cdlab
+from cdlab.solvers import METHODS
+from cdlab.solvers.base import State
+
+PROBE = cdlab.Problem(np.array([[1.0, 0.5], [0.5, 1.0], [1.0, 1.0]]), [1.0, -1.0, 1.0], loss="logistic", lam=1.0)
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_axis_is_the_side_the_state_samples(name):
+    """A method with custom probabilities takes them over its axis (3 examples or 2 features here)
+    and refuses the other length; a method without any takes neither."""
+    spec = METHODS[name]
+    built = {}
+    for axis, size in (("examples", 3), ("features", 2)):
+        try:
+            spec.make(PROBE, np.full(size, 1.0 / size), np.random.default_rng(0), **spec.options)
+            built[axis] = True
+        except ValueError:
+            built[axis] = False
+    if "custom" in spec.samplings:
+        assert built == {"examples": spec.axis == "examples", "features": spec.axis == "features"}
+    else:  # refused before any state is built
+        with pytest.raises(ValueError, match="does not accept custom sampling probabilities"):
+            spec.check(PROBE, np.full(3, 1.0 / 3), {})
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_options_are_the_states_keywords_with_their_defaults(name):
+    """Each option default is written once, in the state's signature; the spec reads it from there."""
+    spec = METHODS[name]
+    params = inspect.signature(spec.make).parameters
+    for option, default in spec.options.items():
+        assert params[option].default == default or params[option].default is default
+    state = spec.make(PROBE, "uniform", np.random.default_rng(0), **spec.options)
+    assert isinstance(state, State)
+    assert state.steps == 0  # (APPA's primal-to-dual start already read the data: its nnz are counted)
+    # a method that samples nothing takes full-gradient steps: one per pass
+    assert (spec.axis == "none") == (state.steps_per_pass == 1)
+    res = cdlab.solve(PROBE, name, max_passes=2, tol=0)
+    assert res.options == spec.options
+
+
+def test_an_unknown_option_names_what_the_method_accepts():
+    with pytest.raises(ValueError, match=r"method 'accel_appa' got unknown option\(s\) \['kappa_decay'\]"):
+        cdlab.solve(PROBE, "accel_appa", kappa_decay=0.5)
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['step'\]; it accepts none"):
+        cdlab.solve(PROBE, "sdca", step="gradient")
+
+
+def test_first_is_the_first_row_at_eps():
+    res = cdlab.solve(PROBE, "sdca", max_passes=30, tol=1e-12)
+    gaps = res.trace.gap.to_numpy()
+    eps = float(np.median(gaps))
+    row = res.first(eps)
+    k = int(np.flatnonzero(gaps <= eps)[0])
+    assert row.gap <= eps and row.steps == res.trace.steps.iloc[k] and (gaps[:k] > eps).all()
+    assert res.first(0.0, "gap") is None or res.first(0.0).gap == 0.0
+    assert res.first(-1.0) is None
