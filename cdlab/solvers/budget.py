@@ -68,11 +68,12 @@ class Budget:
 
     def check(self, problem):
         """Refuse a budget that may never end on ``problem``."""
-        if self.max_passes == np.inf and self.max_time is None and not (self.max_steps or np.inf) < np.inf \
-                and not (self.tol > 0 and problem.lam > 0):
+        finite_stop = (self.max_time is not None or (self.max_steps is not None and self.max_steps < np.inf)
+                       or (self.tol > 0 and problem.lam > 0))
+        if self.max_passes == np.inf and not finite_stop:
             raise ValueError("max_passes=inf needs a finite max_steps or max_time, or tol > 0 with lam > 0 (a "
                              f"duality gap that can reach tol); got tol={self.tol:g}, lam={problem.lam:g}, "
-                             "max_time=None")
+                             f"max_steps={self.max_steps}, max_time=None")
 
     def kwargs(self) -> dict:
         """The budget as ``cdlab.solve`` keywords."""
