@@ -18,8 +18,12 @@ import pandas as pd
 from .base import TRACE_COLUMNS, Result, get_method
 from .budget import Budget, real_number
 
-# A primal value this many times the starting objective (or non-finite
-# iterates) is reported as divergence rather than drawn as a curve.
+# Divergence, reported rather than drawn as a curve: non-finite iterates, or the
+# objective a method optimises moving DIVERGENCE_FACTOR × (|P(w₀)| + 1) the wrong
+# way — P(w) above it for primal and primal-dual methods, D(α) that far below
+# D(α₀) for dual methods. A dual method's primal point w(α) = Xᵀα/(λn) is a
+# by-product: on badly scaled rows P(w(α)) can be huge while D(α) climbs
+# steadily, which is slow convergence (the gap says so), not divergence.
 DIVERGENCE_FACTOR = 1e6
 # The trace keeps at most this many rows (+ the last one): past it, every
 # other stored row is dropped and later checkpoints are stored half as often
@@ -158,11 +162,13 @@ class Run:
         clock = time.perf_counter()  # max_time counts from here: construction, steps, checkpoints, callbacks
         state = spec.make(problem, self.sampling, self.rng, **self.options)
         trace = _Trace(problem, state, reference)
-        status = _loop(problem, state, self.budget, self.stop, trace, clock)
+        status = _loop(problem, state, spec.kind, self.budget, self.stop, trace, clock)
         message = ""
         if status == "diverged":
-            message = (f"{spec.name} diverged after {state.steps} steps: the primal objective left "
-                       f"[0, {DIVERGENCE_FACTOR:g} × P(w₀)]; {divergence_advice(spec)}")
+            left = ("the dual objective fell below D(α₀) − " if spec.kind == "dual"
+                    else "the primal objective rose above ")
+            message = (f"{spec.name} diverged after {state.steps} steps: {left}{DIVERGENCE_FACTOR:g} × "
+                       f"(|P(w₀)| + 1), or an iterate is not finite; {divergence_advice(spec)}")
         frame = trace.frame()
         frame.attrs.update(method=spec.name, status=status, message=message, reference=reference)
         return Result(w=trace.w, alpha=trace.alpha, trace=frame, method=spec.name,
@@ -293,10 +299,19 @@ def _next_chunk(state, budget, last, rate, clock):
     return steps, None
 
 
-def _loop(problem, state, budget, stop, trace, clock):
+def _diverged(kind, first, row) -> bool:
+    """The divergence rule (DIVERGENCE_FACTOR) at a checkpoint ``row``; ``first`` is the start's row."""
+    if row is None:
+        return True
+    margin = DIVERGENCE_FACTOR * (abs(first["primal"]) + 1.0)
+    if kind == "dual":
+        return not (np.isfinite(row["dual"]) and np.isfinite(row["primal"])) or row["dual"] < first["dual"] - margin
+    return not np.isfinite(row["primal"]) or row["primal"] > margin
+
+
+def _loop(problem, state, kind, budget, stop, trace, clock):
     """Checkpoint, then stop or run the next chunk, until a rule ends the run; returns the status."""
     trace.start()
-    p0 = abs(trace.first["primal"]) + 1.0
     while True:
         last = trace.last
         stop.checkpoint(last)
@@ -312,6 +327,6 @@ def _loop(problem, state, budget, stop, trace, clock):
         _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), stop)
         trace.elapsed += time.perf_counter() - t0
         out = trace.evaluate()
-        if out is None or not np.isfinite(out[0]["primal"]) or out[0]["primal"] > DIVERGENCE_FACTOR * p0:
+        if _diverged(kind, trace.first, None if out is None else out[0]):
             return "diverged"
         trace.keep(out)
