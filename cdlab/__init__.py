@@ -4,7 +4,11 @@
     result = cdlab.solve(problem, method="sdca", tol=1e-10)
     result.trace          # steps, nnz_touched, passes, time, primal, dual, gap, ...
 """
-from .problem import Problem
+from ._jit_cache import configure as _configure_kernel_cache
+
+_configure_kernel_cache()  # before any kernel is defined: see cdlab/_jit_cache.py
+
+from .problem import Problem  # noqa: E402
 from .solvers import METHODS, Result, solve
 from .reference import reference_optimum
 from .data import load_dataset

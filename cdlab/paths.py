@@ -5,7 +5,8 @@
                                     on Linux, ~/Library/Caches/cdlab on macOS, %LOCALAPPDATA% on Windows)
 
 Fetched datasets go to ``data_home()`` (``$CDLAB_DATA_DIR``, else ``<cache root>/data``);
-certified reference optima to ``<cache root>/reference``.
+certified reference optima to ``<cache root>/reference``; compiled kernels to
+``<cache root>/numba/<source digest>`` (cdlab/_jit_cache.py).
 """
 from __future__ import annotations
 
