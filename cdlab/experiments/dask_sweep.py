@@ -4,7 +4,7 @@ How a sweep runs:
 
 1. The grid is expanded on the client (:func:`cdlab.experiments.grid.expand_grid`).
 2. Each distinct dataset is fingerprinted by a small task on a worker, which
-   loads it and returns ``Problem.content_hash()`` and its shape: the data
+   loads it and returns ``Data.content_hash()`` and its shape: the data
    never travel through the scheduler, only the hash does. The fingerprint
    of a file is cached in the store under the SHA-256 of the file's content
    (``runner.file_digest``; never its size or mtime, which a rewrite can

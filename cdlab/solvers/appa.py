@@ -88,13 +88,11 @@ from .dual_cd import dual_cd_chunk
 from .svrg import SVRGState
 
 def strong_convexity(problem, what):
-    """μ of F as the theory layer computes it (``cdlab.theory.symbols.strong_convexity``:
-    λ, plus λ_min(XᵀX)/n for least squares), so that a run and its bound agree.
-    Raises ValueError (asking for ``mu``) when that is not > 0 or too costly."""
-    from ..theory.symbols import strong_convexity as mu_F  # imported here: sympy is not needed to solve
-
+    """μ of F, ``Problem.strong_convexity`` (λ, plus λ_min(XᵀX)/n for least
+    squares), the value the theory layer's μ_F reads too, so that a run and its
+    bound agree. Raises ValueError (asking for ``mu``) when that is not > 0 or too costly."""
     try:
-        mu = mu_F(problem)
+        mu = problem.strong_convexity()
     except ValueError as exc:
         raise ValueError(f"{what} needs the strong convexity μ of F: {exc}; pass mu > 0") from None
     if not mu > 0:

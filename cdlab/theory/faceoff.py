@@ -43,8 +43,8 @@ class FaceOff:
         nnz, F2 = float(problem.nnz), problem.frob_sq
         self.nnz, self.frob_sq = nnz, F2
 
-        self.C_P = float(cnz @ cn2)
-        self.C_D = float(rnz @ rn2)
+        self.C_P = problem.data.C_P
+        self.C_D = problem.data.C_D
         # uniform sampling: p_j = 1/d, q_i = 1/n
         self.iters_primal_uniform = d * (1 + cn2.max() / c)
         self.iters_dual_uniform = n * (1 + rn2.max() / c)
@@ -138,8 +138,7 @@ def theorem3_check(problem) -> dict:
     """
     n, d = problem.n_samples, problem.n_features
     F2 = problem.frob_sq
-    C_P = float(problem.col_nnz @ problem.col_norms_sq)
-    C_D = float(problem.row_nnz @ problem.row_norms_sq)
+    C_P, C_D = problem.data.C_P, problem.data.C_D
     ratio = C_P / C_D
     tol = 1e-12
     checks = [F2 <= C_P * (1 + tol), C_P <= n * F2 * (1 + tol), F2 <= C_D * (1 + tol), C_D <= d * F2 * (1 + tol),
