@@ -54,11 +54,11 @@ def _check_scale(lam, data):
     """Refuse a λ too small for the data: the dual step's curvature
     q_i = ‖x_i‖²/(λn) (theory.md §3) must be finite in float64."""
     if lam > 0:
-        top = float(data.row_norms_sq.max())
-        lam_n = lam * data.n_samples
+        top, n = float(data.row_norms_sq.max()), data.n_samples
+        lam_n = lam * n
         if lam_n == 0.0 or not np.isfinite(top / lam_n):
             raise ValueError(f"lam={lam!r} is too small for this data: the dual step's curvature "
-                             f"‖x_i‖²/(λn) overflows float64 (max ‖x_i‖² = {top:.3g}, n = {data.n_samples}); "
+                             f"‖x_i‖²/(λn) overflows float64 (max ‖x_i‖² = {top:.3g}, n = {n}); "
                              "use a larger lam, or lam=0 with a method that allows it")
 
 

@@ -81,6 +81,7 @@ import math
 import numpy as np
 
 from .. import losses as L
+from .._checks import check_real
 from ..sampling import Sampler
 from .agd import smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, register
@@ -119,13 +120,6 @@ def svrg_oracle_epochs(problem, kappa, mu, c):
     """(epoch length, epochs) that make SVRG a primal (c, κ)-oracle (module docstring)."""
     L_max = smooth_constant(problem, kappa)
     return max(1, math.ceil(50 * L_max / (mu + kappa))), max(1, math.ceil(math.log2(c)))
-
-
-def _positive(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 class SDCAOracle:
@@ -234,14 +228,13 @@ class APPAState:
         if stage_passes is None:
             stage_passes = "theory" if warm_start == "primal" else 1.0
         if stage_passes != "theory":
-            stage_passes = _positive(stage_passes, "stage_passes ('theory' or a number of passes)")
-        self.kappa_decay = _positive(kappa_decay, "kappa_decay")
-        if self.kappa_decay > 1:
-            raise ValueError(f"kappa_decay must be in (0, 1], got {kappa_decay}")
+            stage_passes = check_real("stage_passes ('theory' or a number of passes)", stage_passes,
+                                      low=0.0, low_open=True)
+        self.kappa_decay = check_real("kappa_decay", kappa_decay, low=0.0, high=1.0, low_open=True)
         self.p, self.variant, self.inner, self.warm, self.stage_passes = problem, variant, inner, warm_start, \
             stage_passes
         if mu is not None:
-            self.mu = _positive(mu, "mu")
+            self.mu = check_real("mu", mu, low=0.0, low_open=True)
         elif variant == "accel_appa" or stage_passes == "theory":
             self.mu = strong_convexity(problem, variant if variant == "accel_appa" else
                                        f"{variant} with stage_passes='theory'")
@@ -249,20 +242,21 @@ class APPAState:
             self.mu = None
         base_kappa = problem.R ** 2 / (problem.gamma * n)
         if variant == "accel_appa":
-            kappa = 2 * self.mu + base_kappa if kappa is None else _positive(kappa, "kappa")
+            kappa = (2 * self.mu + base_kappa if kappa is None
+                     else check_real("kappa", kappa, low=0.0, low_open=True))
             if kappa < 2 * self.mu:
                 raise ValueError(f"accel_appa needs kappa ≥ 2μ = {2 * self.mu:g} (Algorithm 2), got {kappa:g}")
             self.rho = (self.mu + 2 * kappa) / self.mu
             self.zeta = 2 / self.mu + 1 / kappa
         else:
-            kappa = base_kappa if kappa is None else _positive(kappa, "kappa")
+            kappa = base_kappa if kappa is None else check_real("kappa", kappa, low=0.0, low_open=True)
         self.kappa = kappa
         if kappa_min is None:
             if self.kappa_decay < 1 and problem.lam == 0:
                 raise ValueError("kappa_decay < 1 with lam = 0 needs kappa_min > 0 (κ must stay positive)")
             self.kappa_min = 0.0
         else:
-            self.kappa_min = _positive(kappa_min, "kappa_min")
+            self.kappa_min = check_real("kappa_min", kappa_min, low=0.0, low_open=True)
         self.oracle = SDCAOracle(problem, rng) if inner == "sdca" else SVRGOracle(problem, rng)
         self.x = np.zeros(problem.n_features)  # x^(0) = 0, the first centre
         self.v = self.x.copy()

@@ -50,7 +50,8 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
-from .agd import check_positive_int, check_step, loss_grad, smooth_constant
+from .._checks import check_int, check_real
+from .agd import check_step, loss_grad, smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, register
 
 
@@ -137,13 +138,11 @@ class SVRGState:
             raise ValueError("SVRG here handles l1 = 0 only (no proximal step)")
         if problem.gamma is None:
             raise ValueError(f"SVRG needs a smooth loss, not {problem.loss!r}")
-        kappa = float(kappa)
-        if not (np.isfinite(kappa) and kappa >= 0):
-            raise ValueError(f"kappa must be finite and ≥ 0, got {kappa}")
+        kappa = check_real("kappa", kappa, low=0.0)
         n, d = problem.n_samples, problem.n_features
         if epoch_length is None:
             epoch_length = 2 * n
-        epoch_length = check_positive_int(epoch_length, "epoch_length")
+        epoch_length = check_int("epoch_length", epoch_length)
         step = check_step("auto" if step is None else step, ("auto",))
         self.p, self.rng, self.kappa = problem, rng, kappa
         self.sampler = make_sampler(sampling, n, allowed=("uniform", "permutation"), what="examples")
@@ -216,7 +215,7 @@ class SVRGRun(NamedTuple):
 def svrg_epochs(problem, w0, *, rng, center=None, kappa=0.0, step=None, n_epochs=1, epoch_length=None):
     """Run ``n_epochs`` full SVRG epochs (snapshot + m inner steps each) from ``w0``
     on P(w) + (κ/2)‖w − center‖²; see the module docstring. Returns an SVRGRun."""
-    n_epochs = check_positive_int(n_epochs, "n_epochs")
+    n_epochs = check_int("n_epochs", n_epochs)
     state = SVRGState(problem, "uniform", rng, step=step, epoch_length=epoch_length, center=center,
                       kappa=kappa, w0=w0)
     state.run(n_epochs * state.m)
