@@ -44,6 +44,11 @@ class LossInfo:
         """Smoothness γ: φ' is (1/γ)-Lipschitz. ``None`` for non-smooth losses."""
         return {SQUARED: 1.0, LOGISTIC: 4.0, SMOOTHED_HINGE: s}.get(self.code)
 
+    @property
+    def label(self) -> str:
+        """The name in prose ("smoothed hinge")."""
+        return self.name.replace("_", " ")
+
 
 LOSSES = {
     "squared": LossInfo("squared", SQUARED, False, True, None),
@@ -52,6 +57,13 @@ LOSSES = {
     "smoothed_hinge": LossInfo("smoothed_hinge", SMOOTHED_HINGE, True, True, 1.0),
     "absolute": LossInfo("absolute", ABSOLUTE, False, False, 1.0),
 }
+# the sets every other module reads (a new loss is added to LOSSES only)
+ALL_LOSSES = frozenset(LOSSES)
+SMOOTH_LOSSES = frozenset(name for name, info in LOSSES.items() if info.smooth)
+CLASSIFICATION_LOSSES = tuple(name for name, info in LOSSES.items() if info.classification)
+REGRESSION_LOSSES = tuple(name for name, info in LOSSES.items() if not info.classification)
+# for each non-smooth loss, the nearest smooth one (same labels): what to suggest when a method needs γ
+NEAREST_SMOOTH = {"hinge": "smoothed_hinge", "absolute": "squared"}
 _ALIASES = {"smooth_hinge": "smoothed_hinge", "square": "squared", "least_squares": "squared",
             "log": "logistic", "abs": "absolute"}
 

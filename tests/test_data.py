@@ -522,3 +522,24 @@ def test_feature_index_far_beyond_the_nonzeros_is_refused(tmp_path):
         cdlab.Problem(X, y, max_bytes=4 * 2 ** 30)
     path.write_text(f"1 {libsvm.FEATURES_FLOOR}:1\n-1 1:1\n")  # up to the floor is fine whatever the nnz
     assert cdlab.load_dataset(path)[0].shape == (2, libsvm.FEATURES_FLOOR)
+
+
+def test_load_reads_every_kind_of_spec_as_the_entry_points_do(tmp_path):
+    from cdlab.data import load
+
+    X, y = load("heart_scale")
+    X2, y2 = load_dataset("heart_scale")
+    assert (X != X2).nnz == 0 and np.array_equal(y, y2)
+    Xr, _ = load("heart_scale", "rows")
+    assert (Xr != normalize_data(X, "rows")).nnz == 0
+    path = tmp_path / "tiny.svm"
+    path.write_text("1 1:2 3:1\n-1 2:1\n")
+    Xp, yp = load({"path": str(path), "n_features": 4, "zero_based": False})
+    assert Xp.shape == (2, 4) and yp.tolist() == [1.0, -1.0]
+    Xs, ys = load({"synthetic": {"n_samples": 7, "n_features": 3, "seed": 1}}, "mean")
+    Xm, ym = make_synthetic(7, 3, seed=1)
+    assert (Xs != normalize_data(Xm, "mean")).nnz == 0 and np.array_equal(ys, ym)
+    with pytest.raises(ValueError, match="a dataset is a name, a path"):
+        load({"file": "x"})
+    with pytest.raises(ValueError, match="unknown normalize 'unit'"):
+        load("heart_scale", "unit")

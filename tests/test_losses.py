@@ -181,3 +181,23 @@ def test_lambert_w_of_exp_solves_w_plus_log_w():
             assert w == math.exp(ell)
             continue
         assert abs(w + math.log(w) - ell) <= 1e-13 * max(1.0, abs(ell))
+
+
+def test_loss_sets_are_read_from_the_loss_table():
+    """Adding a loss touches LOSSES only: every set other modules use is derived from it."""
+    from cdlab import estimators
+    from cdlab.solvers import base
+    from cdlab.theory import derivations
+    from cdlab.ui import advice
+
+    assert L.ALL_LOSSES == set(L.LOSSES) == set(derivations.LOSS_NAMES) == set(advice.LOSS_NAMES)
+    assert L.SMOOTH_LOSSES == {name for name, info in L.LOSSES.items() if info.gamma() is not None}
+    assert set(L.CLASSIFICATION_LOSSES) == {name for name, info in L.LOSSES.items() if info.classification}
+    assert set(L.CLASSIFICATION_LOSSES) | set(L.REGRESSION_LOSSES) == L.ALL_LOSSES
+    assert estimators.CDClassifier._losses == L.CLASSIFICATION_LOSSES == derivations.CLASSIFICATION
+    assert estimators.CDRegressor._losses == L.REGRESSION_LOSSES
+    assert (base.ALL_LOSSES, base.SMOOTH_LOSSES) == (L.ALL_LOSSES, L.SMOOTH_LOSSES)
+    for loss, smooth in L.NEAREST_SMOOTH.items():  # a suggestion keeps the labels and gains γ
+        assert not L.LOSSES[loss].smooth and L.LOSSES[smooth].smooth
+        assert L.LOSSES[loss].classification == L.LOSSES[smooth].classification
+    assert set(L.NEAREST_SMOOTH) == L.ALL_LOSSES - L.SMOOTH_LOSSES

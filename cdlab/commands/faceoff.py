@@ -177,7 +177,7 @@ def _finite(v):
 
 
 def run(args) -> int:
-    from ..data import load_dataset
+    from ..data import load
     from ..losses import get_loss
     from ..problem import Problem
 
@@ -191,10 +191,7 @@ def run(args) -> int:
         raise ValueError(f"--seeds must be between 1 and 100, got {args.seeds}")
     if args.run:
         check_real("--max-passes", args.max_passes, low=0.0, low_open=True)
-    X, y = load_dataset(args.data)
-    if args.normalize != "none":
-        from ..data.synthetic import normalize_data
-        X = normalize_data(X, args.normalize)
+    X, y = load(args.data, args.normalize)
     lam = 1.0 / X.shape[0] if args.lam is None else args.lam
     problem = Problem(X, y, loss=loss.name, lam=lam, s=args.s)
     import warnings

@@ -88,7 +88,7 @@ def check_args(args):
 def run(args) -> int:
     from tqdm.auto import tqdm
 
-    from ..experiments.runner import load_data
+    from ..data import load
     from ..losses import get_loss
     from ..problem import Problem
     from ..solvers import get_method, solve
@@ -105,7 +105,7 @@ def run(args) -> int:
         raise ValueError(f"--method auto picks the sampling too; leave --sampling out, got {args.sampling!r}")
     check_args(args)
     wall = time.perf_counter()
-    X, y = load_data(args.data, args.normalize)
+    X, y = load(args.data, args.normalize)
     problem = Problem(X, y, loss=loss, lam=args.lam, l1=args.l1, s=args.s)
     if auto:
         choice = choose(problem)

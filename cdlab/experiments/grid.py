@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 from .._checks import check_int, check_real
+from ..data.synthetic import NORMALIZE
 from ..losses import get_loss
 
 EXAMPLE = """\
@@ -62,7 +63,6 @@ DEFAULTS = {"normalize": "none", "loss": "logistic", "s": 1.0, "lam": 1e-4, "l1"
             "samplings": "uniform", "options": {}, "seeds": 0, "max_passes": 50, "tol": 1e-8,
             "eval_every": 1.0, "max_time": None, "reference": False, "tag": ""}
 OTHER_KEYS = ("method_options", "store", "time_limit")
-NORMALIZE = ("none", "rows", "mean")
 # the config entry each dimension becomes
 CONFIG_NAME = {"datasets": "dataset", "methods": "method", "samplings": "sampling", "seeds": "seed"}
 

@@ -28,22 +28,6 @@ _DIGESTS_SIZE = 64  # file digests kept per process (see file_digest)
 _digests: OrderedDict = OrderedDict()
 
 
-def load_data(spec, normalize="none"):
-    """(X, y) of a dataset entry of the grid (see cdlab.experiments.grid)."""
-    from ..data import load_dataset, make_synthetic, normalize_data
-
-    if isinstance(spec, str):
-        X, y = load_dataset(spec)
-    elif "synthetic" in spec:
-        X, y = make_synthetic(**spec["synthetic"])
-    else:
-        X, y = load_dataset(spec["path"], n_features=spec.get("n_features"),
-                            zero_based=spec.get("zero_based", "auto"))
-    if normalize != "none":
-        X = normalize_data(X, normalize)
-    return X, y
-
-
 def data_file(spec) -> str | None:
     """The file behind a dataset entry (None for synthetic data)."""
     from ..data import DATASETS, dataset_path
@@ -95,13 +79,13 @@ def base_data(spec, normalize="none"):
     """The dataset as a :class:`cdlab.data.Data` whose content_hash() fingerprints it;
     configurations build their problem on it with ``Problem.from_data`` (data shared, not copied).
     The per-process cache is keyed by the file's content (``file_digest``), so a changed file is reloaded."""
-    from ..data import Data
+    from ..data import Data, load
 
     key = canonical_json([spec, normalize, file_digest(data_file(spec))])
     if key in _cache:
         _cache.move_to_end(key)
         return _cache[key]
-    data = Data(*load_data(spec, normalize))
+    data = Data(*load(spec, normalize))
     _cache[key] = data
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
