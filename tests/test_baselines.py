@@ -18,6 +18,7 @@ from cdlab.data import shipped_dir
 from cdlab.solvers.saga import SAGState
 from cdlab.solvers.sgd import SGDState
 from cdlab.solvers.svrg import SVRGState, svrg_epochs
+from _helpers import first_steps
 
 DATA = shipped_dir()
 LINEAR = ["svrg", "sag", "saga", "agd", "gd", "lbfgs"]
@@ -119,7 +120,6 @@ def test_measured_steps_stay_within_the_theory_layer_bound(method, data):
     needs to reach P − P* ≤ ε stay below the bound's iterations for ε (checked at the first
     checkpoint below ε, so the measured count is, if anything, overstated)."""
     from cdlab import theory
-    from test_spdc import first_steps
     problem = PROBLEMS[data]()
     p_star = cdlab.reference_optimum(problem)
     bound = theory.bound(method, problem, reference=p_star)
