@@ -179,17 +179,6 @@ def neg_conj(code, a, y, s):
 
 
 @njit(inline="always", cache=True)
-def project_dual(code, a, y, s):
-    """Project a onto the domain of −φ*(−·)."""
-    if code == SQUARED:
-        return a
-    if code == ABSOLUTE:
-        return min(1.0, max(-1.0, a))
-    b = min(1.0, max(0.0, a * y))
-    return b * y
-
-
-@njit(inline="always", cache=True)
 def fenchel_young(code, z, a, y, s):
     """φ(z) + φ*(−a) + a z ≥ 0, the per-example share of the duality gap.
 
@@ -370,10 +359,3 @@ def neg_deriv(code, z, y, s):
     for i in range(z.shape[0]):
         out[i] = -loss_deriv(code, z[i], y[i], s)
     return out
-
-
-def loss_values(name_or_code, z, y, s=1.0):
-    """φ(z_i; y_i) elementwise, for tests and plots (numpy arrays in and out)."""
-    code = name_or_code if isinstance(name_or_code, int) else get_loss(name_or_code).code
-    z, y = np.broadcast_arrays(np.asarray(z, float), np.asarray(y, float))
-    return np.array([loss_value(code, zi, yi, s) for zi, yi in zip(z.ravel(), y.ravel())]).reshape(z.shape)

@@ -25,25 +25,23 @@ touched, one data pass, no "step"); an inner step touches ‖x_i‖₀ and is 1/
 data pass (Johnson & Zhang count 2 gradients per inner step, m + n per epoch:
 our data_passes count the rows read, the same quantity up to that factor 2).
 
-Primal-oracle API (for APPA and anyone who needs SVRG outside ``cdlab.solve``)::
+Primal-oracle API (APPA's inner solver, and anyone who needs SVRG outside ``cdlab.solve``)::
 
-    from cdlab.solvers.svrg import svrg_epochs, SVRGState
-    run = svrg_epochs(problem, w0, rng=np.random.default_rng(0), center=c, kappa=k,
-                      step=None, n_epochs=1, epoch_length=None)
-    run.w              # new array: the iterate after n_epochs full epochs
-    run.steps, run.nnz_touched, run.data_passes   # work done by this call
+    from cdlab.solvers.svrg import SVRGState
+    state = SVRGState(problem, "uniform", np.random.default_rng(0), step="auto", epoch_length=None,
+                      center=c, kappa=k, w0=w0)
+    state.run(n_epochs * state.m)  # n_epochs full epochs (a snapshot + m inner steps each)
+    state.w                        # the iterate; state.steps, .nnz_touched, .data_passes: the work
+    state.restart(w0, center)      # the next stage, without re-allocating
 
-``problem`` is a ``cdlab.Problem`` with a smooth loss, l1 = 0 and any λ ≥ 0;
-``w0`` (the warm start) and ``center`` (default 0) are length-d arrays, never
-modified; ``kappa`` ≥ 0; ``step`` None means 1/(10 L_max) (with κ included);
-``epoch_length`` None means 2n. For repeated stages without re-allocating,
-keep an ``SVRGState(problem, "uniform", rng, step, epoch_length, center, kappa, w0)``
-and call ``state.restart(w0, center)`` then ``state.run(n_epochs * state.m)``.
+on P(w) + (κ/2)‖w − center‖². ``problem`` is a ``cdlab.Problem`` with a smooth
+loss, l1 = 0 and any λ ≥ 0; ``w0`` (the warm start, default 0) and ``center``
+(default 0) are length-d arrays, never modified; ``kappa`` ≥ 0; ``step``
+"auto" means 1/(10 L_max) (with κ included); ``epoch_length`` None means 2n.
 """
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -203,23 +201,6 @@ class SVRGState:
 
     def iterate(self):
         return self.w.copy(), None  # a copy: the driver keeps the last finite iterate
-
-
-class SVRGRun(NamedTuple):
-    w: np.ndarray
-    steps: int
-    nnz_touched: int
-    data_passes: float
-
-
-def svrg_epochs(problem, w0, *, rng, center=None, kappa=0.0, step=None, n_epochs=1, epoch_length=None):
-    """Run ``n_epochs`` full SVRG epochs (snapshot + m inner steps each) from ``w0``
-    on P(w) + (κ/2)‖w − center‖²; see the module docstring. Returns an SVRGRun."""
-    n_epochs = check_int("n_epochs", n_epochs)
-    state = SVRGState(problem, "uniform", rng, step=step, epoch_length=epoch_length, center=center,
-                      kappa=kappa, w0=w0)
-    state.run(n_epochs * state.m)
-    return SVRGRun(state.w.copy(), state.steps, state.nnz_touched, state.data_passes)
 
 
 def _make_svrg(problem, sampling, rng, step="auto", epoch_length=None):
