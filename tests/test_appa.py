@@ -64,7 +64,7 @@ def test_accelerated_stages_follow_algorithm_2():
     state, xs = stage_outputs(problem, "accel_appa", 6, stage_passes=400)
     mu = np.linalg.eigvalsh(problem.X.toarray().T @ problem.X.toarray() / 40)[0]
     kappa = 2 * mu + problem.R ** 2 / (problem.gamma * 40)  # Cor. 2.7's κ = 2μ + LR² (mean notation)
-    assert state.mu == pytest.approx(mu, rel=1e-12) and state.kappa == pytest.approx(kappa, rel=1e-12)
+    assert state.mu_F == pytest.approx(mu, rel=1e-12) and state.kappa == pytest.approx(kappa, rel=1e-12)
     rho = (mu + 2 * kappa) / mu
     zeta = 2 / mu + 1 / kappa
     r = rho ** -0.5
@@ -304,7 +304,7 @@ def test_bad_input_is_refused():
         (dict(method="appa", inner="svrg", warm_start="dual"), "warm_start"),
         (dict(method="accel_appa", kappa=1e-9), "2μ"),
         (dict(method="appa", stage_passes="lots"), "stage_passes"),
-        (dict(method="accel_appa", mu=-1.0), "mu"),
+        (dict(method="accel_appa", mu_F=-1.0), "mu_F must be finite and > 0, got -1.0"),
         (dict(method="dual_appa", inner="svrg"), "unknown option"),
         (dict(method="dual_appa", dual_start="primal"), "dual_start must be 'zero'"),
         (dict(method="dual_appa", dual_start=0), "dual_start must be 'zero'"),
@@ -354,3 +354,20 @@ def test_measured_steps_stay_within_the_bounds(data, method, options):
                       callback=lambda row: row["subopt"] > 1e-9 * p_star, **options)
     for eps in (1e-3, 1e-6, 1e-9):
         assert first_steps(res.trace, "subopt", eps * p_star) <= bound.iterations(eps * p_star)
+
+
+def test_mu_is_the_old_name_of_mu_F():
+    """APPA's strong convexity option is mu_F (μ is the L1 strength); mu= still works for a
+    release, with a DeprecationWarning, in the solver and in its bound."""
+    from cdlab import theory
+    problem = shipped_problem("heart_scale", loss="squared", lam=0.0)
+    mu_F = 2 * problem.strong_convexity()
+    new = cdlab.solve(problem, "accel_appa", mu_F=mu_F, max_passes=3, seed=1)
+    with pytest.warns(DeprecationWarning, match="mu= is renamed mu_F="):
+        old = cdlab.solve(problem, "accel_appa", mu=mu_F, max_passes=3, seed=1)
+    assert np.array_equal(old.w, new.w)
+    with pytest.warns(DeprecationWarning, match="mu= is renamed mu_F="):
+        old_bound = theory.bound("accel_appa", problem, mu=mu_F)
+    assert old_bound.values["mu_F"] == theory.bound("accel_appa", problem, mu_F=mu_F).values["mu_F"] == mu_F
+    with pytest.raises(ValueError, match="mu is the old name of mu_F; pass mu_F only"):
+        cdlab.solve(problem, "accel_appa", mu=mu_F, mu_F=mu_F)

@@ -29,6 +29,10 @@ needs O(n log c) steps, about a pass per constant factor).
   (Section 5: "we set the stage size equal to the dataset size"; Thm 2.10's
   σ = poly(n, κ) has no explicit constant to size the stage from).
 
+μ in the formulas above is μ_F, the strong convexity of F (option ``mu_F``,
+default ``Problem.strong_convexity()``; its old name ``mu`` is accepted for one
+release, with a DeprecationWarning), not the L1 strength μ of ``Problem``.
+
 The first dual point (``dual_start``, for every chain of dual warm starts:
 ``dual_appa``, and ``appa`` / ``accel_appa`` with ``warm_start="dual"``):
 
@@ -81,7 +85,7 @@ import math
 import numpy as np
 
 from .. import losses as L
-from .._checks import check_real
+from .._checks import check_real, renamed
 from ..sampling import Sampler
 from .agd import smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, register
@@ -91,14 +95,14 @@ from .svrg import SVRGState
 def strong_convexity(problem, what):
     """μ of F, ``Problem.strong_convexity`` (λ, plus λ_min(XᵀX)/n for least
     squares), the value the theory layer's μ_F reads too, so that a run and its
-    bound agree. Raises ValueError (asking for ``mu``) when that is not > 0 or too costly."""
+    bound agree. Raises ValueError (asking for ``mu_F``) when that is not > 0 or too costly."""
     try:
         mu = problem.strong_convexity()
     except ValueError as exc:
-        raise ValueError(f"{what} needs the strong convexity μ of F: {exc}; pass mu > 0") from None
+        raise ValueError(f"{what} needs the strong convexity μ of F: {exc}; pass mu_F > 0") from None
     if not mu > 0:
         raise ValueError(f"{what} needs the strong convexity μ of F and cannot certify one here "
-                         f"(loss={problem.loss!r}, lam={problem.lam:g}, d={problem.n_features}); pass mu > 0")
+                         f"(loss={problem.loss!r}, lam={problem.lam:g}, d={problem.n_features}); pass mu_F > 0")
     return mu
 
 
@@ -203,7 +207,7 @@ class APPAState:
     """Stages of an approximate proximal point method around an inner oracle."""
 
     def __init__(self, problem, sampling, rng, variant, kappa=None, kappa_decay=1.0, kappa_min=None,
-                 inner="sdca", stage_passes=None, warm_start=None, mu=None, dual_start=None):
+                 inner="sdca", stage_passes=None, warm_start=None, mu_F=None, dual_start=None, mu=None):
         if problem.R == 0:
             raise ValueError("APPA needs at least one nonzero row of X")
         n = problem.n_samples
@@ -233,21 +237,22 @@ class APPAState:
         self.kappa_decay = check_real("kappa_decay", kappa_decay, low=0.0, high=1.0, low_open=True)
         self.p, self.variant, self.inner, self.warm, self.stage_passes = problem, variant, inner, warm_start, \
             stage_passes
-        if mu is not None:
-            self.mu = check_real("mu", mu, low=0.0, low_open=True)
+        mu_F = renamed("mu_F", mu_F, "mu", mu)
+        if mu_F is not None:
+            self.mu_F = check_real("mu_F", mu_F, low=0.0, low_open=True)
         elif variant == "accel_appa" or stage_passes == "theory":
-            self.mu = strong_convexity(problem, variant if variant == "accel_appa" else
+            self.mu_F = strong_convexity(problem, variant if variant == "accel_appa" else
                                        f"{variant} with stage_passes='theory'")
         else:
-            self.mu = None
+            self.mu_F = None
         base_kappa = problem.R ** 2 / (problem.gamma * n)
         if variant == "accel_appa":
-            kappa = (2 * self.mu + base_kappa if kappa is None
+            kappa = (2 * self.mu_F + base_kappa if kappa is None
                      else check_real("kappa", kappa, low=0.0, low_open=True))
-            if kappa < 2 * self.mu:
-                raise ValueError(f"accel_appa needs kappa ≥ 2μ = {2 * self.mu:g} (Algorithm 2), got {kappa:g}")
-            self.rho = (self.mu + 2 * kappa) / self.mu
-            self.zeta = 2 / self.mu + 1 / kappa
+            if kappa < 2 * self.mu_F:
+                raise ValueError(f"accel_appa needs kappa ≥ 2μ = {2 * self.mu_F:g} (Algorithm 2), got {kappa:g}")
+            self.rho = (self.mu_F + 2 * kappa) / self.mu_F
+            self.zeta = 2 / self.mu_F + 1 / kappa
         else:
             kappa = base_kappa if kappa is None else check_real("kappa", kappa, low=0.0, low_open=True)
         self.kappa = kappa
@@ -280,7 +285,7 @@ class APPAState:
         """The oracle's relative accuracy: 2(κ+μ)/μ (Thm 2.4) or 4ρ^{3/2} (Thm 2.6)."""
         if self.variant == "accel_appa":
             return 4 * self.rho ** 1.5
-        return 2 * (self.kappa + self.mu) / self.mu
+        return 2 * (self.kappa + self.mu_F) / self.mu_F
 
     def _begin_stage(self, center, move):
         n = self.p.n_samples
@@ -289,7 +294,7 @@ class APPAState:
         elif self.inner == "sdca":
             self.stage_len = epoch = sdca_oracle_steps(self.p, self.kappa, self.oracle_c())
         else:
-            epoch, epochs = svrg_oracle_epochs(self.p, self.kappa, self.mu, self.oracle_c())
+            epoch, epochs = svrg_oracle_epochs(self.p, self.kappa, self.mu_F, self.oracle_c())
             self.stage_len = epoch * epochs
         nnz = move(center, self.kappa, epoch)
         self.nnz_touched += nnz
@@ -370,14 +375,14 @@ register(MethodSpec(
     name="appa", make=_maker("appa"),
     source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 1 (APPA), Lemma 2.3, Thm 2.4",
     options={"kappa": None, "kappa_decay": 1.0, "kappa_min": None, "inner": "sdca", "stage_passes": None,
-             "warm_start": None, "mu": None, "dual_start": None},
+             "warm_start": None, "mu_F": None, "dual_start": None, "mu": None},
     **_COMMON))
 
 register(MethodSpec(
     name="accel_appa", make=_maker("accel_appa"),
     source="Frostig, Ge, Kakade & Sidford 2015, Algorithm 2 (Accelerated APPA), Thm 2.6",
-    options={"kappa": None, "mu": None, "inner": "sdca", "stage_passes": None, "warm_start": None,
-             "dual_start": None},
+    options={"kappa": None, "mu_F": None, "inner": "sdca", "stage_passes": None, "warm_start": None,
+             "dual_start": None, "mu": None},
     **_COMMON))
 
 register(MethodSpec(

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from .._checks import renamed
 from ._start import both_eps0, primal_eps0, reference_value, start_values
 from .bound import Bound, register_bound
 from .bounds_cd import _check_options
@@ -167,11 +168,11 @@ def _appa_common(method, problem, options):
         raise ValueError(f"the {method} bound needs a smooth loss and l1 = 0")
     if float(options.get("kappa_decay", 1.0)) != 1.0:
         raise ValueError(f"the {method} bound is for a fixed κ (kappa_decay = 1)")
-    mu = options.get("mu", options.get("mu_F"))
+    mu = renamed("mu_F", options.get("mu_F"), "mu", options.get("mu"))
     mu = evaluate(mu_F, problem) if mu is None else float(mu)
     if not mu > 0:
         raise ValueError(f"{method} needs P strongly convex (μ_F > 0): λ > 0, or the squared loss with "
-                         "XᵀX positive definite (or pass mu=...)")
+                         "XᵀX positive definite (or pass mu_F=...)")
     k = options.get("kappa")
     default_k = problem.R ** 2 / (problem.gamma * problem.n_samples)  # Cor. 2.11's λ = LR², mean notation
     k = (default_k + (2 * mu if method == "accel_appa" else 0.0)) if k is None else float(k)
