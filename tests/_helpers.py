@@ -65,11 +65,8 @@ def synthetic_problem(loss, n=200, d=50, seed=0, l1=0.0):
 
 @functools.lru_cache(maxsize=None)
 def real_data(name):
-    X, y = cdlab.load_dataset(name)
-    rows = REAL[name]
-    if rows is not None:
-        X, y = X[:rows], y[:rows]
-    return scale_rows(X).tocsr(), y
+    """The REAL dataset ``name`` (its leading rows), scaled by their mean example norm."""
+    return mean_scaled_dataset(name, REAL[name])
 
 
 def scaled_problem(name, loss, l1=0.0):
@@ -150,16 +147,12 @@ def tiny_problem():
 
 # ------------------------------------------------ the bounds' data
 
-def mean_normalised(X):
-    """X divided by the mean example norm (the face-off experiments' scaling)."""
-    return normalize_data(X, "mean")
-
-
 def mean_scaled_dataset(name, n_max=None):
+    """A shipped dataset (its first n_max rows) divided by their mean example norm (face-off §7)."""
     X, y = cdlab.load_dataset(name)
     if n_max:
         X, y = X[:n_max], y[:n_max]
-    return mean_normalised(X), y
+    return normalize_data(X, "mean"), y
 
 
 def bounds_synthetic(kind, seed=0):
@@ -172,7 +165,7 @@ def bounds_synthetic(kind, seed=0):
         X[np.arange(80), rng.integers(0, 600, 80)] += 1.0
     else:
         raise ValueError(kind)
-    X = mean_normalised(X)
+    X = normalize_data(X, "mean")
     return X, np.sign(X @ rng.standard_normal(X.shape[1]) + 0.3 * rng.standard_normal(X.shape[0]))
 
 
