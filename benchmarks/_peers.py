@@ -9,9 +9,9 @@ tests/test_race_bench.py).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 import cdlab
+from cdlab.data import normalize_data
 
 CONVENTIONS = """\
 Objective of every run: P(w) = (1/n) Σ φ(x_i·w; y_i) + (λ/2)‖w‖², no intercept; the peers' conventions:
@@ -30,8 +30,7 @@ LIBRARIES = ("sklearn", "snapml", "cyanure")
 
 def scaled(X):
     """X divided by its mean example norm (Csiba & Richtárik §7), as CSR float64."""
-    X = sp.csr_matrix(X, dtype=np.float64)
-    return sp.csr_matrix(X / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()).mean())
+    return normalize_data(X, "mean")
 
 
 def real(name, rows=None):

@@ -93,7 +93,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", default="a9a")
     ap.add_argument("--rows", type=int, default=None, help="use only the first ROWS examples")
-    ap.add_argument("--loss", default="squared", choices=["squared", "logistic", "smoothed_hinge"])
+    ap.add_argument("--loss", default="squared", choices=[name for name in cdlab.losses.LOSSES if name in cdlab.losses.SMOOTH_LOSSES])
     ap.add_argument("--lam0", type=float, default=0.0, help="ridge of the objective F itself (λ₀)")
     ap.add_argument("--passes", type=float, default=20)
     ap.add_argument("--grid", type=float, nargs="*", default=list(DEFAULT_GRID))

@@ -15,14 +15,13 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 
 import cdlab
-from cdlab.data import make_synthetic
+from cdlab.data import make_synthetic, normalize_data
 from cdlab.solvers.dual_cd import DualCDState
 
 
@@ -103,8 +102,7 @@ def main():
     print(f"{'dataset':<30} {'loss':<9} {'nnz':>10} {'SDCA s/epoch':>13} {'÷ stream row':>13} "
           f"{'÷ stream rand':>14} {'÷ liblinear it':>15}")
     for name, X, y in datasets(args.quick):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        X = sp.csr_matrix(X / np.sqrt(X.multiply(X).sum(axis=1)).mean())
+        X = normalize_data(X, "mean")
         n = X.shape[0]
         w = np.zeros(X.shape[1])
         rows = np.arange(n)

@@ -42,11 +42,9 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .problem import Problem, check_sparse_structure
 from .solvers import solve
-
-CLASSIFIER_LOSSES = ("logistic", "hinge", "smoothed_hinge")
-REGRESSOR_LOSSES = ("squared", "absolute")
 
 
 def _store_params(estimator, params):
@@ -152,7 +150,7 @@ class CDClassifier(ClassifierMixin, _CDLinearModel):
     binary problem), status_, n_iter_ (passes), traces_.
     """
 
-    _losses = CLASSIFIER_LOSSES
+    _losses = CLASSIFICATION_LOSSES
 
     def __init__(self, loss="logistic", lam=1e-3, l1=0.0, method="sdca", sampling=None, tol=1e-4,
                  max_passes=1000, seed=0, fit_intercept=True, intercept_scaling=1.0, s=1.0):
@@ -217,7 +215,7 @@ class CDRegressor(RegressorMixin, _CDLinearModel):
     "absolute"}; λ·n is scikit-learn Ridge's ``alpha`` for the squared loss.
     """
 
-    _losses = REGRESSOR_LOSSES
+    _losses = REGRESSION_LOSSES
 
     def __init__(self, loss="squared", lam=1e-3, l1=0.0, method="sdca", sampling=None, tol=1e-4,
                  max_passes=1000, seed=0, fit_intercept=True, intercept_scaling=1.0):

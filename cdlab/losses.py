@@ -44,6 +44,11 @@ class LossInfo:
         """Smoothness γ: φ' is (1/γ)-Lipschitz. ``None`` for non-smooth losses."""
         return {SQUARED: 1.0, LOGISTIC: 4.0, SMOOTHED_HINGE: s}.get(self.code)
 
+    @property
+    def label(self) -> str:
+        """The name in prose ("smoothed hinge")."""
+        return self.name.replace("_", " ")
+
 
 LOSSES = {
     "squared": LossInfo("squared", SQUARED, False, True, None),
@@ -52,6 +57,13 @@ LOSSES = {
     "smoothed_hinge": LossInfo("smoothed_hinge", SMOOTHED_HINGE, True, True, 1.0),
     "absolute": LossInfo("absolute", ABSOLUTE, False, False, 1.0),
 }
+# the sets every other module reads (a new loss is added to LOSSES only)
+ALL_LOSSES = frozenset(LOSSES)
+SMOOTH_LOSSES = frozenset(name for name, info in LOSSES.items() if info.smooth)
+CLASSIFICATION_LOSSES = tuple(name for name, info in LOSSES.items() if info.classification)
+REGRESSION_LOSSES = tuple(name for name, info in LOSSES.items() if not info.classification)
+# for each non-smooth loss, the nearest smooth one (same labels): what to suggest when a method needs γ
+NEAREST_SMOOTH = {"hinge": "smoothed_hinge", "absolute": "squared"}
 _ALIASES = {"smooth_hinge": "smoothed_hinge", "square": "squared", "least_squares": "squared",
             "log": "logistic", "abs": "absolute"}
 
@@ -164,17 +176,6 @@ def neg_conj(code, a, y, s):
         return b
     # SMOOTHED_HINGE
     return b - 0.5 * s * a * a
-
-
-@njit(inline="always", cache=True)
-def project_dual(code, a, y, s):
-    """Project a onto the domain of −φ*(−·)."""
-    if code == SQUARED:
-        return a
-    if code == ABSOLUTE:
-        return min(1.0, max(-1.0, a))
-    b = min(1.0, max(0.0, a * y))
-    return b * y
 
 
 @njit(inline="always", cache=True)
@@ -358,10 +359,3 @@ def neg_deriv(code, z, y, s):
     for i in range(z.shape[0]):
         out[i] = -loss_deriv(code, z[i], y[i], s)
     return out
-
-
-def loss_values(name_or_code, z, y, s=1.0):
-    """φ(z_i; y_i) elementwise, for tests and plots (numpy arrays in and out)."""
-    code = name_or_code if isinstance(name_or_code, int) else get_loss(name_or_code).code
-    z, y = np.broadcast_arrays(np.asarray(z, float), np.asarray(y, float))
-    return np.array([loss_value(code, zi, yi, s) for zi, yi in zip(z.ravel(), y.ravel())]).reshape(z.shape)

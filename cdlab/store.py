@@ -8,7 +8,7 @@
       quarantine/       files set aside because they were not sound cdlab results
       .fingerprints/    data fingerprints of file datasets (see cdlab.experiments.dask_sweep)
 
-``key`` hashes the configuration and the data's content (``Problem.content_hash``),
+``key`` hashes the configuration and the data's content (``Data.content_hash``),
 so a sound file's presence means "this exact work is done": a re-run skips it, and a
 sweep killed half-way resumes with everything that had finished.
 

@@ -2,9 +2,7 @@
 in the face-off paper's Section 7 (divided by the mean example norm)."""
 import functools
 
-import numpy as np
 import pytest
-import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 # One BLAS thread: on a 2-core machine shared by parallel test processes,
@@ -14,12 +12,9 @@ threadpool_limits(limits=1)
 
 @functools.lru_cache(maxsize=None)
 def _normalized(name):
-    import cdlab
+    from cdlab.data import load
 
-    X, y = cdlab.load_dataset(name)
-    X = sp.csr_matrix(X, dtype=np.float64)
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    X = sp.csr_matrix(X / norms.mean())
+    X, y = load(name, "mean")
     X.data.setflags(write=False)
     y.setflags(write=False)
     return X, y

@@ -9,7 +9,7 @@ import pytest
 import cdlab
 from cdlab.data import make_synthetic
 from cdlab.solvers.appa import sdca_oracle_steps, strong_convexity
-from test_spdc import real_problem
+from _helpers import first_steps, shipped_problem
 
 
 def least_squares(n=300, d=20, cond=1.5, seed=0):
@@ -64,7 +64,7 @@ def test_accelerated_stages_follow_algorithm_2():
     state, xs = stage_outputs(problem, "accel_appa", 6, stage_passes=400)
     mu = np.linalg.eigvalsh(problem.X.toarray().T @ problem.X.toarray() / 40)[0]
     kappa = 2 * mu + problem.R ** 2 / (problem.gamma * 40)  # Cor. 2.7's κ = 2μ + LR² (mean notation)
-    assert state.mu == pytest.approx(mu, rel=1e-12) and state.kappa == pytest.approx(kappa, rel=1e-12)
+    assert state.mu_F == pytest.approx(mu, rel=1e-12) and state.kappa == pytest.approx(kappa, rel=1e-12)
     rho = (mu + 2 * kappa) / mu
     zeta = 2 / mu + 1 / kappa
     r = rho ** -0.5
@@ -89,7 +89,7 @@ def test_checkpoints_report_the_stage_outputs(method, options):
     with dual_start="gradient", 2x − s after re-centring, s − ∇F(s)/κ after a primal start).
     Before, a small κ put P ≈ 10⁸·P(0) in the first row, which also lifted the divergence
     threshold out of reach."""
-    problem = real_problem("heart_scale", loss="squared", lam=0.0)
+    problem = shipped_problem("heart_scale", loss="squared", lam=0.0)
     p0 = problem.primal(np.zeros(problem.n_features))
     res = cdlab.solve(problem, method=method, max_passes=8, tol=0, **options)
     assert res.trace.primal.iloc[0] == p0
@@ -136,7 +136,7 @@ def test_a_pass_budget_ends_on_a_stage_output(method, options):
     steps into stage k + 1, whose reported point is that stage's start (2x − s), not x^(k).
     The driver lets the state move its last chunk to the nearby boundary: the run ends on
     x^(k) itself."""
-    problem = real_problem("heart_scale", loss="squared", lam=0.0)
+    problem = shipped_problem("heart_scale", loss="squared", lam=0.0)
     n = problem.n_samples
     for k in (3, 5):
         res = cdlab.solve(problem, method=method, max_passes=k, tol=0, **options)
@@ -157,7 +157,7 @@ def test_dual_start_zero_is_sdca_from_w_zero(method, options):
     free; the first stage of Dual APPA is then exactly one pass of SDCA with ridge κ (same draws,
     same kernel). dual_start="gradient": Algorithm 3's α⁽⁰⁾ = ŷ(x⁽⁰⁾) = −φ'(0), for the squared
     loss α = y and w = Xᵀy/(κn), two passes counted."""
-    problem = real_problem("heart_scale", loss="squared", lam=0.0)
+    problem = shipped_problem("heart_scale", loss="squared", lam=0.0)
     n, d = problem.n_samples, problem.n_features
     make = cdlab.METHODS[method].make
     state = make(problem, "uniform", np.random.default_rng(0), **options)
@@ -181,7 +181,7 @@ def test_dual_start_zero_is_sdca_from_w_zero(method, options):
 def test_recentring_keeps_the_primal_dual_pair():
     """The O(d) re-centring (Section 4) keeps w = c_s + Xᵀα/((κ+λ)n),
     c_s = κs/(κ+λ), also when κ changes between stages."""
-    problem = real_problem("heart_scale", loss="logistic", lam=1e-3)
+    problem = shipped_problem("heart_scale", loss="logistic", lam=1e-3)
     state = cdlab.METHODS["dual_appa"].make(problem, "uniform", np.random.default_rng(1),
                                             kappa_decay=0.7, stage_passes=0.5)
     kappas = []
@@ -201,7 +201,7 @@ def test_dual_appa_solves_unregularised_least_squares(problem_name):
     """λ = 0, n > d, F strongly convex: Dual APPA to suboptimality 1e-8
     against numpy's lstsq (SDCA alone cannot run: it needs λ > 0)."""
     problem = least_squares() if problem_name == "synthetic" else \
-        real_problem("heart_scale", loss="squared", lam=0.0)
+        shipped_problem("heart_scale", loss="squared", lam=0.0)
     p_star = lstsq_optimum(problem)
     res = cdlab.solve(problem, method="dual_appa", max_passes=600, reference=p_star, tol=0)
     sub = res.trace.subopt
@@ -228,7 +228,7 @@ def test_every_variant_reaches_the_least_squares_optimum(method, options, data):
         problem = cdlab.Problem(X, X @ rng.standard_normal(10) + 0.5 * rng.standard_normal(500),
                                 loss="squared", lam=0.0)
     else:
-        problem = real_problem("heart_scale", loss="squared", lam=0.0)
+        problem = shipped_problem("heart_scale", loss="squared", lam=0.0)
     p_star = lstsq_optimum(problem)
     res = cdlab.solve(problem, method=method, max_passes=1500, reference=p_star, tol=0,
                       callback=lambda row: row["subopt"] > 1e-9 * p_star, **options)
@@ -239,7 +239,7 @@ def test_every_variant_reaches_the_least_squares_optimum(method, options, data):
 @pytest.mark.parametrize("method", ["dual_appa", "accel_appa", "appa"])
 @pytest.mark.parametrize("name,rows,lam", [("heart_scale", None, 1e-4), ("a9a", 1000, 1e-3)])
 def test_weakly_regularised_logistic_is_certified(method, name, rows, lam):
-    problem = real_problem(name, rows, loss="logistic", lam=lam)
+    problem = shipped_problem(name, rows, loss="logistic", lam=lam)
     res = cdlab.solve(problem, method=method, tol=1e-9, max_passes=1500, reference=True, eval_every=2)
     assert res.converged, res
     last = res.trace.iloc[-1]
@@ -249,7 +249,7 @@ def test_weakly_regularised_logistic_is_certified(method, name, rows, lam):
 def test_dual_appa_beats_sdca_when_weakly_regularised():
     """heart_scale, logistic, λ = 1e-4 (κ_SDCA = R²/(λγ) ≈ 100 n): the proximal
     term κ = R²/(γn) ≫ λ makes every stage well conditioned."""
-    problem = real_problem("heart_scale", loss="logistic", lam=1e-4)
+    problem = shipped_problem("heart_scale", loss="logistic", lam=1e-4)
     sdca = cdlab.solve(problem, method="sdca", tol=1e-8, max_passes=3000, eval_every=2)
     dual = cdlab.solve(problem, method="dual_appa", tol=1e-8, max_passes=3000, eval_every=2)
     assert sdca.converged and dual.converged
@@ -259,7 +259,7 @@ def test_dual_appa_beats_sdca_when_weakly_regularised():
 def test_theory_sized_oracle_contracts_as_lemma_2_3():
     """APPA with the theory-sized SDCA oracle (c = 2(κ+μ)/μ): every stage
     should cut F − F* by r = (κ + μ/2)/(κ + μ) in expectation (Lemma 2.3)."""
-    problem = real_problem("heart_scale", loss="squared", lam=0.0)
+    problem = shipped_problem("heart_scale", loss="squared", lam=0.0)
     p_star = lstsq_optimum(problem)
     state = cdlab.METHODS["appa"].make(problem, "uniform", np.random.default_rng(2))
     mu, kappa = strong_convexity(problem, "test"), state.kappa
@@ -304,7 +304,7 @@ def test_bad_input_is_refused():
         (dict(method="appa", inner="svrg", warm_start="dual"), "warm_start"),
         (dict(method="accel_appa", kappa=1e-9), "2μ"),
         (dict(method="appa", stage_passes="lots"), "stage_passes"),
-        (dict(method="accel_appa", mu=-1.0), "mu"),
+        (dict(method="accel_appa", mu_F=-1.0), "mu_F must be finite and > 0, got -1.0"),
         (dict(method="dual_appa", inner="svrg"), "unknown option"),
         (dict(method="dual_appa", dual_start="primal"), "dual_start must be 'zero'"),
         (dict(method="dual_appa", dual_start=0), "dual_start must be 'zero'"),
@@ -315,7 +315,7 @@ def test_bad_input_is_refused():
     for kwargs, match in bad:
         with pytest.raises(ValueError, match=match):
             cdlab.solve(problem, **kwargs)
-    logistic = real_problem("heart_scale", loss="logistic", lam=0.0)
+    logistic = shipped_problem("heart_scale", loss="logistic", lam=0.0)
     with pytest.raises(ValueError, match="pass mu"):
         cdlab.solve(logistic, method="accel_appa")
     with pytest.raises(ValueError, match="loss"):
@@ -340,12 +340,11 @@ def test_measured_steps_stay_within_the_bounds(data, method, options):
     (The theory-sized SVRG oracle at μ = λ = 1e-3 needs ~10⁴ passes, so SVRG
     is checked on least squares only.)"""
     from cdlab import theory
-    from test_spdc import first_steps
     if data == "heart_scale_ls":
-        problem = real_problem("heart_scale", loss="squared", lam=0.0)
+        problem = shipped_problem("heart_scale", loss="squared", lam=0.0)
         p_star = lstsq_optimum(problem)
     else:
-        problem = real_problem("heart_scale", loss="logistic", lam=1e-3)
+        problem = shipped_problem("heart_scale", loss="logistic", lam=1e-3)
         p_star = cdlab.reference_optimum(problem)
     state = cdlab.METHODS[method].make(problem, "uniform", np.random.default_rng(0), **options)
     eps0 = problem.primal(np.zeros(problem.n_features)) - p_star  # exact P(w₀) − P*, w₀ = 0
@@ -355,3 +354,20 @@ def test_measured_steps_stay_within_the_bounds(data, method, options):
                       callback=lambda row: row["subopt"] > 1e-9 * p_star, **options)
     for eps in (1e-3, 1e-6, 1e-9):
         assert first_steps(res.trace, "subopt", eps * p_star) <= bound.iterations(eps * p_star)
+
+
+def test_mu_is_the_old_name_of_mu_F():
+    """APPA's strong convexity option is mu_F (μ is the L1 strength); mu= still works for a
+    release, with a DeprecationWarning, in the solver and in its bound."""
+    from cdlab import theory
+    problem = shipped_problem("heart_scale", loss="squared", lam=0.0)
+    mu_F = 2 * problem.strong_convexity()
+    new = cdlab.solve(problem, "accel_appa", mu_F=mu_F, max_passes=3, seed=1)
+    with pytest.warns(DeprecationWarning, match="mu= is renamed mu_F="):
+        old = cdlab.solve(problem, "accel_appa", mu=mu_F, max_passes=3, seed=1)
+    assert np.array_equal(old.w, new.w)
+    with pytest.warns(DeprecationWarning, match="mu= is renamed mu_F="):
+        old_bound = theory.bound("accel_appa", problem, mu=mu_F)
+    assert old_bound.values["mu_F"] == theory.bound("accel_appa", problem, mu_F=mu_F).values["mu_F"] == mu_F
+    with pytest.raises(ValueError, match="mu is the old name of mu_F; pass mu_F only"):
+        cdlab.solve(problem, "accel_appa", mu=mu_F, mu_F=mu_F)

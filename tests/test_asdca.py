@@ -7,7 +7,7 @@ import pytest
 
 import cdlab
 from cdlab.solvers.asdca import asdca_theta
-from test_spdc import real_problem, sparse_problem
+from _helpers import first_steps, shipped_problem, sparse_problem
 
 
 def deriv(loss, z, y, s=1.0):
@@ -52,7 +52,7 @@ def test_lazy_kernel_matches_dense_reference(loss, m):
 
 
 def test_theta_of_theorem_1():
-    problem = real_problem("heart_scale", loss="logistic", lam=1e-3)
+    problem = shipped_problem("heart_scale", loss="logistic", lam=1e-3)
     n, gamma, lam, R2 = problem.n_samples, 4.0, 1e-3, problem.R ** 2
     g = gamma * lam * n / R2
     for m in (1, 7, 50):
@@ -68,7 +68,7 @@ def test_theta_of_theorem_1():
     ("colon-cancer", None, "squared", 10.0, 2),
 ])
 def test_reaches_certified_optimum_on_real_data(name, rows, loss, lam, m):
-    problem = real_problem(name, rows, loss=loss, lam=lam)
+    problem = shipped_problem(name, rows, loss=loss, lam=lam)
     res = cdlab.solve(problem, method="asdca", batch_size=m, tol=1e-9, max_passes=2000, reference=True)
     assert res.converged, res
     last = res.trace.iloc[-1]
@@ -127,7 +127,7 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="theta"):
         cdlab.solve(problem.with_params(loss="squared"), method="asdca", theta=1.5)
     for bad in ("0.1", True, 0.0, np.float64("nan")):
-        with pytest.raises(ValueError, match="theta must be a number in"):
+        with pytest.raises(ValueError, match=r"theta must be (a real number|finite and in \(0, 1\)), got"):
             cdlab.solve(problem.with_params(loss="squared"), method="asdca", theta=bad)
     with pytest.raises(ValueError, match="batch_size"):
         cdlab.solve(problem.with_params(loss="squared"), method="asdca", batch_size=0)
@@ -150,8 +150,7 @@ def test_bad_input_is_refused():
 def test_measured_steps_stay_within_theorem_1(name, rows, loss, lam, m):
     """Theorem 1 through cdlab.theory.bound: E[gap] ≤ ε after (n/(mθ)) log(·) iterations."""
     from cdlab import theory
-    from test_spdc import first_steps
-    problem = real_problem(name, rows, loss=loss, lam=lam)
+    problem = shipped_problem(name, rows, loss=loss, lam=lam)
     bound = theory.bound("asdca", problem, batch_size=m)
     assert bound.quantity == "gap" and bound.exact
     res = cdlab.solve(problem, method="asdca", batch_size=m, tol=1e-10, max_passes=3000)

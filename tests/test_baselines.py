@@ -17,7 +17,8 @@ import cdlab
 from cdlab.data import shipped_dir
 from cdlab.solvers.saga import SAGState
 from cdlab.solvers.sgd import SGDState
-from cdlab.solvers.svrg import SVRGState, svrg_epochs
+from cdlab.solvers.svrg import SVRGState
+from _helpers import first_steps
 
 DATA = shipped_dir()
 LINEAR = ["svrg", "sag", "saga", "agd", "gd", "lbfgs"]
@@ -119,7 +120,6 @@ def test_measured_steps_stay_within_the_theory_layer_bound(method, data):
     needs to reach P − P* ≤ ε stay below the bound's iterations for ε (checked at the first
     checkpoint below ε, so the measured count is, if anything, overstated)."""
     from cdlab import theory
-    from test_spdc import first_steps
     problem = PROBLEMS[data]()
     p_star = cdlab.reference_optimum(problem)
     bound = theory.bound(method, problem, reference=p_star)
@@ -293,8 +293,8 @@ def test_chunking_does_not_change_the_iterates():
 
 
 # --------------------------------------------------------------------------- SVRG as APPA's oracle
-def test_svrg_epochs_minimises_the_proximal_subproblem():
-    """svrg_epochs on F(w) + (λ/2)‖w‖² + (κ/2)‖w − c‖²: for the squared loss its minimiser solves
+def test_svrg_oracle_minimises_the_proximal_subproblem():
+    """SVRGState (APPA's oracle) on F(w) + (λ/2)‖w‖² + (κ/2)‖w − c‖²: for the squared loss its minimiser solves
     (XᵀX/n + (λ+κ)I) w = Xᵀy/n + κc. Each epoch contracts the error; the inputs stay untouched."""
     X, y = dense_gauss(n=200, d=15, seed=2)
     problem = cdlab.Problem(X, y, loss="squared", lam=0.0)
@@ -309,20 +309,21 @@ def test_svrg_epochs_minimises_the_proximal_subproblem():
     errs = [f(w0) - f(w_opt)]
     w, rng = w0, np.random.default_rng(0)
     for _ in range(12):
-        run = svrg_epochs(problem, w, rng=rng, center=c, kappa=kappa)
-        assert run.steps == 2 * n and run.nnz_touched == problem.nnz * 3 and run.data_passes == 3
-        w = run.w
+        state = SVRGState(problem, "uniform", rng, center=c, kappa=kappa, w0=w)
+        state.run(state.m)  # one epoch: a snapshot and m = 2n inner steps
+        assert state.steps == 2 * n and state.nnz_touched == problem.nnz * 3 and state.data_passes == 3
+        w = state.w.copy()
         errs.append(f(w) - f(w_opt))
     floor = 1e-13 * f(w_opt)  # rounding of f itself
     assert np.all(np.array(errs[1:]) <= 0.5 * np.array(errs[:-1]) + floor)
     assert errs[-1] <= 1e-12 * f(w_opt)
     assert np.array_equal(w0, np.ones(15)) and np.array_equal(c, c0)
-    with pytest.raises(ValueError, match="kappa"):
-        svrg_epochs(problem, w0, rng=rng, kappa=-1.0)
-    with pytest.raises(ValueError, match="center"):
-        svrg_epochs(problem, w0, rng=rng, center=np.ones(3))
-    with pytest.raises(ValueError, match="n_epochs"):
-        svrg_epochs(problem, w0, rng=rng, n_epochs=0)
+    with pytest.raises(ValueError, match="kappa must be finite and ≥ 0, got -1.0"):
+        SVRGState(problem, "uniform", rng, kappa=-1.0, w0=w0)
+    with pytest.raises(ValueError, match="center must be a finite array of shape"):
+        SVRGState(problem, "uniform", rng, center=np.ones(3), w0=w0)
+    with pytest.raises(ValueError, match="epoch_length must be an integer ≥ 1, got 0"):
+        SVRGState(problem, "uniform", rng, epoch_length=0, w0=w0)
 
 
 # --------------------------------------------------------------------------- divergence

@@ -15,15 +15,13 @@ from pathlib import Path
 import playwright.sync_api as playwright
 import pytest
 
+from _helpers import ARGS, CHROMIUM
 from cdlab.ui import datasource
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "tests" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 LOAD = 120_000  # ms: generous, the machine is shared
 RUN = 180_000
 

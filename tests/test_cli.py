@@ -85,7 +85,7 @@ def test_solve_on_a_libsvm_path(tmp_path, svm_file):
     # flags are checked before the data are loaded: the (missing) file is never reached
     (["/no/such/file.svm", "--lam", "nan"], "--lam must be finite and ≥ 0, got nan"),
     (["/no/such/file.svm", "--tol", "nan"], "--tol must be a number, got nan"),
-    (["/no/such/file.svm", "--seed", "-1"], "--seed must be ≥ 0, got -1"),
+    (["/no/such/file.svm", "--seed", "-1"], "--seed must be an integer ≥ 0, got -1"),
     (["/no/such/file.svm", "--max-time", "-1"], "--max-time must be finite and ≥ 0, got -1.0"),
     (["/no/such/file.svm", "--eval-every", "0"], "--eval-every must be finite and > 0, got 0.0"),
     (["/no/such/file.svm", "--max-passes", "inf"], "--max-passes must be finite and > 0, got inf"),

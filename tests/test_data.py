@@ -465,22 +465,22 @@ BAD_CALLS = [
     (make_synthetic, (0, 5), {}, "n_samples must be an integer ≥ 1"),
     (make_synthetic, (5, 2.5), {}, "n_features must be an integer"),
     (make_synthetic, (True, 5), {}, "n_samples must be an integer"),
-    (make_synthetic, (5, 5), {"density": 0.0}, "density must lie in"),
-    (make_synthetic, (5, 5), {"density": 1.5}, "density must lie in"),
-    (make_synthetic, (5, 5), {"density": float("nan")}, "density must be a finite number"),
-    (make_synthetic, (5, 5), {"row_skew": -1}, "row_skew must lie in"),
-    (make_synthetic, (5, 5), {"col_skew": float("inf")}, "col_skew must be a finite number"),
+    (make_synthetic, (5, 5), {"density": 0.0}, r"density must be finite and in \(0, 1\], got 0.0"),
+    (make_synthetic, (5, 5), {"density": 1.5}, r"density must be finite and in \(0, 1\], got 1.5"),
+    (make_synthetic, (5, 5), {"density": float("nan")}, r"density must be finite and in \(0, 1\], got nan"),
+    (make_synthetic, (5, 5), {"row_skew": -1}, "row_skew must be finite and ≥ 0, got -1.0"),
+    (make_synthetic, (5, 5), {"col_skew": float("inf")}, "col_skew must be finite and ≥ 0, got inf"),
     (make_synthetic, (5, 5), {"values": "poisson"}, "unknown values 'poisson'"),
     (make_synthetic, (5, 5), {"labels": "multiclass"}, "unknown labels 'multiclass'"),
     (make_synthetic, (5, 5), {"normalize": "l1"}, "unknown normalize 'l1'"),
-    (make_synthetic, (5, 5), {"noise": -0.1}, "noise must lie in"),
+    (make_synthetic, (5, 5), {"noise": -0.1}, "noise must be finite and ≥ 0, got -0.1"),
     (make_synthetic, (5, 5), {"seed": -3}, "seed must be an integer ≥ 0"),
     (make_synthetic, (5, 5), {"allow_empty": "yes"}, "allow_empty must be True or False"),
     (make_synthetic, (10, 10), {"density": 0.001, "allow_empty": True}, "the matrix would be empty"),
     (extreme_matrix, (0, 3), {}, "n must be an integer ≥ 1"),
     (extreme_matrix, (3, 3), {"kind": "worst"}, "unknown kind 'worst'"),
-    (extreme_matrix, (3, 3), {"eps": 0.0}, "eps must lie in"),
-    (extreme_matrix, (3, 3), {"eps": 1.0}, "eps must lie in"),
+    (extreme_matrix, (3, 3), {"eps": 0.0}, r"eps must be finite and in \(0, 1\), got 0.0"),
+    (extreme_matrix, (3, 3), {"eps": 1.0}, r"eps must be finite and in \(0, 1\), got 1.0"),
     (binary_extreme, (3, 4, 3), {}, r"omega=3 .* infeasible .* max\(n, d\) = 4 ≤ omega ≤ n·d = 12"),
     (binary_extreme, (3, 4, 13), {}, "omega=13 nonzeros is infeasible"),
     (binary_extreme, (3, 4, 6), {"which": "max_C"}, "unknown which 'max_C'"),
@@ -522,3 +522,24 @@ def test_feature_index_far_beyond_the_nonzeros_is_refused(tmp_path):
         cdlab.Problem(X, y, max_bytes=4 * 2 ** 30)
     path.write_text(f"1 {libsvm.FEATURES_FLOOR}:1\n-1 1:1\n")  # up to the floor is fine whatever the nnz
     assert cdlab.load_dataset(path)[0].shape == (2, libsvm.FEATURES_FLOOR)
+
+
+def test_load_reads_every_kind_of_spec_as_the_entry_points_do(tmp_path):
+    from cdlab.data import load
+
+    X, y = load("heart_scale")
+    X2, y2 = load_dataset("heart_scale")
+    assert (X != X2).nnz == 0 and np.array_equal(y, y2)
+    Xr, _ = load("heart_scale", "rows")
+    assert (Xr != normalize_data(X, "rows")).nnz == 0
+    path = tmp_path / "tiny.svm"
+    path.write_text("1 1:2 3:1\n-1 2:1\n")
+    Xp, yp = load({"path": str(path), "n_features": 4, "zero_based": False})
+    assert Xp.shape == (2, 4) and yp.tolist() == [1.0, -1.0]
+    Xs, ys = load({"synthetic": {"n_samples": 7, "n_features": 3, "seed": 1}}, "mean")
+    Xm, ym = make_synthetic(7, 3, seed=1)
+    assert (Xs != normalize_data(Xm, "mean")).nnz == 0 and np.array_equal(ys, ym)
+    with pytest.raises(ValueError, match="a dataset is a name, a path"):
+        load({"file": "x"})
+    with pytest.raises(ValueError, match="unknown normalize 'unit'"):
+        load("heart_scale", "unit")

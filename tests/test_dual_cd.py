@@ -7,8 +7,8 @@ import pytest
 import cdlab
 from cdlab.solvers import dual_cd
 from independent import dual_optimum
-from test_primal_cd import (LOSSES, REAL, check_certified, check_importance_wins, real_data, real_problem,
-                            scale_rows, skewed, synthetic)
+from _helpers import (LOSSES, REAL, check_certified, check_importance_wins, real_data, scale_rows, scaled_problem,
+                      skewed, synthetic_problem, tiny_problem)
 
 STEPS = ("gradient", "exact")
 
@@ -24,20 +24,20 @@ def no_time(res):
 @pytest.mark.parametrize("step", STEPS)
 @pytest.mark.parametrize("sampling", ["uniform", "importance"])
 def test_certified_on_synthetic(loss, l1, step, sampling):
-    check_certified(synthetic(loss, l1=l1), "dual_cd", step=step, sampling=sampling)
+    check_certified(synthetic_problem(loss, l1=l1), "dual_cd", step=step, sampling=sampling)
 
 
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("name", sorted(REAL))
 @pytest.mark.parametrize("step", STEPS)
 def test_certified_on_real_data(name, loss, step):
-    check_certified(real_problem(name, loss), "dual_cd", step=step)
+    check_certified(scaled_problem(name, loss), "dual_cd", step=step)
 
 
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("name", sorted(REAL))
 def test_certified_on_real_data_elastic_net(name, loss):
-    check_certified(real_problem(name, loss, l1=1e-3), "dual_cd", sampling="importance")
+    check_certified(scaled_problem(name, loss, l1=1e-3), "dual_cd", sampling="importance")
 
 
 @pytest.mark.parametrize("loss, name", [("hinge", "colon-cancer"), ("hinge", "synthetic"),
@@ -139,7 +139,6 @@ def test_registered_sdca_and_exact_dual_cd_are_sdca_written_independently(loss, 
 def test_nonzeros_touched_counted_by_hand():
     """3×4 matrix, rows holding 2, 1, 4 nonzeros (nnz 7); cyclic order in chunks
     of 2 rows (eval_every=0.5 of n=3): rows 0,1 | 2,0 | 1,2 touch 3, 6, 5."""
-    from test_primal_cd import tiny_problem
     for method, options in (("dual_cd", {}), ("dual_cd", {"step": "exact"}), ("sdca", {})):
         res = cdlab.solve(tiny_problem(), method=method, sampling="cyclic", tol=0.0, max_passes=2.0,
                           eval_every=0.5, **options)
@@ -150,7 +149,7 @@ def test_nonzeros_touched_counted_by_hand():
 def test_gradient_step_is_the_exact_step_for_squared_loss_at_importance_sampling():
     """θ/q_i = λn/(‖x_i‖² + λn) = 1/(1 + q) there: Quartz's step and SDCA's
     closed form are the same number, so the runs agree to rounding."""
-    problem = synthetic("squared", n=120, d=30)
+    problem = synthetic_problem("squared", n=120, d=30)
     a = cdlab.solve(problem, method="dual_cd", step="gradient", sampling="importance", seed=2, tol=1e-10)
     b = cdlab.solve(problem, method="dual_cd", step="exact", sampling="importance", seed=2, tol=1e-10)
     np.testing.assert_allclose(a.alpha, b.alpha, rtol=1e-9, atol=1e-13)
@@ -158,7 +157,7 @@ def test_gradient_step_is_the_exact_step_for_squared_loss_at_importance_sampling
 
 
 def test_theta_over_q_keeps_alpha_in_the_domain():
-    problem = real_problem("heart_scale", "logistic")
+    problem = scaled_problem("heart_scale", "logistic")
     q = np.linspace(1.0, 30.0, problem.n_samples)
     q /= q.sum()
     state = dual_cd.DualCDState(problem, q, np.random.default_rng(0), step="gradient")
@@ -181,7 +180,7 @@ def test_importance_beats_uniform_on_skewed_rows():
 
 @pytest.mark.parametrize("method", ["sdca", "dual_cd"])
 def test_custom_probabilities_equal_importance_and_are_not_modified(method):
-    problem = synthetic("logistic")
+    problem = synthetic_problem("logistic")
     imp = dual_cd.DualCDState(problem, "importance", np.random.default_rng(0)).sampler.probs
     probs = imp.copy()
     probs.flags.writeable = False
@@ -192,7 +191,7 @@ def test_custom_probabilities_equal_importance_and_are_not_modified(method):
 
 
 def test_equal_seeds_equal_traces():
-    problem = real_problem("colon-cancer", "smoothed_hinge", l1=1e-3)
+    problem = scaled_problem("colon-cancer", "smoothed_hinge", l1=1e-3)
     runs = [cdlab.solve(problem, method="dual_cd", sampling="importance", seed=s, tol=1e-9) for s in (8, 8, 9)]
     assert no_time(runs[0]).equals(no_time(runs[1]))
     assert not runs[0].trace.primal.equals(runs[2].trace.primal)

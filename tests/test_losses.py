@@ -48,13 +48,22 @@ def test_neg_conjugate_is_inf_of_loss_plus_linear(name, code):
         assert L.neg_conj(code, 1.5 * y if code != L.ABSOLUTE else 1.5, y, S) == -np.inf
 
 
+def _dual_feasible(code, a, y):
+    """a moved into the domain of −φ*(−·) (the table in cdlab/losses.py): R, [−1, 1], or αy ∈ [0, 1]."""
+    if code == L.SQUARED:
+        return a
+    if code == L.ABSOLUTE:
+        return min(1.0, max(-1.0, a))
+    return min(1.0, max(0.0, a * y)) * y
+
+
 @pytest.mark.parametrize("name,code", codes())
 def test_dual_step_maximises_the_one_dimensional_objective(name, code):
     """Δ maximises −φ*(−(a+Δ)) − Δz − (q/2)Δ² (theory.md §3)."""
     rng = np.random.default_rng(2)
     for _ in range(60):
         y = rng.choice([-1.0, 1.0])
-        a = L.project_dual(code, rng.normal(0, 0.6), y, S)
+        a = _dual_feasible(code, rng.normal(0, 0.6), y)
         z, q = rng.normal(0, 2), 10 ** rng.uniform(-3, 2)
 
         def obj(anew):
@@ -124,7 +133,7 @@ def test_fenchel_young_vanishes_exactly_at_the_dual_point():
             z, y = rng.normal(0, 3), rng.choice([-1.0, 1.0])
             a = -L.loss_deriv(code, z, y, S)
             assert L.fenchel_young(code, z, a, y, S) <= 1e-14
-            a2 = L.project_dual(code, a + 0.1 * rng.normal(), y, S)
+            a2 = _dual_feasible(code, a + 0.1 * rng.normal(), y)
             assert L.fenchel_young(code, z, a2, y, S) >= 0.0
 
 
@@ -181,3 +190,23 @@ def test_lambert_w_of_exp_solves_w_plus_log_w():
             assert w == math.exp(ell)
             continue
         assert abs(w + math.log(w) - ell) <= 1e-13 * max(1.0, abs(ell))
+
+
+def test_loss_sets_are_read_from_the_loss_table():
+    """Adding a loss touches LOSSES only: every set other modules use is derived from it."""
+    from cdlab import estimators
+    from cdlab.solvers import base
+    from cdlab.theory import derivations
+    from cdlab.ui import advice
+
+    assert L.ALL_LOSSES == set(L.LOSSES) == set(derivations.LOSS_NAMES) == set(advice.LOSS_NAMES)
+    assert L.SMOOTH_LOSSES == {name for name, info in L.LOSSES.items() if info.gamma() is not None}
+    assert set(L.CLASSIFICATION_LOSSES) == {name for name, info in L.LOSSES.items() if info.classification}
+    assert set(L.CLASSIFICATION_LOSSES) | set(L.REGRESSION_LOSSES) == L.ALL_LOSSES
+    assert estimators.CDClassifier._losses == L.CLASSIFICATION_LOSSES == derivations.CLASSIFICATION
+    assert estimators.CDRegressor._losses == L.REGRESSION_LOSSES
+    assert (base.ALL_LOSSES, base.SMOOTH_LOSSES) == (L.ALL_LOSSES, L.SMOOTH_LOSSES)
+    for loss, smooth in L.NEAREST_SMOOTH.items():  # a suggestion keeps the labels and gains γ
+        assert not L.LOSSES[loss].smooth and L.LOSSES[smooth].smooth
+        assert L.LOSSES[loss].classification == L.LOSSES[smooth].classification
+    assert set(L.NEAREST_SMOOTH) == L.ALL_LOSSES - L.SMOOTH_LOSSES

@@ -1,112 +1,13 @@
 """Primal RCD (NSync, face-off Algorithm 1): certificates on synthetic and real
 data, agreement with scipy L-BFGS-B, importance vs uniform sampling, work
-counting, refusals. The data helpers here are shared with test_dual_cd.py."""
-import functools
-
+counting, refusals (the data helpers are in _helpers.py, shared with test_dual_cd.py)."""
 import numpy as np
 import pytest
 
 import cdlab
 from cdlab.solvers import primal_cd
-from independent import primal_optimum
-
-LOSSES = ("squared", "logistic", "smoothed_hinge")
-# dataset → rows kept: small sets whole, larger ones a leading slice
-REAL = {"heart_scale": None, "colon-cancer": None, "a9a": 2000, "reuters_moneyfx": 800}
-
-
-def scale_rows(X):
-    """Divide by the mean example norm (the face-off experiments' scaling)."""
-    sq = X.multiply(X).sum(axis=1) if hasattr(X, "multiply") else (X * X).sum(axis=1)
-    return X / np.sqrt(np.asarray(sq).ravel()).mean()
-
-
-def synthetic(loss, n=200, d=50, seed=0, l1=0.0):
-    rng = np.random.default_rng(seed)
-    X = scale_rows(rng.standard_normal((n, d)))
-    t = X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n)
-    y = t if loss == "squared" else np.where(t >= 0, 1.0, -1.0)
-    return cdlab.Problem(X, y, loss=loss, lam=1.0 / n, l1=l1)
-
-
-@functools.lru_cache(maxsize=None)
-def real_data(name):
-    X, y = cdlab.load_dataset(name)
-    rows = REAL[name]
-    if rows is not None:
-        X, y = X[:rows], y[:rows]
-    return scale_rows(X).tocsr(), y
-
-
-def real_problem(name, loss, l1=0.0):
-    X, y = real_data(name)
-    return cdlab.Problem(X, y, loss=loss, lam=1.0 / X.shape[0], l1=l1)
-
-
-_LBFGS = {}
-
-
-def lbfgs_value(problem):
-    """P* by L-BFGS-B (tests/independent.py), cached per problem content. Empty
-    columns are left out: with λ > 0 their optimal weight is 0 and they add
-    nothing to P, but they would double L-BFGS-B's work on sparse slices."""
-    key = problem.content_hash()
-    if key not in _LBFGS:
-        used = problem.col_nnz > 0
-        _LBFGS[key] = primal_optimum(problem.X[:, used], problem.y, problem.loss, problem.lam, problem.l1,
-                                     problem.s)[0]
-    return _LBFGS[key]
-
-
-def check_certified(problem, method, tol=1e-9, max_passes=5000, **options):
-    """The run's gap reaches tol, and its P agrees with L-BFGS-B's to 1e-8
-    (relative); L-BFGS-B's value respects weak duality against our D."""
-    res = cdlab.solve(problem, method=method, tol=tol, max_passes=max_passes, **options)
-    last = res.trace.iloc[-1]
-    assert res.converged and last.gap <= tol, res
-    # the trace's P and D are those of the returned iterates
-    assert problem.primal(res.w) == last.primal
-    assert problem.gap(res.w, res.alpha) == last.gap
-    p_ref = lbfgs_value(problem)
-    assert abs(last.primal - p_ref) <= 1e-8 * abs(p_ref), (last.primal, p_ref)
-    assert p_ref >= last.dual - 1e-12, (p_ref, last.dual)
-    return res
-
-
-def passes_to_gap(problem, method, sampling, seed, tol=1e-8, **options):
-    res = cdlab.solve(problem, method=method, sampling=sampling, seed=seed, tol=tol, max_passes=3000,
-                      eval_every=0.25, **options)
-    assert res.converged, res
-    return res.trace.passes.iloc[-1]
-
-
-def skewed(axis, n, d, heavy, scale, seed):
-    """Dense logistic data in which a fraction ``heavy`` of the rows (axis 0)
-    or columns (axis 1) is ``scale`` times larger than the rest."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    k = int(heavy * X.shape[axis])
-    if axis == 0:
-        X[:k] *= scale
-    else:
-        X[:, :k] *= scale
-    X = scale_rows(X)
-    y = np.where(X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n) >= 0, 1.0, -1.0)
-    return cdlab.Problem(X, y, loss="logistic", lam=1.0 / n)
-
-
-def check_importance_wins(method, problems, **options):
-    """Importance needs fewer passes than uniform: by ≥ 1.5× on the median
-    over the seeds, and on at least 80% of the seeds individually."""
-    ratios = []
-    for seed, problem in enumerate(problems):
-        uni = passes_to_gap(problem, method, "uniform", seed, **options)
-        imp = passes_to_gap(problem, method, "importance", seed, **options)
-        ratios.append(uni / imp)
-    ratios = np.array(ratios)
-    assert np.median(ratios) >= 1.5, ratios
-    assert (ratios > 1.0).sum() >= 0.8 * len(ratios), ratios
-
+from _helpers import (LOSSES, REAL, check_certified, check_importance_wins, real_data, scaled_problem, skewed,
+                      synthetic_problem, tiny_problem)
 
 # ---------------------------------------------------------------- certificates
 
@@ -114,26 +15,26 @@ def check_importance_wins(method, problems, **options):
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("sampling", ["uniform", "importance"])
 def test_certified_on_synthetic(loss, l1, sampling):
-    res = check_certified(synthetic(loss, l1=l1), "primal_cd", sampling=sampling)
+    res = check_certified(synthetic_problem(loss, l1=l1), "primal_cd", sampling=sampling)
     if l1 > 0:
         assert 0 < np.count_nonzero(res.w) < res.w.size  # the prox step really zeroes coordinates
 
 
 @pytest.mark.parametrize("order", ["permutation", "cyclic"])
 def test_certified_with_orders(order):
-    check_certified(synthetic("logistic", l1=1e-2), "primal_cd", sampling=order)
+    check_certified(synthetic_problem("logistic", l1=1e-2), "primal_cd", sampling=order)
 
 
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("name", sorted(REAL))
 def test_certified_on_real_data(name, loss):
-    check_certified(real_problem(name, loss), "primal_cd")
+    check_certified(scaled_problem(name, loss), "primal_cd")
 
 
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("name", sorted(REAL))
 def test_certified_on_real_data_elastic_net(name, loss):
-    check_certified(real_problem(name, loss, l1=1e-3), "primal_cd", sampling="importance")
+    check_certified(scaled_problem(name, loss, l1=1e-3), "primal_cd", sampling="importance")
 
 
 def test_zero_columns_stay_zero():
@@ -174,14 +75,14 @@ def test_importance_beats_uniform_on_skewed_columns():
 
 
 def test_importance_probabilities_are_eq14():
-    problem = synthetic("logistic")
+    problem = synthetic_problem("logistic")
     state = primal_cd.PrimalCDState(problem, "importance", np.random.default_rng(0))
     w = problem.col_norms_sq + problem.lam * 4.0 * problem.n_samples
     np.testing.assert_allclose(state.sampler.probs, w / w.sum(), rtol=1e-14)
 
 
 def test_custom_probabilities_equal_importance_and_are_not_modified():
-    problem = synthetic("logistic")
+    problem = synthetic_problem("logistic")
     imp = primal_cd.PrimalCDState(problem, "importance", np.random.default_rng(0)).sampler.probs
     probs = imp.copy()
     probs.flags.writeable = False
@@ -192,7 +93,7 @@ def test_custom_probabilities_equal_importance_and_are_not_modified():
 
 
 def test_equal_seeds_equal_traces():
-    problem = real_problem("heart_scale", "logistic", l1=1e-3)
+    problem = scaled_problem("heart_scale", "logistic", l1=1e-3)
     runs = [cdlab.solve(problem, method="primal_cd", sampling="importance", seed=s, tol=1e-9)
             for s in (5, 5, 6)]
     assert runs[0].trace.drop(columns="time").equals(runs[1].trace.drop(columns="time"))
@@ -219,7 +120,7 @@ def test_a_step_costs_its_column_nonzeros():
 
 def test_margin_refresh_is_counted(monkeypatch):
     monkeypatch.setattr(primal_cd, "REFRESH_PASSES", 2.0)
-    problem = real_problem("heart_scale", "logistic")
+    problem = scaled_problem("heart_scale", "logistic")
     d = problem.n_features
     state = primal_cd.PrimalCDState(problem, "uniform", np.random.default_rng(1))
     replay = np.random.default_rng(1)
@@ -233,12 +134,6 @@ def test_margin_refresh_is_counted(monkeypatch):
         assert state.nnz_touched == expected
     assert refreshes >= 3
     np.testing.assert_allclose(state.z, problem.X @ state.w, rtol=0, atol=1e-12)
-
-
-def tiny_problem():
-    """3×4, nnz 7: columns hold 2, 1, 3, 1 nonzeros, rows 2, 1, 4."""
-    X = np.array([[1.0, 0, 2, 0], [0, 0, 3, 0], [4, 5, 6, 7]])
-    return cdlab.Problem(X, np.array([1.0, -1.0, 1.0]), loss="logistic", lam=0.1)
 
 
 def test_nonzeros_touched_counted_by_hand():
@@ -267,7 +162,7 @@ def test_non_smooth_losses_refused_before_any_work(loss, suggestion):
 
 
 def test_unknown_option_and_sampling_refused():
-    problem = synthetic("logistic")
+    problem = synthetic_problem("logistic")
     with pytest.raises(ValueError, match="unknown option"):
         cdlab.solve(problem, method="primal_cd", step="exact")
     with pytest.raises(ValueError, match="does not support sampling 'nice'"):

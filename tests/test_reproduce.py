@@ -86,7 +86,7 @@ def test_rerun_reuses_the_cache(quick_report):
 def test_report_opens_in_chromium_with_every_figure(quick_report):
     import playwright.sync_api as playwright
 
-    from test_browser import ARGS, CHROMIUM
+    from _helpers import ARGS, CHROMIUM
 
     out, _ = quick_report
     assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install Debian's chromium (make chromium)"

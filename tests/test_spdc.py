@@ -5,31 +5,12 @@ guarantee, and acceleration over SDCA on an ill-conditioned problem."""
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
 import cdlab
 from cdlab import losses as L
-from cdlab.data import shipped_dir
 from cdlab.solvers.spdc import _lazy_power, spdc_parameters
-
-DATA = shipped_dir()
-
-
-def real_problem(name, rows=None, **kw):
-    """A Problem on a shared LIBSVM file (first ``rows`` rows)."""
-    from sklearn.datasets import load_svmlight_file
-    X, y = load_svmlight_file(str(DATA / f"{name}.bz2"))
-    if rows is not None:
-        X, y = X[:rows], y[:rows]
-    return cdlab.Problem(X, y, **kw)
-
-
-def sparse_problem(n=40, d=30, density=0.15, seed=0, **kw):
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=density, random_state=seed, format="csr", data_rvs=rng.standard_normal)
-    y = np.sign(rng.standard_normal(n))
-    return cdlab.Problem(X, y, **kw)
+from _helpers import first_steps, shipped_problem, sparse_problem
 
 
 def soft(v, t):
@@ -150,7 +131,7 @@ def test_dual_prox_is_the_argmax(loss):
     ("a9a", 2000, "smoothed_hinge", 1e-3, 1e-4, 1, "weighted"),
 ])
 def test_reaches_certified_optimum_on_real_data(name, rows, loss, lam, l1, m, sampling):
-    problem = real_problem(name, rows, loss=loss, lam=lam, l1=l1)
+    problem = shipped_problem(name, rows, loss=loss, lam=lam, l1=l1)
     res = cdlab.solve(problem, method="spdc", sampling=sampling, batch_size=m, tol=1e-9, max_passes=600,
                       reference=True)
     assert res.converged, res
@@ -181,7 +162,7 @@ def test_delta_perturbation_of_a_nonsmooth_loss(loss):
     """Section 3.1: with φ* + (δ/2)(·)², the solution is within δL²/2 (L = 1) of
     P*, and the gap on the original problem at the perturbed saddle point is
     at most δ/2 as well (both from φ − δ/2 ≤ φ_δ ≤ φ)."""
-    problem = real_problem("heart_scale", loss=loss, lam=1e-2) if loss == "hinge" else \
+    problem = shipped_problem("heart_scale", loss=loss, lam=1e-2) if loss == "hinge" else \
         cdlab.Problem(*_regression(), loss="absolute", lam=1e-2)
     ref = cdlab.solve(problem, method="sdca", tol=1e-7, max_passes=5000)
     assert ref.converged
@@ -240,14 +221,14 @@ def test_bad_input_is_refused_before_any_work():
     with pytest.raises(ValueError, match="custom sampling probabilities"):
         cdlab.solve(problem.with_params(loss="squared"), method="spdc", sampling=np.full(40, 1 / 40))
     for bad in ("0.1", None, True, float("inf")):  # named in the message, not float()'s own error
-        with pytest.raises(ValueError, match="delta must be a finite number"):
+        with pytest.raises(ValueError, match=r"delta must be (a real number|finite and ≥ 0), got"):
             cdlab.solve(problem, method="spdc", delta=bad)
 
 
 def test_parameters_are_those_of_theorems_1_and_2():
     """τ, σ, θ of eq. (10) (batch m, R = max‖x_i‖), Theorem 2 (R̄ = mean‖x_i‖) and
     Section 3.1 (non-smooth loss: γ := δ; λ = 0: λ := δ), written out here."""
-    problem = real_problem("heart_scale", loss="smoothed_hinge", lam=1e-3)
+    problem = shipped_problem("heart_scale", loss="smoothed_hinge", lam=1e-3)
     n, R, lam, g = problem.n_samples, problem.R, 1e-3, 1.0
     Rbar = np.sqrt(problem.row_norms_sq).mean()
     for m in (1, 5, n):
@@ -284,7 +265,7 @@ def test_equal_seeds_give_equal_traces():
 def test_fewer_passes_than_sdca_on_an_ill_conditioned_problem():
     """colon-cancer (n = 62, d = 2000), squared loss, λ = 0.1: κ = R²/(λγ) ≈ 620 n.
     SPDC's batch complexity (1 + sqrt(κm/n)) log(1/ε) beats SDCA's (1 + κ/n) log(1/ε)."""
-    problem = real_problem("colon-cancer", loss="squared", lam=0.1)
+    problem = shipped_problem("colon-cancer", loss="squared", lam=0.1)
     assert problem.R ** 2 / (problem.lam * problem.gamma) >= 100 * problem.n_samples
     sdca = cdlab.solve(problem, method="sdca", tol=1e-6, max_passes=4000, eval_every=5)
     assert sdca.converged
@@ -293,12 +274,6 @@ def test_fewer_passes_than_sdca_on_an_ill_conditioned_problem():
         assert spdc.converged
         assert spdc.trace.passes.iloc[-1] < sdca.trace.passes.iloc[-1]
         assert spdc.trace.data_passes.iloc[-1] < sdca.trace.data_passes.iloc[-1]
-
-
-def first_steps(trace, column, eps):
-    """Steps at the first checkpoint where ``column`` ≤ eps (inf if never)."""
-    hit = trace[trace[column] <= eps]
-    return hit.steps.iloc[0] if len(hit) else np.inf
 
 
 @pytest.mark.parametrize("name,rows,loss,lam,sampling,m", [
@@ -312,7 +287,7 @@ def test_measured_steps_stay_within_the_theorem_bounds(name, rows, loss, lam, sa
     cdlab.theory.bound: the steps a run needs to reach P − P* ≤ ε stay below
     the iterations after which the theorem guarantees E[P − P*] ≤ ε."""
     from cdlab import theory
-    problem = real_problem(name, rows, loss=loss, lam=lam)
+    problem = shipped_problem(name, rows, loss=loss, lam=lam)
     p_star = cdlab.reference_optimum(problem)
     bound = theory.bound("spdc", problem, sampling, batch_size=m, reference=p_star)
     assert bound.quantity == "subopt" and bound.exact

@@ -8,7 +8,7 @@ import cdlab
 from cdlab import theory
 from cdlab.theory.bound import BOUNDS, NO_BOUND
 
-from test_theory_bounds import real, synthetic
+from _helpers import bounds_synthetic, mean_scaled_dataset
 
 ALL = ["sdca", "dual_cd", "primal_cd", "spdc", "asdca", "appa", "accel_appa", "dual_appa", "sgd", "svrg", "saga",
        "agd", "gd"]
@@ -16,7 +16,7 @@ ALL = ["sdca", "dual_cd", "primal_cd", "spdc", "asdca", "appa", "accel_appa", "d
 
 @pytest.fixture(scope="module")
 def heart():
-    X, y = real("heart_scale")
+    X, y = mean_scaled_dataset("heart_scale")
     P = cdlab.Problem(X, y, loss="logistic", lam=30.0 / X.shape[0])  # well conditioned: SVRG's Thm 1 applies
     return P, cdlab.reference_optimum(P)
 
@@ -107,7 +107,7 @@ def test_other_bounds_lie_above_real_runs(method, sampling, opts, data):
     """Every checkpoint of one run under the bound's curve (expectations; the runs sit
     well below: SPDC at ≤ 0.03 of its curve, the others lower). The SVRG bound is
     Johnson & Zhang's option II, cdlab's svrg is option I: checked as an observation."""
-    X, y = real("heart_scale") if data == "heart_scale" else synthetic(data)
+    X, y = mean_scaled_dataset("heart_scale") if data == "heart_scale" else bounds_synthetic(data)
     P = cdlab.Problem(X, y, loss="logistic", lam=30.0 / X.shape[0])
     p_star = cdlab.reference_optimum(P)
     b = theory.bound(method, P, sampling, reference=p_star, **opts)

@@ -18,47 +18,20 @@ every problem here (measured/bound ≤ 0.6).
 """
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 import cdlab
+from _helpers import bounds_synthetic, first_steps, mean_scaled_dataset
 from cdlab import theory
-from cdlab.data import normalize_data
 
 EPS = (1e-4, 1e-7)
 
 
-def mean_normalised(X):
-    """X divided by the mean example norm (the face-off experiments' scaling)."""
-    return normalize_data(X, "mean")
-
-
-def real(name, n_max=None):
-    X, y = cdlab.load_dataset(name)
-    if n_max:
-        X, y = X[:n_max], y[:n_max]
-    return mean_normalised(X), y
-
-
-def synthetic(kind, seed=0):
-    rng = np.random.default_rng(seed)
-    if kind == "dense_skewed_columns":  # n > d, column norms spread over e^±2
-        X = rng.standard_normal((400, 30)) * np.exp(rng.standard_normal(30))
-    elif kind == "sparse_wide":  # d ≫ n, skewed row lengths
-        X = sp.random(80, 600, density=0.05, random_state=rng, data_rvs=rng.standard_normal).toarray()
-        X *= np.exp(0.8 * rng.standard_normal(80))[:, None]
-        X[np.arange(80), rng.integers(0, 600, 80)] += 1.0
-    else:
-        raise ValueError(kind)
-    X = mean_normalised(X)
-    return X, np.sign(X @ rng.standard_normal(X.shape[1]) + 0.3 * rng.standard_normal(X.shape[0]))
-
-
 PROBLEMS = {
-    "heart_scale": lambda: real("heart_scale"),
-    "colon-cancer": lambda: real("colon-cancer"),
-    "a9a[:1500]": lambda: real("a9a", 1500),
-    "dense_skewed_columns": lambda: synthetic("dense_skewed_columns"),
-    "sparse_wide": lambda: synthetic("sparse_wide"),
+    "heart_scale": lambda: mean_scaled_dataset("heart_scale"),
+    "colon-cancer": lambda: mean_scaled_dataset("colon-cancer"),
+    "a9a[:1500]": lambda: mean_scaled_dataset("a9a", 1500),
+    "dense_skewed_columns": lambda: bounds_synthetic("dense_skewed_columns"),
+    "sparse_wide": lambda: bounds_synthetic("sparse_wide"),
 }
 CASES = [("heart_scale", "logistic", 1.0), ("colon-cancer", "squared", 1.0), ("a9a[:1500]", "logistic", 1.0),
          ("dense_skewed_columns", "smoothed_hinge", 1.0), ("sparse_wide", "logistic", 3.0),
@@ -79,12 +52,6 @@ def problems():
             cache[key] = (P, cdlab.reference_optimum(P))
         return cache[key]
     return get
-
-
-def first_step_below(trace, column, eps):
-    hit = trace[trace[column] <= eps]
-    assert len(hit), f"the run never reached {column} ≤ {eps:g}"
-    return int(hit.steps.iloc[0])
 
 
 METHODS = [("sdca", {}), ("dual_cd", {"step": "gradient"}), ("primal_cd", {})]
@@ -108,7 +75,7 @@ def test_measured_steps_to_gap_never_exceed_the_bound(problems, name, loss, fact
         tr = res.trace
         assert res.converged
         for eps in EPS:
-            measured = first_step_below(tr, "gap", eps)
+            measured = first_steps(tr, "gap", eps)
             assert measured <= b_ref.iterations(eps) <= b_gap.iterations(eps), (eps, measured)
         # every checkpoint lies under the guaranteed curve (the gap's expectation bound)
         assert np.all(tr.gap.to_numpy() <= b_ref.curve(tr.passes.to_numpy()) * (1 + 1e-9))
@@ -157,7 +124,7 @@ def test_prox_sdca_bound_with_elastic_net(problems, method):
     P, p_star = problems("heart_scale", "logistic", 1.0, l1=1e-3)
     b = theory.bound(method, P, "uniform", reference=p_star)
     res = cdlab.solve(P, method=method, tol=1e-7, max_passes=2000, seed=0)
-    assert first_step_below(res.trace, "gap", 1e-7) <= b.iterations(1e-7)
+    assert first_steps(res.trace, "gap", 1e-7) <= b.iterations(1e-7)
     with pytest.raises(ValueError, match="l1"):
         theory.bound("primal_cd", P)
 
@@ -172,7 +139,7 @@ def test_custom_sampling_bound(problems):
     assert b.rate == pytest.approx(np.min(q * c / (P.row_norms_sq + c)))
     assert b.cost_per_step == pytest.approx(q @ P.row_nnz)
     res = cdlab.solve(P, method="dual_cd", sampling=q, tol=1e-7, max_passes=2000, seed=0)
-    assert first_step_below(res.trace, "gap", 1e-7) <= b.iterations(1e-7)
+    assert first_steps(res.trace, "gap", 1e-7) <= b.iterations(1e-7)
 
 
 def test_lipschitz_sdca_dual_suboptimality_bound(problems):
@@ -229,7 +196,7 @@ def test_custom_probabilities_give_the_sdca_bound_of_that_sampling():
 def test_lipschitz_sdca_burn_in_is_a_whole_number_of_steps():
     """t₀ = ⌈max(0, n log(2λnε₀/G))⌉ (SDCA Thm 2): the s = 1 phase runs whole steps, so the count is
     t₀ + (2G/(λε) − 2n)₊ with the ceiling; without it the bound was up to one step short."""
-    X, y = real("heart_scale")
+    X, y = mean_scaled_dataset("heart_scale")
     P = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
     n, G = P.n_samples, 4 * P.R ** 2  # L = 1
     eps0 = 0.37 * G / (2 * P.lam * n) * np.exp(7.3)  # n log(·) = 7.3 n + n log 0.37, not an integer

@@ -274,9 +274,9 @@ def test_binary_functions_reject_bad_input():
         theory.binary_extremes(3, 4, 3)
     with pytest.raises(ValueError, match="omega"):
         theory.theorem4_bounds(3, 4, 13)
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(ValueError, match="n must be an integer ≥ 1, got 3.5"):
         theory.binary_extremes(3.5, 4, 5)
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(ValueError, match="n must be an integer ≥ 1, got 0"):
         theory.corollary6(0, 4)
 
 
@@ -287,7 +287,7 @@ def test_binary_functions_reject_non_integers_with_a_clear_message(bad):
                  lambda: theory.theorem4_bounds(3, bad, 6), lambda: theory.corollary6(bad, 4),
                  lambda: theory.figure1_map(bad, [2, 3], [5, 6]), lambda: theory.figure1_map(10, [2, bad], [20]),
                  lambda: theory.figure1_map(10, [2], [20, bad])):
-        with pytest.raises(ValueError, match="must be a positive integer"):
+        with pytest.raises(ValueError, match="must be an integer ≥ 1, got"):
             call()
 
 

@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from .._checks import check_real
 from ..data.synthetic import FACEOFF_NORMALIZE, NORMALIZE
 
 
@@ -176,25 +177,21 @@ def _finite(v):
 
 
 def run(args) -> int:
-    from ..data import load_dataset
+    from ..data import load
     from ..losses import get_loss
     from ..problem import Problem
 
     loss = get_loss(args.loss)  # cheap checks before loading a large file
     if not loss.smooth:
         raise ValueError(f"the face-off needs a smooth loss, not {loss.name!r}: use squared, logistic or smoothed_hinge")
-    if not 0 < args.eps < math.inf:
-        raise ValueError(f"--eps must be finite and > 0, got {args.eps}")
-    if args.lam is not None and not 0 < args.lam < math.inf:
-        raise ValueError(f"--lam must be finite and > 0, got {args.lam}")
+    check_real("--eps", args.eps, low=0.0, low_open=True)
+    if args.lam is not None:
+        check_real("--lam", args.lam, low=0.0, low_open=True)
     if args.run and not 1 <= args.seeds <= 100:
         raise ValueError(f"--seeds must be between 1 and 100, got {args.seeds}")
-    if args.run and not 0 < args.max_passes < math.inf:
-        raise ValueError(f"--max-passes must be finite and > 0, got {args.max_passes}")
-    X, y = load_dataset(args.data)
-    if args.normalize != "none":
-        from ..data.synthetic import normalize_data
-        X = normalize_data(X, args.normalize)
+    if args.run:
+        check_real("--max-passes", args.max_passes, low=0.0, low_open=True)
+    X, y = load(args.data, args.normalize)
     lam = 1.0 / X.shape[0] if args.lam is None else args.lam
     problem = Problem(X, y, loss=loss.name, lam=lam, s=args.s)
     import warnings

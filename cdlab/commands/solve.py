@@ -12,11 +12,11 @@ checkpoint is still written).
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
 
+from .._checks import check_int, check_real
 from ..data.synthetic import NORMALIZE
 from ..solvers.budget import Budget
 
@@ -70,20 +70,15 @@ def parse_options(items):
 def check_args(args):
     """Cheap checks of the flags, named as the user typed them, before loading a possibly large file
     or computing P* (Problem and cdlab.solve check the values again)."""
-    rules = [("--lam", args.lam, args.lam >= 0, "finite and ≥ 0"),
-             ("--l1", args.l1, args.l1 >= 0, "finite and ≥ 0"),
-             ("--s", args.s, args.s > 0, "finite and > 0"),
-             ("--max-passes", args.max_passes, args.max_passes > 0, "finite and > 0"),
-             ("--eval-every", args.eval_every, args.eval_every > 0, "finite and > 0"),
-             ("--tol", args.tol, True, "a number"),
-             ("--seed", args.seed, args.seed >= 0, "≥ 0")]
+    check_real("--lam", args.lam, low=0.0)
+    check_real("--l1", args.l1, low=0.0)
+    check_real("--s", args.s, low=0.0, low_open=True)
+    check_real("--max-passes", args.max_passes, low=0.0, low_open=True)
+    check_real("--eval-every", args.eval_every, low=0.0, low_open=True)
+    check_real("--tol", args.tol, finite=False)  # --tol -inf means "run the budget out"; NaN is never meant
+    check_int("--seed", args.seed, minimum=0)
     if args.max_time is not None:
-        rules.append(("--max-time", args.max_time, args.max_time >= 0, "finite and ≥ 0"))
-    for flag, value, ok, rule in rules:
-        # --tol -inf means "run the budget out"; NaN is never meant
-        finite = math.isfinite(value) or (flag == "--tol" and not math.isnan(value))
-        if not (ok and finite):
-            raise ValueError(f"{flag} must be {rule}, got {value}")
+        check_real("--max-time", args.max_time, low=0.0)
     if args.out:
         folder = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(folder):
@@ -95,7 +90,7 @@ def check_args(args):
 def run(args) -> int:
     from tqdm.auto import tqdm
 
-    from ..experiments.runner import load_data
+    from ..data import load
     from ..losses import get_loss
     from ..problem import Problem
     from ..solvers import get_method, solve
@@ -112,7 +107,7 @@ def run(args) -> int:
         raise ValueError(f"--method auto picks the sampling too; leave --sampling out, got {args.sampling!r}")
     check_args(args)
     wall = time.perf_counter()
-    X, y = load_data(args.data, args.normalize)
+    X, y = load(args.data, args.normalize)
     problem = Problem(X, y, loss=loss, lam=args.lam, l1=args.l1, s=args.s)
     if auto:
         choice = choose(problem)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._checks import check_choice, check_int, check_real, make_rng
+from .._checks import check_choice, check_int, check_real, make_rng
 
 EXTREME_KINDS = ("primal_worst", "dual_worst")
 BINARY_WHICH = ("min_CP", "max_CP", "min_CD", "max_CD")

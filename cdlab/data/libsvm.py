@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._checks import check_int
+from .._checks import check_int
 
 
 # Features a file may imply without n_features: up to 4M (64 MiB per float64

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..paths import data_home
-from ._checks import check_int
+from .._checks import check_int
 from .libsvm import DataFileNotFoundError, read_libsvm
 
 SHIPPED = "shipped"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._checks import check_choice, check_int, check_real, make_rng
+from .._checks import check_choice, check_int, check_real, make_rng
 
 VALUES = ("gaussian", "binary", "uniform")
 LABELS = ("linear", "random", "regression")

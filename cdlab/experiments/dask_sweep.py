@@ -4,7 +4,7 @@ How a sweep runs:
 
 1. The grid is expanded on the client (:func:`cdlab.experiments.grid.expand_grid`).
 2. Each distinct dataset is fingerprinted by a small task on a worker, which
-   loads it and returns ``Problem.content_hash()`` and its shape: the data
+   loads it and returns ``Data.content_hash()`` and its shape: the data
    never travel through the scheduler, only the hash does. The fingerprint
    of a file is cached in the store under the SHA-256 of the file's content
    (``runner.file_digest``; never its size or mtime, which a rewrite can
@@ -36,6 +36,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._checks import check_int
 from ..store import ResultStore, results
 from .grid import _number, canonical_json, expand_grid, load_grid
 from .runner import Deadline, config_key, data_file, error_record, file_digest, fingerprint, run_config
@@ -106,8 +107,8 @@ class _LazyClient:
 
         if client is not None and not isinstance(client, (str, Client)):
             raise ValueError(f"client must be None, a scheduler address or a distributed.Client, got {client!r}")
-        if client is None and not (isinstance(n_workers, int) and n_workers >= 1):
-            raise ValueError(f"n_workers must be an integer ≥ 1, got {n_workers!r}")
+        if client is None:
+            n_workers = check_int("n_workers", n_workers)
         self.spec, self.n_workers, self.client, self.to_close = client, n_workers, None, []
 
     def get(self):

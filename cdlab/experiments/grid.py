@@ -19,6 +19,8 @@ import math
 import os
 from pathlib import Path
 
+from .._checks import check_int, check_real
+from ..data.synthetic import NORMALIZE
 from ..losses import get_loss
 from ..solvers.budget import Budget
 
@@ -62,7 +64,6 @@ DEFAULTS = {"normalize": "none", "loss": "logistic", "s": 1.0, "lam": 1e-4, "l1"
             "samplings": "uniform", "options": {}, "seeds": 0, "max_passes": Budget.max_passes, "tol": Budget.tol,
             "eval_every": Budget.eval_every, "max_time": Budget.max_time, "reference": False, "tag": ""}
 OTHER_KEYS = ("method_options", "store", "time_limit")
-NORMALIZE = ("none", "rows", "mean")
 # the config entry each dimension becomes
 CONFIG_NAME = {"datasets": "dataset", "methods": "method", "samplings": "sampling", "seeds": "seed"}
 
@@ -118,17 +119,10 @@ def _number(key, value, integer=False, positive=False, allow_none=False, signed=
             value = float(value)
         except ValueError:
             raise ValueError(f"grid key {key!r}: {value!r} is not a number") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"grid key {key!r}: {value!r} is not a finite number")
-    if positive and value <= 0:
-        raise ValueError(f"grid key {key!r} must be > 0, got {value}")
-    if not positive and not signed and value < 0:
-        raise ValueError(f"grid key {key!r} must be ≥ 0, got {value}")
+    name = f"grid key {key!r}"
     if integer:
-        if float(value) != int(value):
-            raise ValueError(f"grid key {key!r} must be an integer, got {value}")
-        return int(value)
-    return float(value)
+        return check_int(name, value, minimum=1 if positive else 0)
+    return check_real(name, value, low=None if signed else 0.0, low_open=positive)
 
 
 def _flag(key, value) -> bool:

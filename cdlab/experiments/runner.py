@@ -28,22 +28,6 @@ _DIGESTS_SIZE = 64  # file digests kept per process (see file_digest)
 _digests: OrderedDict = OrderedDict()
 
 
-def load_data(spec, normalize="none"):
-    """(X, y) of a dataset entry of the grid (see cdlab.experiments.grid)."""
-    from ..data import load_dataset, make_synthetic, normalize_data
-
-    if isinstance(spec, str):
-        X, y = load_dataset(spec)
-    elif "synthetic" in spec:
-        X, y = make_synthetic(**spec["synthetic"])
-    else:
-        X, y = load_dataset(spec["path"], n_features=spec.get("n_features"),
-                            zero_based=spec.get("zero_based", "auto"))
-    if normalize != "none":
-        X = normalize_data(X, normalize)
-    return X, y
-
-
 def data_file(spec) -> str | None:
     """The file behind a dataset entry (None for synthetic data)."""
     from ..data import DATASETS, dataset_path
@@ -91,22 +75,21 @@ def file_digest(path) -> str | None:
     return digest
 
 
-def base_problem(spec, normalize="none"):
-    """The dataset as a Problem (squared loss, λ = 0) whose content_hash() fingerprints the data;
-    configurations derive their problem from it with ``with_params`` (data shared, not copied).
+def base_data(spec, normalize="none"):
+    """The dataset as a :class:`cdlab.data.Data` whose content_hash() fingerprints it;
+    configurations build their problem on it with ``Problem.from_data`` (data shared, not copied).
     The per-process cache is keyed by the file's content (``file_digest``), so a changed file is reloaded."""
-    from ..problem import Problem
+    from ..data import Data, load
 
     key = canonical_json([spec, normalize, file_digest(data_file(spec))])
     if key in _cache:
         _cache.move_to_end(key)
         return _cache[key]
-    X, y = load_data(spec, normalize)
-    problem = Problem(X, y, loss="squared", lam=0.0)
-    _cache[key] = problem
+    data = Data(*load(spec, normalize))
+    _cache[key] = data
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
-    return problem
+    return data
 
 
 def fingerprint(spec, normalize="none") -> dict:
@@ -115,7 +98,7 @@ def fingerprint(spec, normalize="none") -> dict:
     t0 = time.perf_counter()
     try:
         digest = file_digest(data_file(spec))
-        p = base_problem(spec, normalize)
+        p = base_data(spec, normalize)
     except Exception as exc:  # recorded against every configuration of this dataset
         return {"data_hash": None, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
     return {"data_hash": p.content_hash(), "file_sha256": digest, "n_samples": p.n_samples,
@@ -123,7 +106,7 @@ def fingerprint(spec, normalize="none") -> dict:
 
 
 def config_key(config, data_hash) -> str:
-    """The store key: a hash of the configuration and of the data's content (Problem.content_hash)."""
+    """The store key: a hash of the configuration and of the data's content (Data.content_hash)."""
     text = canonical_json({"config": config, "data": data_hash})
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -148,10 +131,11 @@ def w_summary(w) -> dict:
 def solve_config(config, cancel=None):
     """Solve one configuration here and now; returns (problem, Result). Raises what solve raises.
     ``cancel``: passed to :func:`cdlab.solve` (an object whose ``is_set()`` ends the run at a checkpoint)."""
+    from ..problem import Problem
     from ..solvers import solve
 
-    problem = base_problem(config["dataset"], config["normalize"]).with_params(
-        loss=config["loss"], lam=config["lam"], l1=config["l1"], s=config["s"])
+    problem = Problem.from_data(base_data(config["dataset"], config["normalize"]),
+                                loss=config["loss"], lam=config["lam"], l1=config["l1"], s=config["s"])
     result = solve(problem, method=config["method"], sampling=config["sampling"], max_passes=config["max_passes"],
                    tol=config["tol"], seed=config["seed"], eval_every=config["eval_every"],
                    max_time=config["max_time"], reference=True if config["reference"] else None,
@@ -202,7 +186,7 @@ def run_config(config, key, data_hash=None, time_limit=None):
         return record, None
 
     try:
-        base = base_problem(config["dataset"], config["normalize"])  # timed apart: 0 when this worker has it
+        base = base_data(config["dataset"], config["normalize"])  # timed apart: 0 when this worker has it
         record["load_seconds"] = time.perf_counter() - t0
         if data_hash is not None and base.content_hash() != data_hash:
             return failed(f"ValueError: the data of {record['dataset']} changed after the sweep fingerprinted "

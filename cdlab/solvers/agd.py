@@ -93,14 +93,6 @@ def check_step(step, allowed, what="step"):
     return value
 
 
-def check_positive_int(value, what):
-    """A count option: a positive integer (an integral float is accepted)."""
-    ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.integer, np.floating))
-    if not ok or not float(value).is_integer() or value < 1:
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 class FullGradientState(State):
     """What gd and agd share: the problem's arrays, the gradient oracle and the counters."""
 

@@ -29,6 +29,10 @@ needs O(n log c) steps, about a pass per constant factor).
   (Section 5: "we set the stage size equal to the dataset size"; Thm 2.10's
   σ = poly(n, κ) has no explicit constant to size the stage from).
 
+μ in the formulas above is μ_F, the strong convexity of F (option ``mu_F``,
+default ``Problem.strong_convexity()``; its old name ``mu`` is accepted for one
+release, with a DeprecationWarning), not the L1 strength μ of ``Problem``.
+
 The first dual point (``dual_start``, for every chain of dual warm starts:
 ``dual_appa``, and ``appa`` / ``accel_appa`` with ``warm_start="dual"``):
 
@@ -81,6 +85,7 @@ import math
 import numpy as np
 
 from .. import losses as L
+from .._checks import check_real, renamed
 from ..sampling import Sampler
 from .agd import smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
@@ -88,18 +93,16 @@ from .dual_cd import dual_cd_chunk
 from .svrg import SVRGState
 
 def strong_convexity(problem, what):
-    """μ of F as the theory layer computes it (``cdlab.theory.symbols.strong_convexity``:
-    λ, plus λ_min(XᵀX)/n for least squares), so that a run and its bound agree.
-    Raises ValueError (asking for ``mu``) when that is not > 0 or too costly."""
-    from ..theory.symbols import strong_convexity as mu_F  # imported here: sympy is not needed to solve
-
+    """μ of F, ``Problem.strong_convexity`` (λ, plus λ_min(XᵀX)/n for least
+    squares), the value the theory layer's μ_F reads too, so that a run and its
+    bound agree. Raises ValueError (asking for ``mu_F``) when that is not > 0 or too costly."""
     try:
-        mu = mu_F(problem)
+        mu = problem.strong_convexity()
     except ValueError as exc:
-        raise ValueError(f"{what} needs the strong convexity μ of F: {exc}; pass mu > 0") from None
+        raise ValueError(f"{what} needs the strong convexity μ of F: {exc}; pass mu_F > 0") from None
     if not mu > 0:
         raise ValueError(f"{what} needs the strong convexity μ of F and cannot certify one here "
-                         f"(loss={problem.loss!r}, lam={problem.lam:g}, d={problem.n_features}); pass mu > 0")
+                         f"(loss={problem.loss!r}, lam={problem.lam:g}, d={problem.n_features}); pass mu_F > 0")
     return mu
 
 
@@ -121,13 +124,6 @@ def svrg_oracle_epochs(problem, kappa, mu, c):
     """(epoch length, epochs) that make SVRG a primal (c, κ)-oracle (module docstring)."""
     L_max = smooth_constant(problem, kappa)
     return max(1, math.ceil(50 * L_max / (mu + kappa))), max(1, math.ceil(math.log2(c)))
-
-
-def _positive(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 class SDCAOracle:
@@ -211,7 +207,7 @@ class APPAState(State):
     """Stages of an approximate proximal point method around an inner oracle."""
 
     def __init__(self, problem, sampling, rng, variant, kappa=None, kappa_decay=1.0, kappa_min=None,
-                 inner="sdca", stage_passes=None, warm_start=None, mu=None, dual_start=None):
+                 inner="sdca", stage_passes=None, warm_start=None, mu_F=None, dual_start=None, mu=None):
         if problem.R == 0:
             raise ValueError("APPA needs at least one nonzero row of X")
         super().__init__(problem, rng)
@@ -237,34 +233,35 @@ class APPAState(State):
         if stage_passes is None:
             stage_passes = "theory" if warm_start == "primal" else 1.0
         if stage_passes != "theory":
-            stage_passes = _positive(stage_passes, "stage_passes ('theory' or a number of passes)")
-        self.kappa_decay = _positive(kappa_decay, "kappa_decay")
-        if self.kappa_decay > 1:
-            raise ValueError(f"kappa_decay must be in (0, 1], got {kappa_decay}")
+            stage_passes = check_real("stage_passes ('theory' or a number of passes)", stage_passes,
+                                      low=0.0, low_open=True)
+        self.kappa_decay = check_real("kappa_decay", kappa_decay, low=0.0, high=1.0, low_open=True)
         self.variant, self.inner, self.warm, self.stage_passes = variant, inner, warm_start, stage_passes
-        if mu is not None:
-            self.mu = _positive(mu, "mu")
+        mu_F = renamed("mu_F", mu_F, "mu", mu)
+        if mu_F is not None:
+            self.mu_F = check_real("mu_F", mu_F, low=0.0, low_open=True)
         elif variant == "accel_appa" or stage_passes == "theory":
-            self.mu = strong_convexity(problem, variant if variant == "accel_appa" else
+            self.mu_F = strong_convexity(problem, variant if variant == "accel_appa" else
                                        f"{variant} with stage_passes='theory'")
         else:
-            self.mu = None
+            self.mu_F = None
         base_kappa = problem.R ** 2 / (problem.gamma * n)
         if variant == "accel_appa":
-            kappa = 2 * self.mu + base_kappa if kappa is None else _positive(kappa, "kappa")
-            if kappa < 2 * self.mu:
-                raise ValueError(f"accel_appa needs kappa ≥ 2μ = {2 * self.mu:g} (Algorithm 2), got {kappa:g}")
-            self.rho = (self.mu + 2 * kappa) / self.mu
-            self.zeta = 2 / self.mu + 1 / kappa
+            kappa = (2 * self.mu_F + base_kappa if kappa is None
+                     else check_real("kappa", kappa, low=0.0, low_open=True))
+            if kappa < 2 * self.mu_F:
+                raise ValueError(f"accel_appa needs kappa ≥ 2μ = {2 * self.mu_F:g} (Algorithm 2), got {kappa:g}")
+            self.rho = (self.mu_F + 2 * kappa) / self.mu_F
+            self.zeta = 2 / self.mu_F + 1 / kappa
         else:
-            kappa = base_kappa if kappa is None else _positive(kappa, "kappa")
+            kappa = base_kappa if kappa is None else check_real("kappa", kappa, low=0.0, low_open=True)
         self.kappa = kappa
         if kappa_min is None:
             if self.kappa_decay < 1 and problem.lam == 0:
                 raise ValueError("kappa_decay < 1 with lam = 0 needs kappa_min > 0 (κ must stay positive)")
             self.kappa_min = 0.0
         else:
-            self.kappa_min = _positive(kappa_min, "kappa_min")
+            self.kappa_min = check_real("kappa_min", kappa_min, low=0.0, low_open=True)
         self.oracle = SDCAOracle(problem, rng) if inner == "sdca" else SVRGOracle(problem, rng)
         self.x = np.zeros(problem.n_features)  # x^(0) = 0, the first centre
         self.v = self.x.copy()
@@ -287,7 +284,7 @@ class APPAState(State):
         """The oracle's relative accuracy: 2(κ+μ)/μ (Thm 2.4) or 4ρ^{3/2} (Thm 2.6)."""
         if self.variant == "accel_appa":
             return 4 * self.rho ** 1.5
-        return 2 * (self.kappa + self.mu) / self.mu
+        return 2 * (self.kappa + self.mu_F) / self.mu_F
 
     def _begin_stage(self, center, move):
         n = self.p.n_samples
@@ -296,7 +293,7 @@ class APPAState(State):
         elif self.inner == "sdca":
             self.stage_len = epoch = sdca_oracle_steps(self.p, self.kappa, self.oracle_c())
         else:
-            epoch, epochs = svrg_oracle_epochs(self.p, self.kappa, self.mu, self.oracle_c())
+            epoch, epochs = svrg_oracle_epochs(self.p, self.kappa, self.mu_F, self.oracle_c())
             self.stage_len = epoch * epochs
         nnz = move(center, self.kappa, epoch)
         self.nnz_touched += nnz

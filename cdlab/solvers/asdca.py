@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
+from .._checks import check_real
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from ..sampling import BatchSampler, check_batch_size
 
@@ -101,10 +102,8 @@ class ASDCAState(State):
         self.m = check_batch_size(batch_size, n)
         if theta is None:
             theta = asdca_theta(problem, self.m)
-        elif isinstance(theta, (bool, np.bool_)) or \
-                not (isinstance(theta, (int, float, np.integer, np.floating)) and 0 < theta < 1):
-            # numpy scalars (np.float32(0.1), a value read from an array) are numbers too
-            raise ValueError(f"theta must be a number in (0, 1), got {theta!r}")
+        else:
+            theta = check_real("theta", theta, low=0.0, high=1.0, low_open=True, high_open=True)
         super().__init__(problem, rng)
         self.theta = float(theta)
         self.sampler = BatchSampler(n, self.m)

@@ -11,7 +11,8 @@ the driver like any other method (same checkpoints, same certificate):
    side and sampling with the least bound win, ties going to uniform, exactly
    as ``cdlab.theory.faceoff(problem).prediction`` does (a test checks that the
    two agree); within the side, importance sampling is run only when its bound
-   is ≥ ``IMPORTANCE_MARGIN``× below uniform's. The quantities are computed here with numpy, not by importing
+   is ≥ ``IMPORTANCE_MARGIN``× below uniform's. The quantities come from
+   the data's facts (``problem.data``: norms, C_P, C_D), not from
    ``cdlab.theory``, whose package import loads sympy (≈ 0.6 s): the solver
    layer never imports the symbolic layer. The dual side runs SDCA's exact
    step (it maximises D along the coordinate, so it does at least as well as
@@ -49,8 +50,7 @@ def faceoff_work(problem) -> dict:
     n = problem.n_samples
     c = problem.lam * problem.gamma * n
     nnz = float(problem.nnz)
-    C_P = float(problem.col_nnz.astype(float) @ problem.col_norms_sq)
-    C_D = float(problem.row_nnz.astype(float) @ problem.row_norms_sq)
+    C_P, C_D = problem.data.C_P, problem.data.C_D
     return {("primal", "uniform"): nnz * (1 + problem.col_norms_sq.max() / c),
             ("primal", "importance"): nnz + C_P / c,
             ("dual", "uniform"): nnz * (1 + problem.row_norms_sq.max() / c),

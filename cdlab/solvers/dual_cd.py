@@ -69,7 +69,7 @@ class DualCDState(State):
             # the smooth stand-in must fit the labels: the smoothed hinge for
             # the hinge (±1 labels), the squared loss for the absolute loss
             # (real-valued targets, on which the smoothed hinge would refuse)
-            smooth = "squared" if problem.loss == "absolute" else "smoothed_hinge"
+            smooth = L.NEAREST_SMOOTH[problem.loss]
             raise ValueError(f"the gradient step needs a smooth loss, not {problem.loss!r}; "
                              f"use step='exact' or loss='{smooth}'")
         super().__init__(problem, rng)

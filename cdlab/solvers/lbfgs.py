@@ -31,7 +31,8 @@ import weakref
 import numpy as np
 from scipy.optimize import minimize
 
-from .agd import check_positive_int, loss_grad
+from .._checks import check_int
+from .agd import loss_grad
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 _UNLIMITED = 2 ** 31 - 1
@@ -124,7 +125,7 @@ MAX_WORKSPACE = 2 ** 30  # bytes of L-BFGS-B workspace a memory option may ask f
 class LBFGSState(State):
     def __init__(self, problem, sampling, rng, memory=30):
         super().__init__(problem, rng)
-        self.memory = check_positive_int(memory, "memory")
+        self.memory = check_int("memory", memory)
         d = problem.n_features
         m = self.memory
         work = 8 * ((2 * m + 5) * (2 * d) + 11 * m * m + 8 * m)  # L-BFGS-B's workspace, bytes (d doubled: l1 split)

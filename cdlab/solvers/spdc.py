@@ -47,6 +47,7 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
+from .._checks import check_real
 from ..sampling import BatchSampler, Sampler, check_batch_size
 from .base import ALL_LOSSES, MethodSpec, State, register
 
@@ -239,11 +240,7 @@ class SPDCState(State):
     def __init__(self, problem, sampling, rng, batch_size=1, delta=0.0):
         n, d = problem.shape
         m = check_batch_size(batch_size, n)
-        # type first: float("a") would raise a ValueError that does not name the option
-        if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, (int, float, np.integer, np.floating)) \
-                or not (np.isfinite(delta) and delta >= 0):
-            raise ValueError(f"delta must be a finite number ≥ 0, got {delta!r}")
-        delta = float(delta)
+        delta = check_real("delta", delta, low=0.0)
         weighted = sampling == "weighted"
         if weighted and m != 1:
             raise ValueError("sampling='weighted' is Algorithm 2, which takes one example per step "

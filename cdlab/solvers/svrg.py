@@ -25,32 +25,31 @@ touched, one data pass, no "step"); an inner step touches ‖x_i‖₀ and is 1/
 data pass (Johnson & Zhang count 2 gradients per inner step, m + n per epoch:
 our data_passes count the rows read, the same quantity up to that factor 2).
 
-Primal-oracle API (for APPA and anyone who needs SVRG outside ``cdlab.solve``)::
+Primal-oracle API (APPA's inner solver, and anyone who needs SVRG outside ``cdlab.solve``)::
 
-    from cdlab.solvers.svrg import svrg_epochs, SVRGState
-    run = svrg_epochs(problem, w0, rng=np.random.default_rng(0), center=c, kappa=k,
-                      step=None, n_epochs=1, epoch_length=None)
-    run.w              # new array: the iterate after n_epochs full epochs
-    run.steps, run.nnz_touched, run.data_passes   # work done by this call
+    from cdlab.solvers.svrg import SVRGState
+    state = SVRGState(problem, "uniform", np.random.default_rng(0), step="auto", epoch_length=None,
+                      center=c, kappa=k, w0=w0)
+    state.run(n_epochs * state.m)  # n_epochs full epochs (a snapshot + m inner steps each)
+    state.w                        # the iterate; state.steps, .nnz_touched, .data_passes: the work
+    state.restart(w0, center)      # the next stage, without re-allocating
 
-``problem`` is a ``cdlab.Problem`` with a smooth loss, l1 = 0 and any λ ≥ 0;
-``w0`` (the warm start) and ``center`` (default 0) are length-d arrays, never
-modified; ``kappa`` ≥ 0; ``step`` None means 1/(10 L_max) (with κ included);
-``epoch_length`` None means 2n. For repeated stages without re-allocating,
-keep an ``SVRGState(problem, "uniform", rng, step, epoch_length, center, kappa, w0)``
-and call ``state.restart(w0, center)`` then ``state.run(n_epochs * state.m)``.
+on P(w) + (κ/2)‖w − center‖². ``problem`` is a ``cdlab.Problem`` with a smooth
+loss, l1 = 0 and any λ ≥ 0; ``w0`` (the warm start, default 0) and ``center``
+(default 0) are length-d arrays, never modified; ``kappa`` ≥ 0; ``step``
+"auto" means 1/(10 L_max) (with κ included); ``epoch_length`` None means 2n.
 """
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
-from .agd import check_positive_int, check_step, loss_grad, smooth_constant
+from .._checks import check_int, check_real
+from .agd import check_step, loss_grad, smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 
@@ -137,13 +136,11 @@ class SVRGState(State):
             raise ValueError("SVRG here handles l1 = 0 only (no proximal step)")
         if problem.gamma is None:
             raise ValueError(f"SVRG needs a smooth loss, not {problem.loss!r}")
-        kappa = float(kappa)
-        if not (np.isfinite(kappa) and kappa >= 0):
-            raise ValueError(f"kappa must be finite and ≥ 0, got {kappa}")
+        kappa = check_real("kappa", kappa, low=0.0)
         n, d = problem.n_samples, problem.n_features
         if epoch_length is None:
             epoch_length = 2 * n
-        epoch_length = check_positive_int(epoch_length, "epoch_length")
+        epoch_length = check_int("epoch_length", epoch_length)
         step = check_step("auto" if step is None else step, ("auto",))
         super().__init__(problem, rng)
         self.kappa = kappa
@@ -204,21 +201,6 @@ class SVRGState(State):
         return self.w.copy(), None  # a copy: the driver keeps the last finite iterate
 
 
-class SVRGRun(NamedTuple):
-    w: np.ndarray
-    steps: int
-    nnz_touched: int
-    data_passes: float
-
-
-def svrg_epochs(problem, w0, *, rng, center=None, kappa=0.0, step=None, n_epochs=1, epoch_length=None):
-    """Run ``n_epochs`` full SVRG epochs (snapshot + m inner steps each) from ``w0``
-    on P(w) + (κ/2)‖w − center‖²; see the module docstring. Returns an SVRGRun."""
-    n_epochs = check_positive_int(n_epochs, "n_epochs")
-    state = SVRGState(problem, "uniform", rng, step=step, epoch_length=epoch_length, center=center,
-                      kappa=kappa, w0=w0)
-    state.run(n_epochs * state.m)
-    return SVRGRun(state.w.copy(), state.steps, state.nnz_touched, state.data_passes)
 
 
 register(MethodSpec(

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from .._checks import renamed
 from ._start import both_eps0, primal_eps0, reference_value, start_values
 from .bound import Bound, register_bound
 from .bounds_cd import _check_options
@@ -42,6 +43,15 @@ from .symbols import SYMBOLS as S, evaluate
 n, nnz, lam, gamma, R, Rbar, F2 = S["n"], S["nnz"], S["lam"], S["gamma"], S["R"], S["Rbar"], S["F2"]
 eps, eps0, L_P, mu_F, kappa, m = S["eps"], S["eps0"], S["L_P"], S["mu_F"], S["kappa"], S["m"]
 Dx, Dy = S["Dx"], S["Dy"]
+
+# SPDC's (τ, σ, 1/(1 − θ)): Theorem 1, eq. (10) (uniform, batch m) and Theorem 2 (weighted, m = 1);
+# cdlab.solvers.spdc.spdc_parameters computes the same numbers (tests/test_formula_crosscheck.py)
+SPDC_PARAMETERS = {
+    "uniform": (sp.sqrt(m * gamma / (n * lam)) / (2 * R), sp.sqrt(n * lam / (m * gamma)) / (2 * R),
+                n / m + R * sp.sqrt((n / m) / (lam * gamma))),
+    "weighted": (sp.sqrt(gamma / (n * lam)) / (4 * Rbar), sp.sqrt(n * lam / gamma) / (4 * Rbar),
+                 2 * n + 2 * Rbar * sp.sqrt(n / (lam * gamma))),
+}
 
 
 def _batch(problem, options):
@@ -84,18 +94,14 @@ def spdc_bound(problem, sampling="uniform", **options):
     if not isinstance(sampling, str):
         raise ValueError("SPDC takes sampling 'uniform' (Algorithm 1) or 'weighted' (Algorithm 2), not probabilities")
     if sampling == "uniform":
-        tau = sp.sqrt(m * gamma / (n * lam)) / (2 * R)
-        sigma = sp.sqrt(n * lam / (m * gamma)) / (2 * R)
-        inv = n / m + R * sp.sqrt((n / m) / (lam * gamma))
+        tau, sigma, inv = SPDC_PARAMETERS["uniform"]
         phi0 = (1 / (2 * tau) + lam) * Dx + (1 / (2 * sigma) + gamma) * Dy / m
         cost = m * nnz / n
         source = "Zhang & Xiao 2015 (ICML), Thm 1 and Cor. 1 (Algorithm 1)"
     elif sampling == "weighted":
         if mb != 1:
             raise ValueError("SPDC Algorithm 2 (weighted sampling) has batch size 1")
-        tau = sp.sqrt(gamma / (n * lam)) / (4 * Rbar)
-        sigma = sp.sqrt(n * lam / gamma) / (4 * Rbar)
-        inv = 2 * n + 2 * Rbar * sp.sqrt(n / (lam * gamma))
+        tau, sigma, inv = SPDC_PARAMETERS["weighted"]
         phi0 = (1 / (2 * tau) + lam) * Dx + (1 / (2 * sigma) + 2 * gamma) * Dy
         p = 0.5 / problem.n_samples + 0.5 * np.sqrt(problem.row_norms_sq) / np.sqrt(problem.row_norms_sq).sum()
         cost = sp.Float(float(p @ problem.row_nnz))
@@ -162,11 +168,11 @@ def _appa_common(method, problem, options):
         raise ValueError(f"the {method} bound needs a smooth loss and l1 = 0")
     if float(options.get("kappa_decay", 1.0)) != 1.0:
         raise ValueError(f"the {method} bound is for a fixed κ (kappa_decay = 1)")
-    mu = options.get("mu", options.get("mu_F"))
+    mu = renamed("mu_F", options.get("mu_F"), "mu", options.get("mu"))
     mu = evaluate(mu_F, problem) if mu is None else float(mu)
     if not mu > 0:
         raise ValueError(f"{method} needs P strongly convex (μ_F > 0): λ > 0, or the squared loss with "
-                         "XᵀX positive definite (or pass mu=...)")
+                         "XᵀX positive definite (or pass mu_F=...)")
     k = options.get("kappa")
     default_k = problem.R ** 2 / (problem.gamma * problem.n_samples)  # Cor. 2.11's λ = LR², mean notation
     k = (default_k + (2 * mu if method == "accel_appa" else 0.0)) if k is None else float(k)

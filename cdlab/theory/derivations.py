@@ -25,6 +25,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..losses import CLASSIFICATION_LOSSES, LOSSES
+
 z = sp.Symbol("z", real=True)
 u = sp.Symbol("u", real=True)
 alpha = sp.Symbol(r"\alpha", real=True)
@@ -34,8 +36,8 @@ y_sym = sp.Symbol("y", real=True)
 s_sym = sp.Symbol("s", positive=True)  # smoothed-hinge parameter
 b_plus = sp.Symbol("b^{+}", positive=True)
 
-LOSS_NAMES = ("squared", "logistic", "hinge", "smoothed_hinge", "absolute")
-CLASSIFICATION = ("logistic", "hinge", "smoothed_hinge")
+LOSS_NAMES = tuple(LOSSES)
+CLASSIFICATION = CLASSIFICATION_LOSSES
 
 
 def loss_pieces(loss, y=None, s=s_sym):

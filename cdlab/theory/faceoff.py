@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._checks import check_int
+
 
 def _check_smooth(problem):
     if problem.gamma is None:
@@ -43,8 +45,8 @@ class FaceOff:
         nnz, F2 = float(problem.nnz), problem.frob_sq
         self.nnz, self.frob_sq = nnz, F2
 
-        self.C_P = float(cnz @ cn2)
-        self.C_D = float(rnz @ rn2)
+        self.C_P = problem.data.C_P
+        self.C_D = problem.data.C_D
         # uniform sampling: p_j = 1/d, q_i = 1/n
         self.iters_primal_uniform = d * (1 + cn2.max() / c)
         self.iters_dual_uniform = n * (1 + rn2.max() / c)
@@ -138,8 +140,7 @@ def theorem3_check(problem) -> dict:
     """
     n, d = problem.n_samples, problem.n_features
     F2 = problem.frob_sq
-    C_P = float(problem.col_nnz @ problem.col_norms_sq)
-    C_D = float(problem.row_nnz @ problem.row_norms_sq)
+    C_P, C_D = problem.data.C_P, problem.data.C_D
     ratio = C_P / C_D
     tol = 1e-12
     checks = [F2 <= C_P * (1 + tol), C_P <= n * F2 * (1 + tol), F2 <= C_D * (1 + tol), C_D <= d * F2 * (1 + tol),
@@ -150,17 +151,8 @@ def theorem3_check(problem) -> dict:
 
 
 # ------------------------------------------------------------------ binary data
-def _positive_int(name, v):
-    """v as an int, or a ValueError naming it (NaN, inf, None, 2.5, True, '3', 0 all refused)."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    if not np.isfinite(v) or int(v) != v or v < 1:
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    return int(v)
-
-
 def _check_nd_omega(n, d, omega):
-    n, d, omega = _positive_int("n", n), _positive_int("d", d), _positive_int("omega", omega)
+    n, d, omega = check_int("n", n), check_int("d", d), check_int("omega", omega)
     if not max(n, d) <= omega <= n * d:
         raise ValueError(f"omega = nnz must satisfy max(n, d) = {max(n, d)} ≤ omega ≤ n·d = {n * d} "
                          f"(no zero rows or columns), got {omega}")
@@ -200,7 +192,7 @@ def theorem4_bounds(n, d, omega):
 def corollary6(n, d):
     """'primal' if d ≥ n² (then C_P ≤ C_D for every binary X with no zero rows or
     columns), 'dual' if n ≥ d² (C_D ≤ C_P), else None."""
-    n, d = _positive_int("n", n), _positive_int("d", d)
+    n, d = check_int("n", n), check_int("d", d)
     if d >= n * n:
         return "primal"
     if n >= d * d:
@@ -212,9 +204,9 @@ def figure1_map(d, n_values, omega_values) -> np.ndarray:
     """Theorem 4's upper bound on C_P/C_D over a grid (Figure 1): array of shape
     [len(omega_values), len(n_values)], NaN where omega is infeasible
     (omega < max(n, d) or omega > n·d). Below 1: primal wins on every such X."""
-    d = _positive_int("d", d)
-    n_values = [_positive_int("n_values entry", v) for v in n_values]
-    omega_values = [_positive_int("omega_values entry", v) for v in omega_values]
+    d = check_int("d", d)
+    n_values = [check_int("n_values entry", v) for v in n_values]
+    omega_values = [check_int("omega_values entry", v) for v in omega_values]
     out = np.full((len(omega_values), len(n_values)), np.nan)
     for a, omega in enumerate(omega_values):
         for b, n in enumerate(n_values):

@@ -8,10 +8,7 @@ because μ already names the L1 strength.
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
-import scipy.sparse.linalg as spla
 import sympy as sp
 
 _pos = dict(positive=True, real=True)
@@ -46,61 +43,6 @@ SYMBOLS: dict[str, sp.Symbol] = {
     "Dy": sp.Symbol(r"\|\alpha_0 - \alpha^\star\|^2", **_pos),
 }
 
-# data-only quantities that need a linear-algebra call, cached per data matrix
-# (sparse matrices are unhashable: key by id, dropped when the matrix dies)
-_DATA_CACHE: dict[int, dict] = {}
-
-
-def _data_cache(problem) -> dict:
-    key = id(problem.X)
-    if key not in _DATA_CACHE:
-        _DATA_CACHE[key] = {}
-        weakref.finalize(problem.X, _DATA_CACHE.pop, key, None)
-    return _DATA_CACHE[key]
-
-
-def spectral_norm_sq(problem) -> float:
-    """‖X‖₂² (largest eigenvalue of XᵀX), padded by 1e-9 relative so that it is
-    an upper bound despite the eigen-solver's tolerance."""
-    cache = _data_cache(problem)
-    if "spec" not in cache:
-        X = problem.X
-        n, d = X.shape
-        if min(n, d) <= 500:  # the smaller Gram matrix, formed sparse, is small and dense
-            G = (X @ X.T) if n <= d else (problem.X_csc.T @ problem.X_csc)
-            val = float(np.linalg.eigvalsh(G.toarray())[-1])
-        else:
-            op = spla.LinearOperator((d, d), matvec=lambda v: X.T @ (X @ v), dtype=float)
-            val = float(spla.eigsh(op, k=1, which="LA", tol=1e-10, return_eigenvectors=False)[0])
-        cache["spec"] = val * (1 + 1e-9)
-    return cache["spec"]
-
-
-def smallest_gram_eig(problem) -> float:
-    """λ_min(XᵀX) (0 whenever d > n), floored at 0."""
-    cache = _data_cache(problem)
-    if "gram_min" not in cache:
-        n, d = problem.X.shape
-        if d > n:
-            val = 0.0
-        elif d <= 3000:
-            A = problem.X_csc
-            val = float(np.linalg.eigvalsh((A.T @ A).toarray())[0])
-        else:
-            raise ValueError(f"λ_min(XᵀX) for d = {d} features is too costly here; pass mu_F=... explicitly")
-        cache["gram_min"] = max(val, 0.0)
-    return cache["gram_min"]
-
-
-def strong_convexity(problem) -> float:
-    """μ_F: strong convexity of P. λ for every loss, plus λ_min(XᵀX)/n for the
-    squared loss (φ'' = 1); the other losses have no positive lower bound on φ''."""
-    mu = problem.lam
-    if problem.loss == "squared":
-        mu += smallest_gram_eig(problem) / problem.n_samples
-    return mu
-
-
 def problem_values(problem, names) -> dict[str, float]:
     """Numbers for the symbol names in ``names`` (only those are computed)."""
     n = problem.n_samples
@@ -114,8 +56,8 @@ def problem_values(problem, names) -> dict[str, float]:
         "Rbar": lambda: float(np.sqrt(problem.row_norms_sq).mean()),
         "Rf": lambda: float(np.sqrt(problem.col_norms_sq.max())),
         "F2": lambda: problem.frob_sq,
-        "C_P": lambda: float(problem.col_nnz @ problem.col_norms_sq),
-        "C_D": lambda: float(problem.row_nnz @ problem.row_norms_sq),
+        "C_P": lambda: problem.data.C_P,
+        "C_D": lambda: problem.data.C_D,
     }
     for name in names:
         if name in cheap:
@@ -131,9 +73,9 @@ def problem_values(problem, names) -> dict[str, float]:
         elif name == "L_P":
             if problem.gamma is None:
                 raise ValueError(f"the {problem.loss} loss is not smooth: L_P is undefined")
-            out[name] = problem.lam + spectral_norm_sq(problem) / (problem.gamma * n)
+            out[name] = problem.lam + problem.data.spectral_norm_sq / (problem.gamma * n)
         elif name == "mu_F":
-            out[name] = strong_convexity(problem)
+            out[name] = problem.strong_convexity()
         elif name == "cond":
             if problem.gamma is None:
                 raise ValueError(f"the {problem.loss} loss is not smooth: R²/(λγ) is undefined")

@@ -10,14 +10,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..losses import LOSSES
+from ..losses import LOSSES, NEAREST_SMOOTH
 from ..solvers import METHODS
 from .runner import BOTH
 
-LOSS_NAMES = {"squared": "squared", "logistic": "logistic", "hinge": "hinge", "smoothed_hinge": "smoothed hinge",
-              "absolute": "absolute"}
-# the nearest loss every method takes, for each loss some methods refuse
-NEAREST_SMOOTH = {"hinge": "smoothed_hinge", "absolute": "squared"}
+LOSS_NAMES = {name: info.label for name, info in LOSSES.items()}
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..data import Data
 from ..problem import Problem
 from . import datasource
 from .cache import LRUCache
 from .runner import RunSpec, check, sampling_argument
 
-_PROBLEMS = LRUCache(maxsize=6)  # data key -> base Problem (loss/λ/μ applied by with_params)
+_DATA = LRUCache(maxsize=6)  # data key -> Data (loss/λ/μ applied by Problem.from_data)
 _THEORY = LRUCache(maxsize=64)  # problem key -> face-off; (problem key, run) -> bound
 _FIG1 = LRUCache(maxsize=16)  # (d, n_max) -> (n_values, omega_values, map)
 _PSTAR = LRUCache(maxsize=64)
@@ -78,15 +79,10 @@ class Analysis:
 
 def build_problem(data_key, loss, lam_rule, log10_lam, l1):
     """(problem, problem_key): λ = 1/n under the "1/n" rule, else 10^log10_lam."""
-    base = _PROBLEMS.get_or_compute(data_key, lambda: _base_problem(data_key))
-    lam = 1.0 / base.n_samples if lam_rule == "1/n" else float(10.0 ** log10_lam)
-    problem = base.with_params(loss=loss, lam=lam, l1=float(l1))
+    data = _DATA.get_or_compute(data_key, lambda: Data(*datasource.load(data_key)[:2]))
+    lam = 1.0 / data.n_samples if lam_rule == "1/n" else float(10.0 ** log10_lam)
+    problem = Problem.from_data(data, loss=loss, lam=lam, l1=float(l1))
     return problem, (data_key, problem.loss, float(lam), float(l1))
-
-
-def _base_problem(data_key):
-    X, y, _ = datasource.load(data_key)
-    return Problem(X, y, loss="squared", lam=1.0)
 
 
 def is_binary(problem) -> bool:

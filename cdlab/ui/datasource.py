@@ -15,7 +15,7 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import (DATASETS, binary_extreme, extreme_matrix, fetch_dataset, list_datasets, load_dataset,
+from ..data import (DATASETS, binary_extreme, extreme_matrix, fetch_dataset, list_datasets, load, load_dataset,
                     make_synthetic, normalize_data, planted_labels)
 from .cache import LRUCache
 from .upload import UPLOAD_LIMIT_BYTES, UPLOAD_LIMIT_MB, check_upload  # noqa: F401 (the page's limits)
@@ -132,8 +132,8 @@ def _extreme(generator, which, n, d, omega, normalise, seed):
 
 
 def _dataset(name, normalise):
-    X, y = load_dataset(name)
-    return normalize_data(X, normalise), y, DATASETS[name].description
+    X, y = load(name, normalise)
+    return X, y, DATASETS[name].description
 
 
 def _uploaded(digest, normalise):

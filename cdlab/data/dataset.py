@@ -1,0 +1,148 @@
+"""``Data``: a checked (X, y) and every fact about it that solvers, the theory
+layer, the page and the CLI read (theory.md §1, §4), computed once.
+
+    data = Data(X, y)
+    data.row_norms_sq, data.col_norms_sq       ‖x_i‖², ‖f_j‖²
+    data.row_nnz, data.col_nnz, data.nnz       ‖x_i‖₀, ‖f_j‖₀
+    data.frob_sq, data.R                       ‖X‖_F², max_i ‖x_i‖
+    data.C_P, data.C_D                         face-off eq. (16)
+    data.spectral_norm_sq, data.gram_min_eig   ‖X‖₂², λ_min(XᵀX)
+
+The linear-algebra facts are computed on first use and kept on the object;
+a ``Problem`` holds its Data, and ``Problem.with_params`` shares it, so every
+objective built on the same data reuses them. Nothing here depends on a loss
+or on λ.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+from ._input import as_csr, as_labels, check_max_bytes, first_nonfinite
+
+# the largest d for which λ_min(XᵀX) is computed (a dense d×d eigenproblem)
+GRAM_MIN_MAX_FEATURES = 3000
+# the Gram matrix is formed densely when its smaller side is at most this
+SPECTRAL_DENSE_MAX = 500
+
+
+def _check_norms(row_norms_sq, col_norms_sq):
+    """Refuse data whose squared norms overflow float64."""
+    for norms, what in ((row_norms_sq, "row"), (col_norms_sq, "column")):
+        if not np.all(np.isfinite(norms)):
+            k = int(np.argmax(~np.isfinite(norms)))
+            raise ValueError(f"X is too large in scale for float64: the squared norm of {what} {k} overflows; "
+                             "rescale X")
+    if not np.isfinite(row_norms_sq.sum()):
+        raise ValueError("X is too large in scale for float64: its squared Frobenius norm overflows; rescale X")
+
+
+class Data:
+    """The data of a problem: X (n × d) and y (n), copied and checked.
+
+    Parameters
+    ----------
+    X, y, max_bytes : as for :class:`cdlab.Problem` (which builds its Data from them).
+
+    The user's X and y are copied, never modified; the copy of X is
+    canonical (CSR, sorted indices, duplicates summed, no explicit zeros).
+    """
+
+    def __init__(self, X, y, max_bytes=None):
+        self.max_bytes = check_max_bytes(max_bytes)
+        X = as_csr(X, self.max_bytes)
+        n, d = X.shape
+        if n == 0 or d == 0:
+            raise ValueError(f"X is empty (shape {X.shape})")
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError(f"X contains {first_nonfinite(X)}")
+        if X.nnz == 0:
+            # nothing to learn, and a pass (nnz nonzeros touched) would be undefined
+            raise ValueError(f"X has no nonzero entries (shape {X.shape}): every example is zero")
+        self.y = as_labels(y, n)
+
+        sq = X.copy()
+        with np.errstate(over="ignore"):  # an overflow is refused by _check_norms
+            sq.data **= 2
+        row_norms_sq = np.asarray(sq.sum(axis=1)).ravel()
+        col_norms_sq = np.asarray(sq.sum(axis=0)).ravel()
+        del sq
+        _check_norms(row_norms_sq, col_norms_sq)
+
+        self.X = X
+        self.X_csc = X.tocsc()
+        self.X_csc.sort_indices()
+        self.n_samples, self.n_features = n, d
+        self.nnz = int(X.nnz)
+        self.row_nnz = np.diff(X.indptr).astype(np.int64)
+        self.col_nnz = np.diff(self.X_csc.indptr).astype(np.int64)
+        self.row_norms_sq, self.col_norms_sq = row_norms_sq, col_norms_sq
+        self.frob_sq = float(self.row_norms_sq.sum())
+        self.R = float(np.sqrt(self.row_norms_sq.max()))
+
+    @property
+    def shape(self):
+        return self.n_samples, self.n_features
+
+    def __repr__(self):
+        return f"Data(n={self.n_samples}, d={self.n_features}, nnz={self.nnz})"
+
+    # ------------------------------------------------------------ face-off (16)
+    @functools.cached_property
+    def C_P(self) -> float:
+        """C_P = Σ_j ‖f_j‖₀ ‖f_j‖² (face-off eq. 16)."""
+        return float(self.col_nnz @ self.col_norms_sq)
+
+    @functools.cached_property
+    def C_D(self) -> float:
+        """C_D = Σ_i ‖x_i‖₀ ‖x_i‖² (face-off eq. 16)."""
+        return float(self.row_nnz @ self.row_norms_sq)
+
+    # ------------------------------------------------------------ spectrum
+    @functools.cached_property
+    def spectral_norm_sq(self) -> float:
+        """‖X‖₂² (largest eigenvalue of XᵀX), padded by 1e-9 relative so that it is
+        an upper bound despite the eigen-solver's tolerance."""
+        X = self.X
+        n, d = X.shape
+        if min(n, d) <= SPECTRAL_DENSE_MAX:  # the smaller Gram matrix, formed sparse, is small and dense
+            G = (X @ X.T) if n <= d else (self.X_csc.T @ self.X_csc)
+            val = float(np.linalg.eigvalsh(G.toarray())[-1])
+        else:
+            op = spla.LinearOperator((d, d), matvec=lambda v: X.T @ (X @ v), dtype=float)
+            val = float(spla.eigsh(op, k=1, which="LA", tol=1e-10, return_eigenvectors=False)[0])
+        return val * (1 + 1e-9)
+
+    @functools.cached_property
+    def gram_min_eig(self) -> float:
+        """λ_min(XᵀX) (0 whenever d > n), floored at 0. Raises ValueError when
+        d > GRAM_MIN_MAX_FEATURES ≤ n (too costly; not cached, so it raises each time)."""
+        n, d = self.X.shape
+        if d > n:
+            return 0.0
+        if d > GRAM_MIN_MAX_FEATURES:
+            raise ValueError(f"λ_min(XᵀX) for d = {d} features is too costly here; pass mu_F=... explicitly")
+        A = self.X_csc
+        return max(float(np.linalg.eigvalsh((A.T @ A).toarray())[0]), 0.0)
+
+    # ------------------------------------------------------------ identity
+    def hash_update(self, h):
+        """Feed the data's arrays into a hashlib object (the content part of a content hash)."""
+        for arr in (self.X.indptr, self.X.indices, self.X.data, self.y):
+            h.update(np.ascontiguousarray(arr).tobytes())
+
+    @functools.cached_property
+    def _digest(self) -> str:
+        h = hashlib.sha256()
+        self.hash_update(h)
+        # the tail Problem.content_hash adds for squared loss, λ = μ = 0, s = 1: store keys
+        # made from that problem's hash before Data existed stay valid
+        h.update(repr((self.shape, "squared", 0.0, 0.0, 1.0)).encode())
+        return h.hexdigest()[:32]
+
+    def content_hash(self) -> str:
+        """A hash of X and y (the store's data fingerprint)."""
+        return self._digest

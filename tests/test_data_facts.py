@@ -1,0 +1,85 @@
+"""cdlab.data.Data: the data's facts computed once, shared by every objective on them,
+and the solver layer free of the symbolic layer."""
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cdlab
+from cdlab.data import Data
+from cdlab.theory.symbols import problem_values
+
+
+def _data(seed=0, n=40, d=15):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.3, random_state=seed, format="csr") + sp.eye(n, d)
+    return X, np.sign(rng.standard_normal(n)) + (rng.standard_normal(n) == 0)
+
+
+def test_facts_match_their_definitions():
+    X, y = _data()
+    data = Data(X, y)
+    A = X.toarray()
+    assert np.allclose(data.row_norms_sq, (A ** 2).sum(axis=1))
+    assert np.array_equal(data.col_nnz, (A != 0).sum(axis=0))
+    assert data.C_P == pytest.approx(float(((A != 0).sum(axis=0) * (A ** 2).sum(axis=0)).sum()), rel=1e-12)
+    assert data.C_D == pytest.approx(float(((A != 0).sum(axis=1) * (A ** 2).sum(axis=1)).sum()), rel=1e-12)
+    eig = np.linalg.eigvalsh(A.T @ A)
+    assert data.spectral_norm_sq >= eig[-1] and data.spectral_norm_sq == pytest.approx(eig[-1], rel=1e-8)
+    assert data.gram_min_eig == pytest.approx(max(eig[0], 0.0), abs=1e-9)
+
+
+def test_every_objective_on_the_data_shares_it_and_its_cached_facts():
+    X, y = _data()
+    problem = cdlab.Problem(X, y, loss="squared", lam=0.1)
+    other = problem.with_params(loss="logistic", lam=0.01)
+    built = cdlab.Problem.from_data(problem.data, loss="hinge", lam=1.0)
+    assert other.data is problem.data and built.data is problem.data
+    assert other.X is problem.X and built.row_norms_sq is problem.row_norms_sq
+    first = problem.data.spectral_norm_sq
+    assert "spectral_norm_sq" in vars(problem.data)  # computed once, kept on the data
+    assert problem_values(other, ["L_P"])["L_P"] == other.lam + first / (other.gamma * other.n_samples)
+
+
+def test_theory_reads_the_data_facts():
+    X, y = _data(seed=1)
+    problem = cdlab.Problem(X, y, loss="squared", lam=0.1)
+    values = problem_values(problem, ["C_P", "C_D", "mu_F"])
+    assert values["C_P"] == problem.data.C_P and values["C_D"] == problem.data.C_D
+    assert values["mu_F"] == problem.strong_convexity() == 0.1 + problem.data.gram_min_eig / problem.n_samples
+    assert cdlab.theory.faceoff(problem).C_P == problem.data.C_P
+
+
+def test_the_store_fingerprint_of_data_is_that_of_its_problem_before_data_existed():
+    # store keys were made from Problem(X, y, "squared", lam=0).content_hash(); they stay valid
+    X, y = _data(seed=2)
+    data = Data(X, y)
+    assert data.content_hash() == cdlab.Problem(X, y, loss="squared", lam=0.0).content_hash()
+    assert data.content_hash() != Data(X * 2, y).content_hash()
+
+
+def test_from_data_checks_the_objective_against_the_data():
+    X, y = _data()
+    data = Data(X, 2 * y)
+    with pytest.raises(ValueError, match="needs labels in"):
+        cdlab.Problem.from_data(data, loss="logistic")
+    with pytest.raises(TypeError, match="data must be a cdlab.data.Data"):
+        cdlab.Problem.from_data(X, loss="squared")
+
+
+def _imports(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            yield "." * node.level + (node.module or "")
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+
+
+def test_no_solver_module_imports_the_theory_layer():
+    solvers = pathlib.Path(cdlab.__file__).parent / "solvers"
+    offenders = {path.name: name for path in solvers.glob("*.py") for name in _imports(path)
+                 if name.startswith("..theory") or name.startswith("cdlab.theory")}
+    assert offenders == {}
