@@ -50,12 +50,6 @@ def imported_modules(name: str) -> set:
 
 GRAPH = {name: imported_modules(name) for name in FILES}
 
-# Imports left out of the two checks below, each until the change that removes it lands:
-# load_dataset downloads a missing dataset through the downloader, which reads the registry's
-# table (data loading gets one home in issue 18, step 5);
-CYCLE_EXEMPT = {("cdlab.data.registry", "cdlab.data.fetch")}
-# APPA's stage length reads μ_F from the theory layer (data facts move to the data, issue 18, step 2).
-THEORY_EXEMPT = {("cdlab.solvers.appa", "cdlab.theory.symbols")}
 
 
 def find_cycle(graph):
@@ -96,14 +90,12 @@ def test_the_graph_reads_the_imports_it_should():
 
 
 def test_no_import_cycle():
-    graph = {name: {m for m in deps if (name, m) not in CYCLE_EXEMPT} for name, deps in GRAPH.items()}
-    cycle = find_cycle(graph)
+    cycle = find_cycle(GRAPH)
     assert cycle is None, "import cycle: " + " → ".join(cycle)
 
 
 def test_solvers_never_import_the_theory_layer():
-    offenders = {name: sorted(m for m in deps if (m == "cdlab.theory" or m.startswith("cdlab.theory."))
-                              and (name, m) not in THEORY_EXEMPT)
+    offenders = {name: sorted(m for m in deps if (m == "cdlab.theory" or m.startswith("cdlab.theory.")))
                  for name, deps in GRAPH.items() if name.startswith("cdlab.solvers")}
     offenders = {name: deps for name, deps in offenders.items() if deps}
     assert not offenders, f"cdlab/solvers imports the theory layer: {offenders}"

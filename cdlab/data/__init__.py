@@ -13,8 +13,8 @@ from .dataset import Data
 from .extremes import binary_extreme, extreme_matrix
 from .libsvm import DataFileNotFoundError, read_libsvm
 from .fetch import fetch_dataset
-from .registry import DATASETS, DatasetInfo, dataset_path, list_datasets, load_dataset, shipped_dir
-from .source import load
+from .registry import DATASETS, DatasetInfo, dataset_path, list_datasets, shipped_dir
+from .source import load, load_dataset
 from .synthetic import NORMALIZE, make_synthetic, normalize_data, planted_labels, power_law_counts
 
 __all__ = ["Data", "DATASETS", "NORMALIZE", "load", "DatasetInfo", "DataFileNotFoundError", "data_home", "dataset_path", "fetch_dataset",

@@ -13,15 +13,12 @@ file get the same columns even when one never uses the last ones.
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..paths import data_home
-from .._checks import check_int
 from .libsvm import DataFileNotFoundError, read_libsvm
 
 SHIPPED = "shipped"
@@ -166,46 +163,3 @@ def _missing(info: DatasetInfo) -> DataFileNotFoundError:
         f"dataset {info.name!r} is not on this machine: run `cdlab datasets fetch {info.name}` "
         f"(≈ {info.download_mb:g} MB), or place {info.file} from {info.url} in {info.path.parent} "
         "(set CDLAB_DATA_DIR to use another folder)")
-
-
-def load_dataset(name_or_path, n_features=None, zero_based="auto", download=True):
-    """Load a registry dataset by name, or any svmlight/LIBSVM file by path.
-
-    Parameters
-    ----------
-    name_or_path : str or os.PathLike
-        A name from `list_datasets()` (looked up first), or a path to a plain, .gz or .bz2 file.
-    n_features : int, optional
-        Columns of X. For a registry dataset the default is its published d.
-    zero_based : bool or "auto"
-        For files by path only (registry files are 1-based); see `read_libsvm`.
-    download : bool
-        For a fetchable registry dataset not yet on this machine: download it into the data home
-        first (True, the default) or raise DataFileNotFoundError saying how to get it (False).
-
-    Returns
-    -------
-    X : scipy.sparse.csr_matrix, float64, shape (n_samples, n_features)
-    y : numpy.ndarray, float64, shape (n_samples,)
-        Fresh copies: modifying them does not touch the in-memory cache.
-    """
-    if isinstance(name_or_path, str) and name_or_path in DATASETS:
-        info = DATASETS[name_or_path]
-        d = info.n_features if n_features is None else check_int("n_features", n_features, minimum=1)
-        if d < info.n_features:
-            raise ValueError(f"dataset {info.name!r} has {info.n_features} features; n_features={d} is too few")
-        if not info.is_available():
-            if info.kind == SHIPPED or not download:
-                raise _missing(info)
-            from .fetch import fetch_dataset
-
-            fetch_dataset(info.name)
-        st = info.path.stat()
-        X, y = _load_cached(name_or_path, str(info.path), d, (st.st_ino, st.st_size, st.st_mtime_ns))
-        return sp.csr_matrix(X, copy=True), y.copy()
-    if not isinstance(name_or_path, (str, os.PathLike)):
-        raise ValueError(f"expected a dataset name or a path, got {type(name_or_path).__name__}")
-    if isinstance(name_or_path, str) and os.sep not in name_or_path and not Path(name_or_path).exists():
-        raise DataFileNotFoundError(
-            f"unknown dataset {name_or_path!r} and no file of that name; known datasets: {', '.join(DATASETS)}")
-    return read_libsvm(name_or_path, n_features=n_features, zero_based=zero_based)
