@@ -238,6 +238,36 @@ def random_binary(n, d, omega, rng):
     return A * rng.choice([-1.0, 1.0], size=A.shape)
 
 
+@pytest.mark.parametrize("n,d", [(1, 4), (2, 2), (2, 5), (3, 3), (3, 4), (4, 4), (2, 7)])
+def test_theorem5_on_every_binary_matrix(n, d):
+    """Where Theorem 5 names a side, every binary matrix of that size and ω agrees (both orientations);
+    for square n = d ≥ 3 some matrix below the threshold disagrees, so the hypothesis is not vacuous."""
+    for rows, cols, side in ((n, d, "primal"), (d, n, "dual")):
+        cp, cd, om = all_binary(rows, cols)
+        for omega in np.unique(om):
+            sel = om == omega
+            said = theory.theorem5(rows, cols, int(omega))
+            if rows == cols and omega == rows * cols:
+                assert said == "tie" and (cp[sel] == cd[sel]).all()
+                continue
+            assert said == (side if omega >= min(rows, cols) ** 2 else None)
+            if said == "primal":
+                assert (cp[sel] <= cd[sel]).all()
+            elif said == "dual":
+                assert (cd[sel] <= cp[sel]).all()
+    if n == d >= 3:
+        cp, cd, om = all_binary(n, d)
+        assert (cp[om < min(n, d) ** 2] > cd[om < min(n, d) ** 2]).any()
+
+
+def test_theorem5_implies_corollary6_and_refuses_infeasible_omega():
+    for n, d in [(3, 9), (4, 20), (2, 3)]:
+        assert all(theory.theorem5(n, d, omega) == "primal" for omega in range(d, n * d + 1))
+        assert theory.corollary6(n, d) == "primal"
+    with pytest.raises(ValueError, match="omega"):
+        theory.theorem5(3, 4, 3)
+
+
 @pytest.mark.parametrize("n,d", [(3, 9), (4, 20), (5, 25)])
 def test_corollary6_on_random_binary_matrices(n, d):
     assert theory.corollary6(n, d) == "primal" and theory.corollary6(d, n) == "dual"

@@ -13,7 +13,7 @@ For a smooth loss, with c = λγn:
 
 Theorem 3 (no zero rows or columns): ‖X‖_F² ≤ C_P ≤ n‖X‖_F²,
 ‖X‖_F² ≤ C_D ≤ d‖X‖_F², 1/d ≤ C_P/C_D ≤ n. Binary data: Lemma 9's extremes,
-Theorem 4, Corollary 6 and the Figure 1 map.
+Theorem 4, Theorem 5, Corollary 6 and the Figure 1 map.
 """
 from __future__ import annotations
 
@@ -195,6 +195,27 @@ def theorem4_bounds(n, d, omega):
     """Theorem 4: (min C_P / max C_D, max C_P / min C_D) bounds C_P/C_D."""
     e = binary_extremes(n, d, omega)
     return e["min_C_P"] / e["max_C_D"], e["max_C_P"] / e["min_C_D"]
+
+
+def theorem5(n, d, omega):
+    """Theorem 5 for binary X ∈ B(n, d, ω): 'primal' if d ≥ n and ω ≥ n² (then C_P(X) ≤ C_D(X) for every
+    such X), 'dual' if n ≥ d and ω ≥ d² (C_D ≤ C_P, by symmetry), 'tie' when both hold (n = d, X full:
+    C_P = C_D), else None (the theorem says nothing).
+
+    Source: Csiba & Richtárik, Theorem 5 (via Lemma 10 and Theorem 4: under the hypothesis
+    max C_P ≤ min C_D over B(n, d, ω)). The formulas of the statement are lost in our text copy; the
+    hypothesis ω ≥ n² is the one the paper's next sentence implies ("as long as d ≥ n², all matrices
+    satisfy" it, since ω ≥ d): Corollary 6 is Theorem 5 with d ≥ n². tests/test_theory_faceoff.py
+    checks it on every binary matrix of small sizes and against Lemma 9's extremes.
+    """
+    n, d, omega = _check_nd_omega(n, d, omega)
+    if n == d and omega == n * d:
+        return "tie"
+    if d >= n and omega >= n * n:
+        return "primal"
+    if n >= d and omega >= d * d:
+        return "dual"
+    return None
 
 
 def corollary6(n, d):
