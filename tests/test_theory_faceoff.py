@@ -261,7 +261,7 @@ def test_theorem5_on_every_binary_matrix(n, d):
 
 
 def test_theorem5_implies_corollary6_and_refuses_infeasible_omega():
-    for n, d in [(3, 9), (4, 20), (2, 3)]:
+    for n, d in [(3, 9), (4, 20), (2, 4)]:
         assert all(theory.theorem5(n, d, omega) == "primal" for omega in range(d, n * d + 1))
         assert theory.corollary6(n, d) == "primal"
     with pytest.raises(ValueError, match="omega"):
