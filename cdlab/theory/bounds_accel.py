@@ -68,15 +68,24 @@ def _spdc_distances(problem, options):
     return dx, dy, "upper bounds: ‖w*‖² ≤ 2(P(0) − P*)/λ, ‖α*‖² ≤ nL² (or 2nP* for the squared loss)"
 
 
+def spdc_theorem1():
+    """Theorem 1's (τ, σ, 1/(1 − θ), Φ₀) as expressions in m, γ, λ, R and the distances Dx, Dy (eq. 10)."""
+    tau = sp.sqrt(m * gamma / (n * lam)) / (2 * R)
+    sigma = sp.sqrt(n * lam / (m * gamma)) / (2 * R)
+    inv = n / m + R * sp.sqrt((n / m) / (lam * gamma))
+    phi0 = (1 / (2 * tau) + lam) * Dx + (1 / (2 * sigma) + gamma) * Dy / m
+    return tau, sigma, inv, phi0
+
+
 @register_bound("spdc")
 def spdc_bound(problem, sampling="uniform", **options):
-    """SPDC Theorem 1 (uniform, batch m) or Theorem 2 (sampling='weighted', m = 1)."""
+    """SPDC Theorem 1 (uniform, batch m) or Theorem 2 (sampling='weighted', m = 1); with
+    ``delta`` > 0 (a non-smooth loss, or λ = 0) the Section 3.1 bound of ``bounds_spdc_delta``."""
     _check_options("spdc", options, {"batch_size", "delta", "quantity", "reference", "optimum"})
-    if not problem.is_smooth or float(options.get("delta", 0.0)) > 0:
-        raise ValueError("the SPDC bound is Theorem 1/2 for smooth losses (δ = 0); the δ-perturbed "
-                         "non-smooth case (Corollary 2, Table 1) is not implemented")
-    if problem.lam <= 0:
-        raise ValueError("the SPDC bound needs λ > 0 (g λ-strongly convex)")
+    delta = options.get("delta", 0.0)
+    if not problem.is_smooth or problem.lam <= 0 or delta != 0:
+        from .bounds_spdc_delta import spdc_delta_bound
+        return spdc_delta_bound(problem, sampling, delta, options)
     quantity = options.get("quantity", "subopt" if problem.l1 == 0 else "dist")
     if quantity not in ("subopt", "dist") or (quantity == "subopt" and problem.l1 > 0):
         raise ValueError(f"the SPDC bound controls 'dist' (and 'subopt' when l1 = 0), not {quantity!r}")
@@ -84,10 +93,7 @@ def spdc_bound(problem, sampling="uniform", **options):
     if not isinstance(sampling, str):
         raise ValueError("SPDC takes sampling 'uniform' (Algorithm 1) or 'weighted' (Algorithm 2), not probabilities")
     if sampling == "uniform":
-        tau = sp.sqrt(m * gamma / (n * lam)) / (2 * R)
-        sigma = sp.sqrt(n * lam / (m * gamma)) / (2 * R)
-        inv = n / m + R * sp.sqrt((n / m) / (lam * gamma))
-        phi0 = (1 / (2 * tau) + lam) * Dx + (1 / (2 * sigma) + gamma) * Dy / m
+        tau, sigma, inv, phi0 = spdc_theorem1()
         cost = m * nnz / n
         source = "Zhang & Xiao 2015 (ICML), Thm 1 and Cor. 1 (Algorithm 1)"
     elif sampling == "weighted":
