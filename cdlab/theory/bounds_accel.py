@@ -27,7 +27,7 @@ a stage whose oracle cuts the inner error by c = 2(κ + μ)/μ contracts
 P − P* by r = (κ + μ/2)/(κ + μ); with the oracle sized by SDCA's (or SVRG's)
 own bound, Algorithm 1's bound is exact. The accelerated and dual variants'
 contractions are O(·) statements whose constants are in the appendices, not in
-our copy: those two bounds are ``exact=False``.
+our copy: those two bounds are ``exact=False`` and their ``note`` says which parts are the paper's.
 """
 from __future__ import annotations
 
@@ -246,12 +246,15 @@ def accel_appa_bound(problem, sampling="uniform", **options):
     stage = Q * sp.log(Q * 4 * rho ** sp.Rational(3, 2) * (R ** 2 / gamma + lam1) / lam1)
     stages = sp.sqrt((mu_F + kappa) / mu_F)
     return Bound("accel_appa", problem, sampling, stage * stages * sp.log(eps0 / eps), nnz / n,
-                 "Frostig, Ge, Kakade & Sidford 2015 (ICML), Thm 2.6 (O(·); constants in Appendix D)",
+                 "Frostig, Ge, Kakade & Sidford 2015 (ICML), Thm 2.6: oracle factor 4((2κ+μ)/μ)^{3/2} as stated; "
+                 "the O(·) constant of the stage count is in Appendix D, which our copy lacks",
                  "subopt", values={"eps0": eps_start, "kappa": k, "mu_F": mu}, rate_expr=1 / stages,
                  period_expr=stage, exact=False, eps0_how=how,
-                 note="an O(·) statement with unit constants (the contraction constant is in the paper's "
-                      "Appendix D, not in our copy); stages are costed as theory-sized SDCA oracles, whereas "
-                      "cdlab's accel_appa runs one warm-started pass per stage by default")
+                 note="exact: κ ≥ 2μ and the oracle's factor 4((2κ+μ)/μ)^{3/2} (Thm 2.6). Not exact: the number of "
+                      "stages per e-fold of the error, sqrt((μ+κ)/μ), is an O(·) whose constant the paper proves in "
+                      "Appendix D, absent from our copy, so it is taken as 1 and the curve is not a guarantee. Stages "
+                      "are costed as theory-sized SDCA oracles, whereas cdlab's accel_appa runs one warm-started pass "
+                      "per stage by default")
 
 
 @register_bound("dual_appa")
@@ -262,8 +265,10 @@ def dual_appa_bound(problem, sampling="uniform", **options):
     Q = n + R ** 2 / (gamma * (kappa + lam))
     stage = Q * sp.log(Q)
     return Bound("dual_appa", problem, sampling, stage * sp.log(eps0 / eps) / (1 - r), nnz / n,
-                 "Frostig, Ge, Kakade & Sidford 2015 (ICML), Thm 2.10 (Õ; r and σ in Appendix C)",
+                 "Frostig, Ge, Kakade & Sidford 2015 (ICML), Thm 2.10: Õ(·), the constants r and σ are defined in "
+                 "Appendix C, eqs. (19)-(20), which our copy lacks",
                  "subopt", values={"eps0": eps_start, "kappa": k, "mu_F": mu}, rate_expr=1 - r,
                  period_expr=stage, exact=False, eps0_how=how,
-                 note="an Õ(·) statement: r is taken as exact PPA's κ/(κ + μ) (Lemma 3.1) and a warm-started "
-                      "stage as Q log Q SDCA steps; the paper's constants are not in our copy")
+                 note="not a guarantee: Thm 2.10 is an Õ(·) whose r (< 1, 'depending on κ/(κ + μ)') and oracle factor "
+                      "σ = O(poly(n, κ)) are defined in Appendix C, absent from our copy. Here r is exact PPA's "
+                      "κ/(κ + μ) (Lemma 3.1) and a warm-started stage is Q log Q SDCA steps, unit constants")
