@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .base import TRACE_COLUMNS, Result, get_method
+from .base import STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
 
 # A primal value this many times the starting objective (or non-finite
 # iterates) is reported as divergence rather than drawn as a curve.
@@ -161,6 +161,9 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
     clock = time.perf_counter()  # max_time counts from here: construction, steps, checkpoints, callbacks
     state = spec.make(problem, sampling, rng, **opts)
 
+    # a staged method (APPA) says whether its point is a stage output; the trace's ``inner`` column
+    # marks the checkpoints that show the inner solver's point instead (base.STAGED_COLUMN)
+    staged = getattr(state, "at_stage_output", None)
     rows = []  # the stored trace: checkpoints 0, stride, 2·stride, ... (and the last one)
     stride, count = 1, 0
     elapsed = 0.0
@@ -179,6 +182,8 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
                    time=elapsed, primal=primal, dual=dual, gap=gap)
         if reference is not None:
             row["subopt"] = primal - reference
+        if staged is not None:
+            row["inner"] = not staged()
         return row, w, alpha
 
     first = record()
@@ -250,7 +255,8 @@ def solve(problem, method="sdca", sampling="uniform", max_passes=50, tol=1e-8, s
     if rows[-1] is not last:
         rows.append(last)
 
-    trace = pd.DataFrame(rows, columns=TRACE_COLUMNS + (["subopt"] if reference is not None else []))
+    trace = pd.DataFrame(rows, columns=TRACE_COLUMNS + (["subopt"] if reference is not None else [])
+                         + ([STAGED_COLUMN] if staged is not None else []))
     trace.attrs.update(method=method, status=status, message=message,
                        reference=None if reference is None else float(reference))
     return Result(w=w, alpha=alpha, trace=trace, method=method,
