@@ -332,6 +332,23 @@ def test_binary_extremes_edge_cases():
         assert theory.figure1_map(d, [n], [n * d])[0, 0] == theory.theorem4_bounds(n, d, n * d)[1]
 
 
+@pytest.mark.parametrize("d_factor", [0.2, 1.0, 5.0, 50.0])
+def test_prediction_states_its_confidence_from_the_bound_ratio(d_factor):
+    """'likely' from a bound ratio of CLOSE_CALL on, 'too close to call' below it, and the text says which."""
+    from cdlab.theory.faceoff import CLOSE_CALL, confidence_of
+    rng = np.random.default_rng(1)
+    n, d = 200, max(2, int(200 * d_factor))
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.1) + np.eye(n, d)
+    fo = theory.faceoff(cdlab.Problem(X, np.sign(rng.standard_normal(n)), loss="logistic", lam=1.0 / n))
+    pred = fo.prediction
+    work = sorted([min(fo.T_P_uniform, fo.T_P_importance), min(fo.T_D_uniform, fo.T_D_importance)])
+    assert pred["ratio"] == pytest.approx(work[1] / work[0], rel=1e-12)
+    assert pred["confidence"] == ("likely" if work[1] / work[0] >= CLOSE_CALL else "too close to call")
+    assert pred["confidence"] == confidence_of(pred["ratio"])
+    assert pred["confidence"] in pred["text"]
+    assert confidence_of(CLOSE_CALL) == "likely" and confidence_of(CLOSE_CALL * (1 - 1e-9)) == "too close to call"
+
+
 def test_prediction_names_equal_samplings_and_the_l1_caveat():
     """Rows with equal norms (mushrooms-like one-hot data): uniform and importance sampling have the
     same dual work, so the prediction says so instead of silently contradicting Theorem 2; with
