@@ -43,12 +43,8 @@ def _check_delta(problem, delta):
             or not (np.isfinite(delta) and delta >= 0):
         raise ValueError(f"delta must be a finite number ≥ 0, got {delta!r}")
     delta = float(delta)
-    if problem.is_smooth and problem.lam > 0:
-        raise ValueError("delta perturbs only a non-smooth loss or lam = 0 (Table 1); this problem has a "
-                         f"smooth loss and lam = {problem.lam:g}, so pass delta=0")
-    if not delta > 0:
-        need = f"the non-smooth {problem.loss!r} loss" if not problem.is_smooth else "lam = 0"
-        raise ValueError(f"the SPDC bound for {need} is Section 3.1's: pass delta > 0 (the perturbation the run uses)")
+    from ..solvers.spdc import spdc_parameters
+    spdc_parameters(problem, 1, False, delta)  # the solver's own refusals: delta > 0 where needed, and only there
     if problem.loss_info.lipschitz is None:
         raise ValueError(f"the δ-perturbed SPDC bound needs a Lipschitz loss (Corollary 2's G_φ), not {problem.loss!r}")
     return delta
