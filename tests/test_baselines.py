@@ -131,6 +131,27 @@ def test_measured_steps_stay_within_the_theory_layer_bound(method, data):
         assert first_steps(res.trace, "subopt", eps) <= bound.iterations(eps), eps
 
 
+def test_svrg_refusal_names_an_epoch_whose_bound_holds_and_the_run_meets_it():
+    """Where the default epoch 2n is too short for Johnson & Zhang's α < 1, the refusal names the epoch
+    50 L_max/μ (α = 1/2 at η = 1/(10 L_max)); with it the bound applies and a run stays within it."""
+    import re
+    from cdlab import theory
+    from test_spdc import first_steps
+    problem = PROBLEMS["a9a[:2000]/logistic"]().with_params(lam=1e-3)
+    p_star = cdlab.reference_optimum(problem)
+    with pytest.raises(ValueError, match="epoch_length=") as info:
+        theory.bound("svrg", problem, reference=p_star)
+    epoch = int(re.search(r"epoch_length=(\d+)", str(info.value)).group(1))
+    L_max = problem.R ** 2 / problem.gamma + problem.lam
+    assert epoch == int(np.ceil(50 * L_max / problem.lam)) > 2 * problem.n_samples
+    bound = theory.bound("svrg", problem, reference=p_star, epoch_length=epoch)
+    assert bound.rate == pytest.approx(0.5, abs=1e-3)  # α = 1/4 + 1/4 up to the ceiling
+    res = cdlab.solve(problem, "svrg", epoch_length=epoch, tol=0, max_passes=300, reference=p_star,
+                      callback=lambda row: row["subopt"] > 1e-6)
+    for eps in (1e-3, 1e-6):
+        assert first_steps(res.trace, "subopt", eps) <= bound.iterations(eps), eps
+
+
 # --------------------------------------------------------------------------- SGD theory
 def _sgd_mean_subopt(problem, p_star, passes, seeds=4, **options):
     runs = [cdlab.solve(problem, "sgd", max_passes=passes, tol=0.0, seed=s, reference=p_star, **options)

@@ -238,6 +238,36 @@ def random_binary(n, d, omega, rng):
     return A * rng.choice([-1.0, 1.0], size=A.shape)
 
 
+@pytest.mark.parametrize("n,d", [(1, 4), (2, 2), (2, 5), (3, 3), (3, 4), (4, 4), (2, 7)])
+def test_theorem5_on_every_binary_matrix(n, d):
+    """Where Theorem 5 names a side, every binary matrix of that size and ω agrees (both orientations);
+    for square n = d ≥ 3 some matrix below the threshold disagrees, so the hypothesis is not vacuous."""
+    for rows, cols, side in ((n, d, "primal"), (d, n, "dual")):
+        cp, cd, om = all_binary(rows, cols)
+        for omega in np.unique(om):
+            sel = om == omega
+            said = theory.theorem5(rows, cols, int(omega))
+            if rows == cols and omega == rows * cols:
+                assert said == "tie" and (cp[sel] == cd[sel]).all()
+                continue
+            assert said == (side if omega >= min(rows, cols) ** 2 else None)
+            if said == "primal":
+                assert (cp[sel] <= cd[sel]).all()
+            elif said == "dual":
+                assert (cd[sel] <= cp[sel]).all()
+    if n == d >= 3:
+        cp, cd, om = all_binary(n, d)
+        assert (cp[om < min(n, d) ** 2] > cd[om < min(n, d) ** 2]).any()
+
+
+def test_theorem5_implies_corollary6_and_refuses_infeasible_omega():
+    for n, d in [(3, 9), (4, 20), (2, 4)]:
+        assert all(theory.theorem5(n, d, omega) == "primal" for omega in range(d, n * d + 1))
+        assert theory.corollary6(n, d) == "primal"
+    with pytest.raises(ValueError, match="omega"):
+        theory.theorem5(3, 4, 3)
+
+
 @pytest.mark.parametrize("n,d", [(3, 9), (4, 20), (5, 25)])
 def test_corollary6_on_random_binary_matrices(n, d):
     assert theory.corollary6(n, d) == "primal" and theory.corollary6(d, n) == "dual"
@@ -300,6 +330,23 @@ def test_binary_extremes_edge_cases():
     assert theory.theorem4_bounds(3, 4, 12) == (0.75, 0.75)  # dense: C_P/C_D = n/d exactly
     for n, d in ((1, 1), (4, 1), (1, 5)):
         assert theory.figure1_map(d, [n], [n * d])[0, 0] == theory.theorem4_bounds(n, d, n * d)[1]
+
+
+@pytest.mark.parametrize("d_factor", [0.2, 1.0, 5.0, 50.0])
+def test_prediction_states_its_confidence_from_the_bound_ratio(d_factor):
+    """'likely' from a bound ratio of CLOSE_CALL on, 'too close to call' below it, and the text says which."""
+    from cdlab.theory.faceoff import CLOSE_CALL, confidence_of
+    rng = np.random.default_rng(1)
+    n, d = 200, max(2, int(200 * d_factor))
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.1) + np.eye(n, d)
+    fo = theory.faceoff(cdlab.Problem(X, np.sign(rng.standard_normal(n)), loss="logistic", lam=1.0 / n))
+    pred = fo.prediction
+    work = sorted([min(fo.T_P_uniform, fo.T_P_importance), min(fo.T_D_uniform, fo.T_D_importance)])
+    assert pred["ratio"] == pytest.approx(work[1] / work[0], rel=1e-12)
+    assert pred["confidence"] == ("likely" if work[1] / work[0] >= CLOSE_CALL else "too close to call")
+    assert pred["confidence"] == confidence_of(pred["ratio"])
+    assert pred["confidence"] in pred["text"]
+    assert confidence_of(CLOSE_CALL) == "likely" and confidence_of(CLOSE_CALL * (1 - 1e-9)) == "too close to call"
 
 
 def test_prediction_names_equal_samplings_and_the_l1_caveat():

@@ -379,6 +379,19 @@ def test_faceoff_verdict_is_a_tie_when_the_seed_ranges_overlap(done):
     assert "So far: seeds are still running" in faceoff_markdown(done.analysis, one, running, 1e-5, runs)
 
 
+def test_staged_method_draws_only_its_stage_outputs():
+    """An APPA trace's mid-stage rows (``inner``) show the inner solver's point, which can sit far above
+    F(0): the curve goes through the stage outputs only."""
+    x = np.arange(9.0)
+    inner = (x % 3) != 0  # stages of three passes
+    gap = np.where(inner, 1e3, 10.0 ** -x)
+    trace = pd.DataFrame(dict(passes=x, steps=100 * x, time=x + 1e-3, gap=gap, inner=inner, seed=0))
+    label = "appa (uniform)"
+    drawn = curves(convergence_plot({label: trace}, None, "passes", "gap", [label]))[label]
+    np.testing.assert_array_equal(drawn.dimension_values(0), x[~inner])
+    np.testing.assert_allclose(drawn.dimension_values(1), 10.0 ** -x[~inner])
+
+
 def test_seed_band_is_the_median_and_the_range_of_the_seeds(done):
     """Three seeds on one grid, gap = 10^(-k·passes/2) for k = 1, 2, 3 (in any order): the drawn curve
     is the k = 2 seed, the band runs from k = 3 to k = 1."""

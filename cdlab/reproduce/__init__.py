@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ._core import ITEMS, PAPERS, Check, Context, Outcome, Plot, Series
-from . import faceoff, spdc, asdca, appa, prox_sdca  # noqa: E402,F401  (each registers its items)
+from . import faceoff, faceoff_confidence, spdc, asdca, appa, prox_sdca  # noqa: E402,F401  (each registers its items)
 
 __all__ = ["ITEMS", "PAPERS", "Check", "Context", "Outcome", "Plot", "Series", "select", "run", "verdict_table"]
 

@@ -73,6 +73,10 @@ one epoch of stage_passes·n steps.
 ``kappa_min`` (Section 4, "Decreasing λ"; Lemma 2.3 holds stage by stage for
 any κ_t > 0; Accelerated APPA's analysis fixes ρ, so it keeps κ fixed).
 
+Trace: a checkpoint at a stage boundary reports the stage output x^(t) (column ``inner`` False);
+one inside a stage reports the inner solver's point (``inner`` True), which can be far above
+F(0) at a small κ while every x^(t) is within the bound: plots draw the stage rows.
+
 Work: ``steps`` = inner steps (SDCA coordinate steps or SVRG inner steps);
 ``nnz_touched`` adds their rows, SVRG snapshots (nnz each) and primal-to-dual
 starts (2·nnz each); ``data_passes`` counts the same in passes. The O(d)
@@ -342,6 +346,11 @@ class APPAState(State):
         if nearest:
             return min(nearest, key=lambda b: abs(b - end)) - self.pos
         return n_steps
+
+    def at_stage_output(self):
+        """True at a stage boundary, where ``iterate`` is the stage output x^(t) (trace column ``inner``
+        False); mid-stage it is the inner solver's point, which Lemma 2.3 and Thms 2.6, 2.10 do not bound."""
+        return self.pos == 0
 
     def iterate(self):
         """The method's point: x^(t) at a stage boundary, else the inner solver's current point.

@@ -22,6 +22,10 @@ A state object has
 
 and may have
 
+    at_stage_output() -> bool
+                          a staged method: whether iterate() is now a stage's
+                          output; the trace then has the boolean column
+                          ``inner`` (STAGED_COLUMN), True for mid-stage rows
     align_last_chunk(n_steps, slack) -> int
                           the steps to run instead of the budget's last
                           n_steps (0 = stop now), e.g. to end on a stage
@@ -177,6 +181,16 @@ def get_method(name: str) -> MethodSpec:
 
 
 TRACE_COLUMNS = ["steps", "nnz_touched", "passes", "data_passes", "time", "primal", "dual", "gap"]
+# Staged methods (the APPA family) add a boolean column: True where the checkpoint shows the inner
+# solver's point mid-stage, False at a stage output x^(t), the only points their theorems speak of.
+STAGED_COLUMN = "inner"
+
+
+def stage_rows(trace):
+    """The rows a convergence plot draws: every row, except a staged method's mid-stage ones."""
+    if STAGED_COLUMN not in trace.columns:
+        return trace
+    return trace[~trace[STAGED_COLUMN].eq(True)]
 
 
 def first_row(trace: pd.DataFrame, eps, column="gap"):
@@ -190,7 +204,8 @@ class Result:
     """What ``cdlab.solve`` returns.
 
     ``trace`` has one row per checkpoint with the columns of TRACE_COLUMNS
-    (+ ``subopt`` = P − P* when a reference optimum is known). ``status`` is
+    (+ ``subopt`` = P − P* when a reference optimum is known, + ``inner`` for a
+    staged method: True where the row shows the inner solver's point mid-stage). ``status`` is
     one of "converged" (gap ≤ tol), "max_passes", "max_steps", "max_time",
     "cancelled", "diverged".
     """

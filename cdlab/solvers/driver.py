@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .base import TRACE_COLUMNS, Result, get_method
+from .base import STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
 from .budget import Budget, real_number
 
 # Divergence, reported rather than drawn as a curve: non-finite iterates, or the
@@ -213,6 +213,9 @@ class _Trace:
         self.rows, self.stride, self.count = [], 1, 0
         self.elapsed = 0.0  # solver seconds: the timed chunks only
         self.first = self.last = self.w = self.alpha = None
+        # a staged method (APPA) says whether its point is a stage output; the trace's ``inner`` column
+        # marks the checkpoints that show the inner solver's point instead (base.STAGED_COLUMN)
+        self.staged = getattr(state, "at_stage_output", None)
 
     def evaluate(self):
         """The checkpoint at the state's current iterate, or None if it is not finite."""
@@ -230,6 +233,8 @@ class _Trace:
                    time=self.elapsed, primal=primal, dual=dual, gap=gap)
         if self.reference is not None:
             row["subopt"] = primal - self.reference
+        if self.staged is not None:
+            row["inner"] = not self.staged()
         return row, w, alpha
 
     def start(self):
@@ -252,7 +257,8 @@ class _Trace:
     def frame(self) -> pd.DataFrame:
         if self.rows[-1] is not self.last:
             self.rows.append(self.last)
-        columns = TRACE_COLUMNS + (["subopt"] if self.reference is not None else [])
+        columns = (TRACE_COLUMNS + (["subopt"] if self.reference is not None else [])
+                   + ([STAGED_COLUMN] if self.staged is not None else []))
         return pd.DataFrame(self.rows, columns=columns)
 
 

@@ -3,11 +3,12 @@
 API (the contract with the dashboard, notebooks and CLI)::
 
     fo = theory.faceoff(problem)                 # C_P, C_D, costs, T_P/T_D, theorem3, prediction
-    theory.binary_extremes(n, d, omega); theory.theorem4_bounds(n, d, omega)
+    theory.binary_extremes(n, d, omega); theory.theorem4_bounds(n, d, omega); theory.theorem5(n, d, omega)
     theory.corollary6(n, d); theory.figure1_map(d, n_values, omega_values)
     b = theory.bound(method, problem, sampling="uniform", **options)
     b.expr, b.work_expr, b.source, b.quantity, b.latex(), b.iterations(eps), b.passes(eps), b.curve(passes),
     b.curve_at_steps(steps)
+    theory.parallel_cost(problem, machines, batch_size, eps)   # ASDCA Section 3: runtime, communication
     theory.SYMBOLS; theory.evaluate(expr, problem, **extra)
 
 Submodules: ``derivations`` (conjugates, γ, L, exact dual steps from φ),
@@ -17,8 +18,10 @@ from . import derivations, facts
 from .bound import BOUNDS, Bound, bound
 from . import bounds_accel, bounds_baselines, bounds_cd  # noqa: E402,F401  (each registers its bounds)
 from .faceoff import (FaceOff, binary_extremes, corollary6, faceoff, figure1_map, theorem3_check,
-                      theorem4_bounds)
+                      theorem4_bounds, theorem5)
+from .parallel import PARALLEL_COST, asdca_partition, parallel_cost
 from .symbols import SYMBOLS, evaluate
 
 __all__ = ["SYMBOLS", "evaluate", "bound", "Bound", "BOUNDS", "faceoff", "FaceOff", "theorem3_check",
-           "binary_extremes", "theorem4_bounds", "corollary6", "figure1_map", "derivations", "facts"]
+           "binary_extremes", "theorem4_bounds", "theorem5", "corollary6", "figure1_map", "derivations", "facts",
+           "parallel_cost", "asdca_partition", "PARALLEL_COST"]

@@ -10,7 +10,8 @@ Every bound in cdlab has the same shape. ``expr`` is the number of iterations
 * "dist"         ‖w_k − w*‖².
 
 ``iterate`` says which point: "last" or "average" (SGD, Lipschitz SDCA).
-For a linear rate, ``curve`` draws ε(k) = eps0 · (1 − rate)^⌊k/period⌋, with
+For a linear rate, ``curve`` draws ε(k) = floor + eps0 · (1 − rate)^⌊k/period⌋
+(``floor`` = 0 except where a perturbation biases the limit, SPDC with δ > 0), with
 ``eps0`` = prefactor × ε₀, where ε₀ (``eps_start``) is the honest initial
 error the theorem starts from: by default an upper bound computable without
 solving (the initial duality gap of the method's own starting point), or
@@ -64,6 +65,7 @@ class Bound:
     exact: bool = True  # False: an O(·) statement with unit constants (the paper's constant is not in our copy)
     note: str = ""
     eps0_how: str = ""
+    floor: float = 0.0  # a bias the guarantee never goes below (SPDC with δ > 0: the perturbation's)
 
     def __post_init__(self):
         if self.quantity not in QUANTITIES:
@@ -135,7 +137,7 @@ class Bound:
         if np.any(np.isnan(k)) or np.any(k < 0):
             raise ValueError("steps must be ≥ 0 (not NaN)")
         if self.rate is not None:
-            return self.eps0 * (1.0 - self.rate) ** np.floor(k / self.period)
+            return self.floor + self.eps0 * (1.0 - self.rate) ** np.floor(k / self.period)
         return self._invert(k)
 
     def _invert(self, k):
@@ -174,7 +176,7 @@ class Bound:
         out = dict(method=self.method, sampling=self.sampling if isinstance(self.sampling, str) else "custom",
                    quantity=self.quantity, iterate=self.iterate, source=self.source, exact=self.exact,
                    note=self.note, expr=str(self.expr), latex=self.latex(source=False),
-                   rate=self.rate, eps0=self.eps0, eps_start=self.eps_start, eps0_how=self.eps0_how,
+                   rate=self.rate, eps0=self.eps0, eps_start=self.eps_start, eps0_how=self.eps0_how, floor=self.floor,
                    cost_per_step=self.cost_per_step)
         if eps is not None:
             out.update(eps=eps, iterations=self.iterations(eps), passes=self.passes(eps))

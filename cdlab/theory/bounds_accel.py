@@ -27,7 +27,7 @@ a stage whose oracle cuts the inner error by c = 2(κ + μ)/μ contracts
 P − P* by r = (κ + μ/2)/(κ + μ); with the oracle sized by SDCA's (or SVRG's)
 own bound, Algorithm 1's bound is exact. The accelerated and dual variants'
 contractions are O(·) statements whose constants are in the appendices, not in
-our copy: those two bounds are ``exact=False``.
+our copy: those two bounds are ``exact=False`` and their ``note`` says which parts are the paper's.
 """
 from __future__ import annotations
 
@@ -78,15 +78,22 @@ def _spdc_distances(problem, options):
     return dx, dy, "upper bounds: ‖w*‖² ≤ 2(P(0) − P*)/λ, ‖α*‖² ≤ nL² (or 2nP* for the squared loss)"
 
 
+def spdc_theorem1():
+    """Theorem 1's (τ, σ, 1/(1 − θ), Φ₀) as expressions in m, γ, λ, R and the distances Dx, Dy (eq. 10)."""
+    tau, sigma, inv = SPDC_PARAMETERS["uniform"]
+    phi0 = (1 / (2 * tau) + lam) * Dx + (1 / (2 * sigma) + gamma) * Dy / m
+    return tau, sigma, inv, phi0
+
+
 @register_bound("spdc")
 def spdc_bound(problem, sampling="uniform", **options):
-    """SPDC Theorem 1 (uniform, batch m) or Theorem 2 (sampling='weighted', m = 1)."""
+    """SPDC Theorem 1 (uniform, batch m) or Theorem 2 (sampling='weighted', m = 1); with
+    ``delta`` > 0 (a non-smooth loss, or λ = 0) the Section 3.1 bound of ``bounds_spdc_delta``."""
     _check_options("spdc", options, {"batch_size", "delta", "quantity", "reference", "optimum"})
-    if not problem.is_smooth or float(options.get("delta", 0.0)) > 0:
-        raise ValueError("the SPDC bound is Theorem 1/2 for smooth losses (δ = 0); the δ-perturbed "
-                         "non-smooth case (Corollary 2, Table 1) is not implemented")
-    if problem.lam <= 0:
-        raise ValueError("the SPDC bound needs λ > 0 (g λ-strongly convex)")
+    delta = options.get("delta", 0.0)
+    if not problem.is_smooth or problem.lam <= 0 or delta != 0:
+        from .bounds_spdc_delta import spdc_delta_bound
+        return spdc_delta_bound(problem, sampling, delta, options)
     quantity = options.get("quantity", "subopt" if problem.l1 == 0 else "dist")
     if quantity not in ("subopt", "dist") or (quantity == "subopt" and problem.l1 > 0):
         raise ValueError(f"the SPDC bound controls 'dist' (and 'subopt' when l1 = 0), not {quantity!r}")
@@ -94,8 +101,7 @@ def spdc_bound(problem, sampling="uniform", **options):
     if not isinstance(sampling, str):
         raise ValueError("SPDC takes sampling 'uniform' (Algorithm 1) or 'weighted' (Algorithm 2), not probabilities")
     if sampling == "uniform":
-        tau, sigma, inv = SPDC_PARAMETERS["uniform"]
-        phi0 = (1 / (2 * tau) + lam) * Dx + (1 / (2 * sigma) + gamma) * Dy / m
+        tau, sigma, inv, phi0 = spdc_theorem1()
         cost = m * nnz / n
         source = "Zhang & Xiao 2015 (ICML), Thm 1 and Cor. 1 (Algorithm 1)"
     elif sampling == "weighted":
@@ -246,12 +252,15 @@ def accel_appa_bound(problem, sampling="uniform", **options):
     stage = Q * sp.log(Q * 4 * rho ** sp.Rational(3, 2) * (R ** 2 / gamma + lam1) / lam1)
     stages = sp.sqrt((mu_F + kappa) / mu_F)
     return Bound("accel_appa", problem, sampling, stage * stages * sp.log(eps0 / eps), nnz / n,
-                 "Frostig, Ge, Kakade & Sidford 2015 (ICML), Thm 2.6 (O(·); constants in Appendix D)",
+                 "Frostig, Ge, Kakade & Sidford 2015 (ICML), Thm 2.6: oracle factor 4((2κ+μ)/μ)^{3/2} as stated; "
+                 "the O(·) constant of the stage count is in Appendix D, which our copy lacks",
                  "subopt", values={"eps0": eps_start, "kappa": k, "mu_F": mu}, rate_expr=1 / stages,
                  period_expr=stage, exact=False, eps0_how=how,
-                 note="an O(·) statement with unit constants (the contraction constant is in the paper's "
-                      "Appendix D, not in our copy); stages are costed as theory-sized SDCA oracles, whereas "
-                      "cdlab's accel_appa runs one warm-started pass per stage by default")
+                 note="exact: κ ≥ 2μ and the oracle's factor 4((2κ+μ)/μ)^{3/2} (Thm 2.6). Not exact: the number of "
+                      "stages per e-fold of the error, sqrt((μ+κ)/μ), is an O(·) whose constant the paper proves in "
+                      "Appendix D, absent from our copy, so it is taken as 1 and the curve is not a guarantee. Stages "
+                      "are costed as theory-sized SDCA oracles, whereas cdlab's accel_appa runs one warm-started pass "
+                      "per stage by default")
 
 
 @register_bound("dual_appa")
@@ -262,8 +271,10 @@ def dual_appa_bound(problem, sampling="uniform", **options):
     Q = n + R ** 2 / (gamma * (kappa + lam))
     stage = Q * sp.log(Q)
     return Bound("dual_appa", problem, sampling, stage * sp.log(eps0 / eps) / (1 - r), nnz / n,
-                 "Frostig, Ge, Kakade & Sidford 2015 (ICML), Thm 2.10 (Õ; r and σ in Appendix C)",
+                 "Frostig, Ge, Kakade & Sidford 2015 (ICML), Thm 2.10: Õ(·), the constants r and σ are defined in "
+                 "Appendix C, eqs. (19)-(20), which our copy lacks",
                  "subopt", values={"eps0": eps_start, "kappa": k, "mu_F": mu}, rate_expr=1 - r,
                  period_expr=stage, exact=False, eps0_how=how,
-                 note="an Õ(·) statement: r is taken as exact PPA's κ/(κ + μ) (Lemma 3.1) and a warm-started "
-                      "stage as Q log Q SDCA steps; the paper's constants are not in our copy")
+                 note="not a guarantee: Thm 2.10 is an Õ(·) whose r (< 1, 'depending on κ/(κ + μ)') and oracle factor "
+                      "σ = O(poly(n, κ)) are defined in Appendix C, absent from our copy. Here r is exact PPA's "
+                      "κ/(κ + μ) (Lemma 3.1) and a warm-started stage is Q log Q SDCA steps, unit constants")

@@ -11,6 +11,7 @@ Common facts used below (L2 problems, l1 = 0):
 """
 from __future__ import annotations
 
+import numpy as np
 import sympy as sp
 
 from ._start import primal_eps0
@@ -112,8 +113,11 @@ def svrg_bound(problem, sampling="uniform", **options):
     if not a_val < 1:
         mu = evaluate(mu_F, problem)
         need = 1 / (mu * step * (1 - 4 * Lm * step))  # α < 1 ⇔ m > 1/(μη(1 − 4Lη))
+        m_half = int(np.ceil(50 * Lm / mu))  # η = 1/(10 L_max), m = 50 L_max/μ: α = 1/4 + 1/4
         raise ValueError(f"SVRG Thm 1 gives no rate here: α = {a_val:.3g} ≥ 1 with η = {step:.3g} and an epoch "
-                         f"of {m_in}; it needs an epoch longer than {need:.3g} steps (κ = L_max/μ = {Lm / mu:.3g})")
+                         f"of {m_in}; it needs an epoch longer than {need:.3g} steps (κ = L_max/μ = {Lm / mu:.3g}; "
+                         f"no step helps an epoch shorter than 16κ). For a bound run svrg with "
+                         f"epoch_length={m_half} (α = 1/2 at the default step), at some cost in practice")
     eps_start, how = primal_eps0(problem, options.get("reference"), options.get("eps0"))
     expr = epoch * sp.log(eps0 / eps) / sp.log(1 / alpha)
     return Bound("svrg", problem, sampling, expr, nnz / n + nnz / epoch,

@@ -10,6 +10,7 @@ import panel as pn
 import param
 
 from ...solvers import METHODS
+from ...solvers.base import stage_rows
 from ...verdict import split_seeds
 from ..advice import refuses_loss
 from ..state import Experiment
@@ -72,9 +73,11 @@ def seed_band(trace, xcol, yaxis, p_star, positive_x=False):
     (a run that stopped stays where it stopped: on the seconds axis, seeds of a fast run can end before
     another begins). The median is drawn where every seed has started (a median of fewer seeds is not the
     seeds' median), the min–max band wherever at least one has. One seed gives its own curve, band = curve.
+    A staged method's mid-stage checkpoints (trace column ``inner``) are not drawn: only its stage outputs.
     """
     series = []
     for part in split_seeds(trace):
+        part = stage_rows(part)
         y = y_values(part, yaxis, p_star)
         x = part[xcol].to_numpy(dtype=float)
         keep = np.isfinite(y) & (y > 0) & ((x > 0) if positive_x else True)
