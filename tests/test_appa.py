@@ -127,7 +127,7 @@ def test_stage_rows_never_show_p_above_f0_unless_the_run_diverged(method, option
     the other rows are stage outputs x^(t), the points the theorems bound, and none is above F(0)
     unless the run is reported as diverged. Binary features, weak regularisation: the setting
     where mid-stage points of APPA read as a blow-up."""
-    problem = real_problem("a9a", 2000, loss=loss, lam=1e-6)
+    problem = shipped_problem("a9a", 2000, loss=loss, lam=1e-6)
     res = cdlab.solve(problem, method=method, max_passes=30, tol=0, eval_every=0.5, **options)
     tr = res.trace
     assert tr.inner.dtype == bool and not tr.inner.iloc[0]
@@ -140,7 +140,7 @@ def test_inner_marks_exactly_the_mid_stage_checkpoints():
     """APPA's theory-sized stages last many passes: the checkpoints inside them are marked inner, and
     on this problem they rise far above F(0) (the oracle's primal-to-dual start s − ∇F(s)/κ) while
     the stage outputs do not; methods without stages have no such column."""
-    problem = real_problem("a9a", 2000, loss="logistic", lam=1e-6)
+    problem = shipped_problem("a9a", 2000, loss="logistic", lam=1e-6)
     res = cdlab.solve(problem, method="appa", max_passes=30, tol=0, eval_every=0.5)
     tr = res.trace
     f0 = tr.primal.iloc[0]

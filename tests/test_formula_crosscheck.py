@@ -9,7 +9,8 @@ from cdlab import theory
 from cdlab.solvers.appa import sdca_oracle_steps, svrg_oracle_epochs
 from cdlab.solvers.asdca import asdca_theta
 from cdlab.solvers.spdc import spdc_parameters
-from cdlab.theory.bounds_accel import SPDC_PARAMETERS, asdca_theta_max
+from cdlab.theory.bounds_accel import asdca_theta_max
+from cdlab.theory.spdc_parameters import SPDC_PARAMETERS
 from cdlab.theory.symbols import evaluate
 
 

@@ -61,7 +61,7 @@ def test_parallel_cost_asdca_interpolates_between_sdca_and_agd():
 def test_parallel_cost_refuses_bad_input():
     p = sparse_problem()
     for bad in (0, 2.5, "4", None):
-        with pytest.raises(ValueError, match="machines must be a positive integer"):
+        with pytest.raises(ValueError, match="machines must be an integer ≥ 1"):
             theory.parallel_cost(p, bad, 1)
     with pytest.raises(ValueError, match="batch_size must be in"):
         theory.parallel_cost(p, 4, p.n_samples + 1)

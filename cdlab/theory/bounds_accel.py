@@ -38,28 +38,12 @@ from .._checks import renamed
 from ._start import both_eps0, primal_eps0, reference_value, start_values
 from .bound import Bound, register_bound
 from .bounds_cd import _check_options
+from .spdc_parameters import SPDC_PARAMETERS, spdc_batch_size, spdc_theorem1
 from .symbols import SYMBOLS as S, evaluate
 
 n, nnz, lam, gamma, R, Rbar, F2 = S["n"], S["nnz"], S["lam"], S["gamma"], S["R"], S["Rbar"], S["F2"]
 eps, eps0, L_P, mu_F, kappa, m = S["eps"], S["eps0"], S["L_P"], S["mu_F"], S["kappa"], S["m"]
 Dx, Dy = S["Dx"], S["Dy"]
-
-# SPDC's (τ, σ, 1/(1 − θ)): Theorem 1, eq. (10) (uniform, batch m) and Theorem 2 (weighted, m = 1);
-# cdlab.solvers.spdc.spdc_parameters computes the same numbers (tests/test_formula_crosscheck.py)
-SPDC_PARAMETERS = {
-    "uniform": (sp.sqrt(m * gamma / (n * lam)) / (2 * R), sp.sqrt(n * lam / (m * gamma)) / (2 * R),
-                n / m + R * sp.sqrt((n / m) / (lam * gamma))),
-    "weighted": (sp.sqrt(gamma / (n * lam)) / (4 * Rbar), sp.sqrt(n * lam / gamma) / (4 * Rbar),
-                 2 * n + 2 * Rbar * sp.sqrt(n / (lam * gamma))),
-}
-
-
-def _batch(problem, options):
-    mb = int(options.get("batch_size", 1))
-    if not 1 <= mb <= problem.n_samples:
-        raise ValueError(f"batch_size must be in [1, n = {problem.n_samples}], got {mb}")
-    return mb
-
 
 def _spdc_distances(problem, options):
     """(‖x₀ − x*‖², ‖y₀ − y*‖², how) from x₀ = 0, y₀ = 0."""
@@ -78,13 +62,6 @@ def _spdc_distances(problem, options):
     return dx, dy, "upper bounds: ‖w*‖² ≤ 2(P(0) − P*)/λ, ‖α*‖² ≤ nL² (or 2nP* for the squared loss)"
 
 
-def spdc_theorem1():
-    """Theorem 1's (τ, σ, 1/(1 − θ), Φ₀) as expressions in m, γ, λ, R and the distances Dx, Dy (eq. 10)."""
-    tau, sigma, inv = SPDC_PARAMETERS["uniform"]
-    phi0 = (1 / (2 * tau) + lam) * Dx + (1 / (2 * sigma) + gamma) * Dy / m
-    return tau, sigma, inv, phi0
-
-
 @register_bound("spdc")
 def spdc_bound(problem, sampling="uniform", **options):
     """SPDC Theorem 1 (uniform, batch m) or Theorem 2 (sampling='weighted', m = 1); with
@@ -97,7 +74,7 @@ def spdc_bound(problem, sampling="uniform", **options):
     quantity = options.get("quantity", "subopt" if problem.l1 == 0 else "dist")
     if quantity not in ("subopt", "dist") or (quantity == "subopt" and problem.l1 > 0):
         raise ValueError(f"the SPDC bound controls 'dist' (and 'subopt' when l1 = 0), not {quantity!r}")
-    mb = _batch(problem, options)
+    mb = spdc_batch_size(problem, options)
     if not isinstance(sampling, str):
         raise ValueError("SPDC takes sampling 'uniform' (Algorithm 1) or 'weighted' (Algorithm 2), not probabilities")
     if sampling == "uniform":
@@ -146,7 +123,7 @@ def asdca_bound(problem, sampling="uniform", **options):
     quantity = options.get("quantity", "gap")
     if quantity not in ("gap", "subopt"):
         raise ValueError(f"the ASDCA bound controls 'gap' or 'subopt', not {quantity!r}")
-    mb = _batch(problem, options)
+    mb = spdc_batch_size(problem, options)
     th_max = asdca_theta_max(problem, mb)
     th = options.get("theta")
     th = th_max if th is None else float(th)

@@ -32,8 +32,8 @@ import sympy as sp
 
 from ._start import start_values
 from .bound import Bound
-from .bounds_accel import _batch, spdc_theorem1
-from .symbols import SYMBOLS as S, evaluate, spectral_norm_sq
+from .spdc_parameters import spdc_batch_size, spdc_theorem1
+from .symbols import SYMBOLS as S, evaluate
 
 eps, eps0, n, m, nnz = S["eps"], S["eps0"], S["n"], S["m"], S["nnz"]
 
@@ -57,7 +57,7 @@ def spdc_delta_bound(problem, sampling, delta, options) -> Bound:
         raise ValueError(f"the δ-perturbed SPDC bound is for Algorithm 1 (sampling='uniform'), not {sampling!r}")
     if options.get("quantity", "subopt") != "subopt":
         raise ValueError(f"the δ-perturbed SPDC bound controls 'subopt', not {options['quantity']!r}")
-    mb = _batch(problem, options)
+    mb = spdc_batch_size(problem, options)
     G = float(problem.loss_info.lipschitz)
     p0 = start_values(problem)[0]
     tau, sigma, inv, phi0 = spdc_theorem1()
@@ -67,7 +67,7 @@ def spdc_delta_bound(problem, sampling, delta, options) -> Bound:
         values = {"m": mb, "gamma": delta}
         dx, dy = 2 * p0 / problem.lam, problem.n_samples * G ** 2
         start = evaluate(phi0 / (1 / (2 * tau) + S["lam"]), problem, m=mb, gamma=delta, Dx=dx, Dy=dy)
-        L_delta = problem.lam + spectral_norm_sq(problem) / (delta * problem.n_samples)
+        L_delta = problem.lam + problem.data.spectral_norm_sq / (delta * problem.n_samples)
         floor, amplitude, rate, periods = delta * G ** 2 / 2, L_delta / 2 * start, 1 / inv, 1
         source = ("Zhang & Xiao 2015 (ICML), Section 3.1 and Table 1 (non-smooth φ, λ-strongly convex g): "
                   "Theorem 1 on f_δ with γ = δ, plus the Moreau-envelope bias δG²/2")

@@ -25,7 +25,7 @@ import pandas as pd
 import sympy as sp
 
 from .bound import bound
-from .faceoff import _positive_int
+from .._checks import check_int
 from .symbols import SYMBOLS as S, evaluate
 
 n, d, nnz, m = S["n"], S["d"], S["nnz"], S["m"]
@@ -52,8 +52,8 @@ def parallel_cost(problem, machines, batch_size, eps=1e-6) -> pd.DataFrame:
     (a non-smooth loss, l1 > 0, λ = 0) or for a machine count or batch size that is not a positive
     integer (the batch at most n).
     """
-    s = _positive_int("machines", machines)
-    mb = _positive_int("batch_size", batch_size)
+    s = check_int("machines", machines)
+    mb = check_int("batch_size", batch_size)
     if mb > problem.n_samples:
         raise ValueError(f"batch_size must be in [1, n = {problem.n_samples}], got {mb}")
     iterations = {"sdca": bound("sdca", problem).iterations(eps),
@@ -74,7 +74,7 @@ def asdca_partition(problem, machines, batch_size) -> str:
     """The cheaper way to split ASDCA's work by Section 3 ("we will choose between these two
     implementations based on the relation between d and m s log s"): 'examples' when its
     communication d log s is below the features split's m s log² s, else 'features'."""
-    s = _positive_int("machines", machines)
+    s = check_int("machines", machines)
     by_examples = evaluate(PARALLEL_COST["asdca", "examples"][1], problem, machines=s, m=batch_size)
     by_features = evaluate(PARALLEL_COST["asdca", "features"][1], problem, machines=s, m=batch_size)
     return "examples" if by_examples < by_features else "features"
