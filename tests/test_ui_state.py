@@ -472,3 +472,17 @@ def test_runs_wait_for_the_kernel_warm_up_before_they_are_timed(monkeypatch):
     s.start()
     s.cancel()
     assert s.wait(60) and s.phase == "cancelled" and "sdca (uniform)" not in s.traces
+
+
+def test_a_held_state_starts_no_job_until_released():
+    """A served page holds its state from the link's arrival to its first job: settings the browser
+    sends meanwhile are taken, but start nothing."""
+    s = Experiment(auto_run=False)
+    s.hold()
+    s.param.update(preset="sparse news-like skew", n_samples=300)
+    assert s.jobs == 0 and s.n_samples == 300
+    assert s.n_features == 40  # a preset named while held is not applied: complete_preset does that
+    s.release()
+    s.n_samples = 200
+    assert s.jobs == 1
+    assert s.wait(60)

@@ -150,6 +150,14 @@ class Experiment(param.Parameterized):
         finally:
             self._ready = ready
 
+    def hold(self):
+        """Start no job until :meth:`release` (a served page holds from its link's arrival to its first
+        job: the browser sends the link back once more when it connects)."""
+        self._ready = False
+
+    def release(self):
+        self._ready = True
+
     @param.depends("preset", watch=True)
     def _apply_preset(self):
         if self._ready and self.preset != "custom":

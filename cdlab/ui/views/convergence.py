@@ -2,8 +2,6 @@
 bound dashed beside it (theory layer)."""
 from __future__ import annotations
 
-from functools import partial
-
 import holoviews as hv
 import numpy as np
 import panel as pn
@@ -209,17 +207,52 @@ def status_markdown(phase, running, run_status, run_message, cached, error, jobs
     return "\n".join(lines)
 
 
+def frame_signature(overlay):
+    """What a frame of the convergence plot draws: its title and axis labels, and each layer's kind,
+    label, style and data. Two frames with one signature look the same, so only a new signature is
+    sent to the browser."""
+    opts = hv.Store.lookup_options("bokeh", overlay, "plot").kwargs
+    parts = [tuple(str(opts.get(k)) for k in ("title", "xlabel", "ylabel", "logx"))]
+    for el in overlay.values():
+        style = hv.Store.lookup_options("bokeh", el, "style").kwargs
+        data = (el.data,) if isinstance(el, hv.HLine) else tuple(
+            np.asarray(el.dimension_values(d)).tobytes() for d in el.dimensions())
+        parts.append((type(el).__name__, el.label, repr(sorted(style.items())), data))
+    return parts
+
+
 class ConvergenceView(pn.viewable.Viewer):
+    """The plot is one Bokeh figure whose data change in place: a HoloViews DynamicMap fed by a
+    :class:`holoviews.streams.Pipe`, to which a frame is sent only when what it draws changed (a
+    checkpoint of a run, its bound, the axes); HoloViews then updates the figure's data sources, and
+    no pane is rebuilt. Only a switch between a linear and a log x axis builds a new figure."""
+
     state = param.ClassSelector(class_=Experiment)
     log_seconds = param.Boolean(default=False, doc="the seconds axis is shown and on a log scale")
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._pipe, self._drawn = None, None
         self.state.param.watch(self._axis_type, ["xaxis", "logx"])
         self._axis_type()
+        self.state.param.watch(self._redraw, ["traces", "analysis", "xaxis", "yaxis", "log10_target", "logx"])
 
     def _axis_type(self, *events):
         self.log_seconds = self.state.xaxis == "seconds" and self.state.logx
+
+    def _frame(self, logx):
+        s = self.state
+        return self._plot(logx, s.traces, s.analysis, s.xaxis, s.yaxis, s.log10_target)
+
+    def _redraw(self, *events):
+        s = self.state
+        if self._pipe is None or self._pipe_logx != (s.xaxis == "seconds" and s.logx):
+            return  # a new figure is coming (see _pane)
+        frame = self._frame(self._pipe_logx)
+        drawn = frame_signature(frame)
+        if drawn != self._drawn:
+            self._drawn = drawn
+            self._pipe.send(frame)
 
     def _plot(self, logx, traces, analysis, xaxis, yaxis, log10_target):
         """The plot of what the runs produced (redrawn when their traces or the axes change, not when a
@@ -235,11 +268,11 @@ class ConvergenceView(pn.viewable.Viewer):
         return status_markdown(phase, running, run_status, run_message, cached, error, jobs, explained)
 
     def _pane(self, log_seconds):
-        """A new plot when the x axis changes between linear and log: Bokeh cannot change an axis's
+        """A new figure when the x axis changes between linear and log: Bokeh cannot change an axis's
         type in place, so a frame with logx on a linear plot would keep the linear axis."""
-        s = self.state
-        dmap = hv.DynamicMap(pn.bind(partial(self._plot, log_seconds), s.param.traces, s.param.analysis,
-                                     s.param.xaxis, s.param.yaxis, s.param.log10_target))
+        frame = self._frame(log_seconds)
+        self._pipe, self._pipe_logx, self._drawn = hv.streams.Pipe(data=frame), log_seconds, frame_signature(frame)
+        dmap = hv.DynamicMap(lambda data: data, streams=[self._pipe])
         return pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380)
 
     def __panel__(self):
