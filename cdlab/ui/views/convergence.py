@@ -10,7 +10,7 @@ import param
 from ...solvers import METHODS
 from ...verdict import split_seeds
 from ..advice import refuses_loss
-from ..state import Experiment
+from ..state import Experiment, same_traces
 
 # (dark, light) hue pairs: a method's hue, dark for its uniform sampling and light for any other (a plan
 # holds at most uniform + importance of one method). Category20 and Category20b, grey last (the key's).
@@ -207,32 +207,19 @@ def status_markdown(phase, running, run_status, run_message, cached, error, jobs
     return "\n".join(lines)
 
 
-def frame_signature(overlay):
-    """What a frame of the convergence plot draws: its title and axis labels, and each layer's kind,
-    label, style and data. Two frames with one signature look the same, so only a new signature is
-    sent to the browser."""
-    opts = hv.Store.lookup_options("bokeh", overlay, "plot").kwargs
-    parts = [tuple(str(opts.get(k)) for k in ("title", "xlabel", "ylabel", "logx"))]
-    for el in overlay.values():
-        style = hv.Store.lookup_options("bokeh", el, "style").kwargs
-        data = (el.data,) if isinstance(el, hv.HLine) else tuple(
-            np.asarray(el.dimension_values(d)).tobytes() for d in el.dimensions())
-        parts.append((type(el).__name__, el.label, repr(sorted(style.items())), data))
-    return parts
-
-
 class ConvergenceView(pn.viewable.Viewer):
     """The plot is one Bokeh figure whose data change in place: a HoloViews DynamicMap fed by a
-    :class:`holoviews.streams.Pipe`, to which a frame is sent only when what it draws changed (a
-    checkpoint of a run, its bound, the axes); HoloViews then updates the figure's data sources, and
-    no pane is rebuilt. Only a switch between a linear and a log x axis builds a new figure."""
+    :class:`holoviews.streams.Pipe`, to which a frame is sent only when what it is drawn from changed
+    (a run's checkpoints, a bound, the axes, the plan); HoloViews then updates the figure's data
+    sources, and no pane is rebuilt. Only a switch between a linear and a log x axis builds a new
+    figure."""
 
     state = param.ClassSelector(class_=Experiment)
     log_seconds = param.Boolean(default=False, doc="the seconds axis is shown and on a log scale")
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._pipe, self._drawn = None, None
+        self._pipe, self._drawn_from = None, None
         self.state.param.watch(self._axis_type, ["xaxis", "logx"])
         self._axis_type()
         self.state.param.watch(self._redraw, ["traces", "analysis", "xaxis", "yaxis", "log10_target", "logx"])
@@ -244,15 +231,23 @@ class ConvergenceView(pn.viewable.Viewer):
         s = self.state
         return self._plot(logx, s.traces, s.analysis, s.xaxis, s.yaxis, s.log10_target)
 
+    def _inputs(self, logx):
+        """What a frame is drawn from, cheap to compare: the traces (compared as the state compares
+        them), each planned run's colour and bound (one BoundInfo per run and budget), P* and the axes."""
+        s, a = self.state, self.state.analysis
+        runs = tuple((r.label, run_color(r.method, r.sampling)) for r in s.runs())
+        bounds = None if a is None else (a.p_star, tuple((label, id(info)) for label, info in a.bounds.items()))
+        return s.traces, (logx, s.xaxis, s.yaxis, s.log10_target, runs, bounds)
+
     def _redraw(self, *events):
         s = self.state
         if self._pipe is None or self._pipe_logx != (s.xaxis == "seconds" and s.logx):
             return  # a new figure is coming (see _pane)
-        frame = self._frame(self._pipe_logx)
-        drawn = frame_signature(frame)
-        if drawn != self._drawn:
-            self._drawn = drawn
-            self._pipe.send(frame)
+        traces, rest = self._inputs(self._pipe_logx)
+        if same_traces(self._drawn_from[0], traces) and rest == self._drawn_from[1]:
+            return
+        self._drawn_from = traces, rest
+        self._pipe.send(self._frame(self._pipe_logx))
 
     def _plot(self, logx, traces, analysis, xaxis, yaxis, log10_target):
         """The plot of what the runs produced (redrawn when their traces or the axes change, not when a
@@ -271,7 +266,8 @@ class ConvergenceView(pn.viewable.Viewer):
         """A new figure when the x axis changes between linear and log: Bokeh cannot change an axis's
         type in place, so a frame with logx on a linear plot would keep the linear axis."""
         frame = self._frame(log_seconds)
-        self._pipe, self._pipe_logx, self._drawn = hv.streams.Pipe(data=frame), log_seconds, frame_signature(frame)
+        self._pipe, self._pipe_logx = hv.streams.Pipe(data=frame), log_seconds
+        self._drawn_from = self._inputs(log_seconds)
         dmap = hv.DynamicMap(lambda data: data, streams=[self._pipe])
         return pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380)
 

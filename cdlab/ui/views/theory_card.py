@@ -25,10 +25,7 @@ def latex_source(info):
 
 def bound_passes(info, target):
     """Passes the bound needs to guarantee ε = target on this data (inf if never)."""
-    try:
-        return float(info.bound.passes(target))
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return math.inf
+    return info.passes(target)
 
 
 def theory_items(analysis, runs):
@@ -97,6 +94,7 @@ class TheoryCard(pn.viewable.Viewer):
         self._bounds = pn.Column(sizing_mode="stretch_width", css_classes=["cdlab-theory-bounds"])
         self._compare = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["cdlab-theory-compare"])
         self._shown = None
+        self._panes = {}  # (label, latex, text) -> its panes: a bound that stays is not typeset again
         s = self.state
         s.param.watch(self._refresh_bounds, ["analysis", "methods", "samplings", "batch_sizes", "error"])
         s.param.watch(self._refresh_compare, ["analysis", "traces", "log10_target"])
@@ -114,13 +112,16 @@ class TheoryCard(pn.viewable.Viewer):
         if message is not None:
             self._bounds.objects = [pn.pane.Markdown(message)]
             return
-        objects = []
-        for _, latex, text in items:
-            objects.append(pn.pane.Markdown(text, sizing_mode="stretch_width", margin=(4, 10, 0, 10)))
-            if latex:
-                objects.append(pn.pane.LaTeX(latex, renderer="mathjax", margin=(0, 10, 6, 10),
-                                             sizing_mode="stretch_width", styles={"overflow-x": "auto"}))
-        self._bounds.objects = objects
+        self._panes = {item: self._panes.get(item) or self._item_panes(*item) for item in items}
+        self._bounds.objects = [pane for item in items for pane in self._panes[item]]
+
+    @staticmethod
+    def _item_panes(label, latex, text):
+        panes = [pn.pane.Markdown(text, sizing_mode="stretch_width", margin=(4, 10, 0, 10))]
+        if latex:
+            panes.append(pn.pane.LaTeX(latex, renderer="mathjax", margin=(0, 10, 6, 10),
+                                       sizing_mode="stretch_width", styles={"overflow-x": "auto"}))
+        return panes
 
     def _refresh_compare(self, *events):
         s = self.state
