@@ -98,7 +98,8 @@ class DataView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._panes = [pn.pane.HoloViews(hv.Curve([]), sizing_mode="stretch_width") for _ in range(3)]
+        # no plots before the first analysis: empty figures cost the page's first render time
+        self._panes = [pn.pane.HoloViews(None, sizing_mode="stretch_width") for _ in range(3)]
         self._waiting = pn.pane.Markdown("")
         self._shown = [None, None, None]
         self.state.param.watch(self._refresh, ["analysis", "error"])

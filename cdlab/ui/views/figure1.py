@@ -55,7 +55,8 @@ class Figure1View(pn.viewable.Viewer):
         super().__init__(**params)
         # (visibility on a wrapper: a HoloViews pane passes its own layout changes on to the Bokeh
         # pane inside it, which Panel 1.9 rejects for stylesheets)
-        self._pane = pn.pane.HoloViews(self._plot(None), sizing_mode="stretch_width", min_height=380)
+        # no plot before the first analysis: an empty figure costs the page's first render time
+        self._pane = pn.pane.HoloViews(None, sizing_mode="stretch_width", min_height=380)
         self._box = pn.Column(self._pane, visible=False, sizing_mode="stretch_width")
         self._note = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._shown = None
