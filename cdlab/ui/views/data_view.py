@@ -10,6 +10,7 @@ import param
 from ...sampling import importance_probabilities
 from ..runner import weighted_probabilities
 from ..state import Experiment
+from .banner import NOT_AVAILABLE
 
 
 def log_ticks(lo, hi):
@@ -109,8 +110,7 @@ class DataView(pn.viewable.Viewer):
         analysis = self.state.analysis
         self._waiting.visible = analysis is None
         if analysis is None:
-            self._waiting.object = ("*Not available: see the message at the top of the page.*" if self.state.error
-                                    else "*Loading the data…*")
+            self._waiting.object = NOT_AVAILABLE if self.state.error else "*Loading the data…*"
             return
         keys = [analysis.data_key, analysis.data_key, analysis.problem_key]
         if keys == self._shown:

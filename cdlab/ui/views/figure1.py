@@ -9,6 +9,7 @@ import panel as pn
 import param
 
 from ..state import Experiment
+from .banner import NOT_AVAILABLE
 
 
 def figure1_plot(analysis):
@@ -78,8 +79,7 @@ class Figure1View(pn.viewable.Viewer):
             self._pane.object = self._plot(analysis)
         self._box.visible = analysis is not None and analysis.figure1 is not None
         if analysis is None:
-            note = "*Not available: see the message at the top of the page.*" if self.state.error else \
-                "*Analysing the data…*"
+            note = NOT_AVAILABLE if self.state.error else "*Analysing the data…*"
         else:
             note = figure1_note(analysis)
         self._note.object = note

@@ -8,6 +8,7 @@ import panel as pn
 import param
 
 from ..state import Experiment
+from .banner import NOT_AVAILABLE
 from ...verdict import Spread, reach
 
 
@@ -76,7 +77,7 @@ def theory_message(analysis, items, error):
     if items:
         return None
     if error:
-        return "*Not available: see the message at the top of the page.*"
+        return NOT_AVAILABLE
     if analysis is None:
         return "*Analysing the data…*"
     return "*Choose methods to see their bounds.*"
