@@ -577,8 +577,9 @@ def test_a_cached_interaction_rebuilds_no_plot(page, server):
     """Runs answered from the cache change the curves in place: every figure of the page (convergence,
     Figure 1, the data's histograms) is the same Bokeh figure before and after."""
     open_app(page, server)
+    # convergence, Figure 1, two histograms and the sampling probabilities (drawn after the status line)
+    assert eventually(lambda: len(figure_ids(page)) == 5), figure_ids(page)
     figures = figure_ids(page)
-    assert len(figures) >= 5, figures
     for sampling, shown in (("uniform", False), ("uniform + importance", True)):
         before = select(page, ".cdlab-sampling-dual_cd", sampling)
         wait_done(page, before)
