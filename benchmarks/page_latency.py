@@ -83,8 +83,9 @@ def one_repetition(browser, n, d, run_seconds):
         wait_for(lambda: phase_of(page, 0) == "finished", 300, "the first job to finish")
 
         # a cached interaction: dual_cd to one sampling and back; the way back is all from the cache
+        before = job(page)
         page.locator(".cdlab-sampling-dual_cd select").first.select_option(label="uniform")
-        wait_for(lambda: phase_of(page, job(page) - 1) == "finished" and "importance" not in
+        wait_for(lambda: phase_of(page, before) == "finished" and "importance" not in
                  " ".join(k for k in curve_points(page) if k.startswith("dual_cd")), 120, "dual_cd uniform only", page)
         before = job(page)
         t = time.monotonic()

@@ -95,10 +95,12 @@ def browser():
 
 
 def new_page(browser, **options):
-    """A page that records the JavaScript errors thrown in it (``page.js_errors``)."""
+    """A page that records the JavaScript errors thrown in it (``page.js_errors``) and the errors logged
+    to its console (``page.console_errors``: e.g. BokehJS's "reference ... isn't known")."""
     pg = browser.new_page(**options)
-    pg.js_errors = []
+    pg.js_errors, pg.console_errors = [], []
     pg.on("pageerror", lambda exc: pg.js_errors.append(str(exc)))
+    pg.on("console", lambda msg: pg.console_errors.append(msg.text) if msg.type == "error" else None)
     return pg
 
 
@@ -535,6 +537,54 @@ def test_url_carries_the_scenario(page, server, browser):
         assert "Importance sampling" in text(other, ".cdlab-preset-caption")
     finally:
         other.close()
+
+
+def figure_ids(page):
+    """The ids of the Bokeh figures in the page (a rebuilt plot is a new figure with a new id)."""
+    return sorted(page.evaluate("""() => {
+        const out = [];
+        for (const doc of Bokeh.documents)
+          for (const m of doc._all_models.values()) if (m.type === 'Figure') out.push(m.id);
+        return out;
+    }"""))
+
+
+def test_a_preset_link_starts_one_job_and_logs_no_error(browser, server):
+    """A shared link is applied once, before the first job: the browser sending the link back when it
+    connects starts no second job, and a link that changes one of its preset's values is custom."""
+    import urllib.parse
+    name = "sparse news-like skew"
+    for query, preset, in_url in ((f"?preset={urllib.parse.quote(name)}", name, "preset=sparse+news-like+skew"),
+                                  (f"?preset={urllib.parse.quote(name)}&max_passes=12.0", "custom", "preset=custom")):
+        pg = new_page(browser, viewport={"width": 1400, "height": 1000})
+        try:
+            pg.goto(server.url + query, timeout=LOAD)
+            pg.wait_for_selector(".cdlab-faceoff", timeout=LOAD)
+            wait_done(pg)
+            pg.wait_for_timeout(3000)  # a second job would have started by now
+            assert job(pg) == 1, text(pg, ".cdlab-status")
+            assert "n = 2,000, d = 4,000" in faceoff_text(pg)
+            assert pg.locator(".cdlab-preset select").first.input_value() == preset
+            assert in_url in pg.url, pg.url
+            assert pg.js_errors == [] and pg.console_errors == []
+        finally:
+            pg.close()
+
+
+def test_a_cached_interaction_rebuilds_no_plot(page, server):
+    """Runs answered from the cache change the curves in place: every figure of the page (convergence,
+    Figure 1, the data's histograms) is the same Bokeh figure before and after."""
+    open_app(page, server)
+    # convergence, Figure 1, two histograms and the sampling probabilities (drawn after the status line)
+    assert eventually(lambda: len(figure_ids(page)) == 5), figure_ids(page)
+    figures = figure_ids(page)
+    for sampling, shown in (("uniform", False), ("uniform + importance", True)):
+        before = select(page, ".cdlab-sampling-dual_cd", sampling)
+        wait_done(page, before)
+        assert eventually(lambda: ("dual_cd (importance)" in curve_points(page)) == shown), curve_points(page)
+        assert "from cache" in text(page, ".cdlab-status"), text(page, ".cdlab-status")
+        assert figure_ids(page) == figures
+    assert page.console_errors == []
 
 
 def test_a_broken_link_says_so(page, server):

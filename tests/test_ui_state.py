@@ -7,7 +7,7 @@ import pytest
 
 import cdlab
 from cdlab.data import list_datasets
-from cdlab.ui import datasource, presets
+from cdlab.ui import datasource, presets, runner
 from cdlab.ui.cache import LRUCache, check_key
 from cdlab.ui.runner import BOTH, plan, sampling_choices
 from cdlab.ui.state import SYNCED, Experiment
@@ -377,12 +377,13 @@ def test_a_preset_name_stays_only_while_its_settings_do():
 def test_url_parameters_round_trip():
     s = Experiment(preset="sparse news-like skew", auto_run=False)
     t = Experiment(auto_run=False)
-    for name in SYNCED:
-        p = s.param[name]
-        text = p.serialize(getattr(s, name))
-        t.param.update(**{name: p.deserialize(text) if not isinstance(text, str) or name not in (
-            "source", "value_dist", "normalise", "loss", "lam_rule", "xaxis", "yaxis", "upload_hash")
-            else text})
+    with t.quiet():  # as a link is applied: no job (whose analysis would show its λ on the slider) meanwhile
+        for name in SYNCED:
+            p = s.param[name]
+            text = p.serialize(getattr(s, name))
+            t.param.update(**{name: p.deserialize(text) if not isinstance(text, str) or name not in (
+                "source", "value_dist", "normalise", "loss", "lam_rule", "xaxis", "yaxis", "upload_hash")
+                else text})
     assert t.settings() == s.settings() and t.runs() == s.runs()
     assert t.wait(120) and s.wait(120)
 
@@ -458,6 +459,7 @@ def test_runs_wait_for_the_kernel_warm_up_before_they_are_timed(monkeypatch):
     compiling = Warmup()
     compiling._thread = threading.current_thread()  # started, never finishing by itself
     monkeypatch.setattr(job_module, "WARMUP", compiling)
+    monkeypatch.setattr(runner, "_RESULTS", LRUCache(maxsize=8))  # runs earlier tests cached would not wait
     s = small(methods=["sdca"], samplings={"sdca": "uniform"}, seeds=1, auto_run=False)
     s.start()
     for _ in range(600):
@@ -469,6 +471,36 @@ def test_runs_wait_for_the_kernel_warm_up_before_they_are_timed(monkeypatch):
     compiling.finished.set()
     assert s.wait(120) and s.phase == "finished" and s.run_status["sdca (uniform)"] == "converged"
     compiling.finished.clear()
+    s.seed = 1  # a run the cache does not hold (a cached one is shown at once, without waiting)
     s.start()
     s.cancel()
     assert s.wait(60) and s.phase == "cancelled" and "sdca (uniform)" not in s.traces
+
+
+def test_a_held_state_starts_no_job_until_released():
+    """A served page holds its state from the link's arrival to its first job: settings the browser
+    sends meanwhile are taken, but start nothing."""
+    s = Experiment(auto_run=False)
+    s.hold()
+    s.param.update(preset="sparse news-like skew", n_samples=300)
+    assert s.jobs == 0 and s.n_samples == 300
+    assert s.n_features == 40  # a preset named while held is not applied: complete_preset does that
+    s.release()
+    s.n_samples = 200
+    assert s.jobs == 1
+    assert s.wait(60)
+
+
+def test_a_job_answered_from_the_cache_shows_every_run_with_its_analysis():
+    """Runs the cache holds come with the analysis, in one update (not one update per run and seed)."""
+    from cdlab.ui.job import Job
+    from cdlab.ui.runner import Live
+    s = small(seeds=2, auto_run=False)
+    assert s.run(120) and s.phase == "finished"
+    seen = []
+    live = Live(runs=s.runs())
+    Job(s.settings(), s.runs())(live, threading.Event(), lambda lv: seen.append(
+        (lv.analysis is not None, {k: len(v) for k, v in lv.rows.items()})))
+    assert len(seen) == 2 and not seen[0][0] and seen[0][1] == {}
+    assert seen[1] == (True, {label: len(trace) for label, trace in s.traces.items()})
+    assert live.phase == "finished" and live.cached == set(s.traces)

@@ -612,3 +612,47 @@ def test_status_line_of_the_page_names_runs_refused_for_the_loss():
     md = view._status(s.phase, s.running, s.run_status, s.run_message, s.cached, s.error, s.jobs, s.loss)
     assert "- ⚠ primal_cd (uniform): not run (see the message at the top)" in md
     assert "loss=" not in md and "sdca (uniform): " in md and "sdca (uniform): not run" not in md
+
+
+def test_a_new_analysis_of_the_same_data_redraws_nothing(done):
+    """A job answered from the caches brings a new Analysis of the same data: no plot is redrawn, no
+    bound retypeset, no frame sent; a new λ redraws the sampling probabilities only, a new trace the curves."""
+    from dataclasses import replace
+    views = [cls(state=done) for cls in (ConvergenceView, DataView, Figure1View, TheoryCard)]
+    for view in views:
+        pn.panel(view).get_root()
+    convergence, data, figure1, theory = views
+    sent = []
+    convergence._pipe.add_subscriber(lambda **kwargs: sent.append(kwargs["data"]))
+    shown = [figure1._pane.object, [p.object for p in data._panes], list(theory._bounds.objects)]
+    original, traces = done.analysis, done.traces
+    try:
+        done.analysis = replace(original)
+        assert sent == []
+        assert figure1._pane.object is shown[0]
+        assert all(p.object is old for p, old in zip(data._panes, shown[1]))
+        assert all(a is b for a, b in zip(theory._bounds.objects, shown[2])) and theory._bounds.objects
+        done.analysis = replace(original, problem_key=original.problem_key + ("another λ",))
+        assert [p.object is old for p, old in zip(data._panes, shown[1])] == [True, True, False]
+        assert figure1._pane.object is shown[0] and sent == []
+        label = next(iter(traces))
+        done.traces = {**traces, label: traces[label].iloc[:-3]}
+        assert len(sent) == 1 and label in curves(sent[0])
+    finally:
+        done.param.update(analysis=original, traces=traces)
+
+
+def test_theory_card_shows_the_bounds_once_the_analysis_is_in():
+    s = Experiment(source="synthetic", n_samples=60, n_features=6, methods=["dual_cd"],
+                   samplings={"dual_cd": "uniform"}, seeds=1, auto_run=False)
+    card = TheoryCard(state=s)
+    pn.panel(card).get_root()
+
+    def said():
+        return " ".join(str(o.object) for o in card._bounds.objects)
+    assert "Analysing the data" in said()
+    s.error = "something the banner explains"
+    assert "Not available" in said()
+    s.start(solve=False)
+    assert s.wait(60) and s.analysis is not None
+    assert "**dual_cd (uniform)**" in said() and "Analysing" not in said() and "Not available" not in said()

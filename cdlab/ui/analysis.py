@@ -7,6 +7,7 @@ and cached on primitive keys.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +48,17 @@ class BoundInfo:
     bound: object = None  # the theory layer's Bound (passes(eps), ...)
     passes_grid: np.ndarray = None
     eps_grid: np.ndarray = None
+    passes_to: dict = field(default_factory=dict, compare=False, repr=False)  # target -> passes (see passes)
+
+    def passes(self, target) -> float:
+        """Passes the bound needs to guarantee ε = target on this data (inf if never), remembered per
+        target: the cards ask at every update, and the theory layer evaluates it symbolically."""
+        if target not in self.passes_to:
+            try:
+                self.passes_to[target] = float(self.bound.passes(target))
+            except (ValueError, ZeroDivisionError, OverflowError):
+                self.passes_to[target] = math.inf
+        return self.passes_to[target]
 
     def curve(self, last_passes):
         """(passes, guaranteed ε) over [0, last_passes] (within the grid), or None without a bound."""
@@ -121,11 +133,13 @@ def bound_of(run, problem, problem_key, max_passes):
     b = _THEORY.get_or_compute(key, compute)
     if isinstance(b, BoundInfo):
         return b
-    grid = np.linspace(0.0, 2.0 * max_passes, 241)
-    eps = _THEORY.get_or_compute(("curve", key, float(max_passes)),
-                                 lambda: np.asarray(b.curve(grid), dtype=float))
-    return BoundInfo(run.label, latex=b.latex(source=False), source=b.source, quantity=b.quantity, bound=b,
-                     passes_grid=grid, eps_grid=eps)
+
+    def info():
+        grid = np.linspace(0.0, 2.0 * max_passes, 241)
+        return BoundInfo(run.label, latex=b.latex(source=False), source=b.source, quantity=b.quantity, bound=b,
+                         passes_grid=grid, eps_grid=np.asarray(b.curve(grid), dtype=float))
+    # the same BoundInfo for the same run and budget: a new analysis of the same problem redraws no bound
+    return _THEORY.get_or_compute(("curve", key, float(max_passes)), info)
 
 
 def figure1_of(problem):

@@ -60,9 +60,13 @@ def _serve_session(state, compiling, notice):
                          "defaults instead.")
         notice.visible = True
 
-    with state.quiet():
-        pn.state.location.sync(state, {p: p for p in SYNCED}, on_error=sync_failed)
-        state.complete_preset(set(pn.state.location.query_params))
+    # the link's own settings, read before sync writes every synced setting into the URL
+    given = set(pn.state.location.query_params)
+    # no job until the page has loaded: the browser sends the link back when it connects, and a preset
+    # named there would otherwise be applied again (one link, one job)
+    state.hold()
+    pn.state.location.sync(state, {p: p for p in SYNCED}, on_error=sync_failed)
+    state.complete_preset(given)
     WARMUP.ensure_started()
 
     def poll():
@@ -74,5 +78,10 @@ def _serve_session(state, compiling, notice):
     poll()
     if not WARMUP.finished.is_set():
         callback = pn.state.add_periodic_callback(poll, period=500)
-    pn.state.onload(lambda: state.start(solve=state.auto_run))
+
+    def first_job():
+        state.complete_preset(given)  # the link as the browser sent it back may name the preset again
+        state.release()
+        state.start(solve=state.auto_run)
+    pn.state.onload(first_job)
     pn.state.on_session_destroyed(lambda ctx: state.cancel())

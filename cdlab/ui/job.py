@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .analysis import analyse
-from .runner import Budget, run_one
+from .runner import Budget, replay, run_one
 from .warmup import WARMUP
 
 FINAL = ("converged", "max_passes", "max_time", "diverged")
@@ -45,8 +45,11 @@ class Job:
             with live.lock:
                 live.error, live.phase = str(exc), "error"
             return
+        todo = [r for r in self.runs if r.label not in analysis.refusals]
+        seeds = s.budget.seed_list
         with live.lock:
             live.analysis = analysis
+            live.seeds = len(seeds)
             for run in self.runs:
                 if run.label in analysis.refusals:
                     live.status[run.label] = "refused"
@@ -54,21 +57,20 @@ class Job:
                 elif self.solve:
                     live.status[run.label] = "queued"
             live.phase = "ready" if not self.solve else "running"
+        # what the cache holds comes with the analysis, in one update; only the rest is solved
+        jobs = [] if not self.solve else [
+            (seed, run) for seed in seeds for run in todo
+            if not replay(analysis.problem_key, run, s.budget, seed, live)]
         publish(live)
         if not self.solve:
             return
-        if WARMUP.started and not WARMUP.finished.is_set():
+        if jobs and WARMUP.started and not WARMUP.finished.is_set():
             # a compiling thread holds the GIL for long stretches: runs timed meanwhile would count it
             with live.lock:
                 live.phase = "waiting for numba's kernels to compile (solver seconds never include compilation)"
             publish(live)
             WARMUP.wait(cancel)
-        todo = [r for r in self.runs if r.label not in analysis.refusals]
-        seeds = s.budget.seed_list
-        with live.lock:
-            live.seeds = len(seeds)
         # seed by seed: every curve appears on the first seed, the later seeds add its spread
-        jobs = [(seed, run) for seed in seeds for run in todo]
         for k, (seed, run) in enumerate(jobs):
             if cancel.is_set():
                 break

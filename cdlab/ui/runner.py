@@ -223,17 +223,24 @@ class Worker:
         return not self.running
 
 
+def replay(problem_key, run: RunSpec, budget: Budget, seed: int, live: Live) -> bool:
+    """Put the cached finished seed of a run into ``live`` (False: the cache has none)."""
+    hit = _RESULTS.get(run_key(problem_key, run, budget, seed))
+    if hit is None:
+        return False
+    with live.lock:
+        live.rows.setdefault(run.label, []).extend(dict(r, **{SEED: seed}) for r in hit[0].to_dict("records"))
+        live.seed_status[(run.label, seed)] = (hit[1], hit[2], True)
+        _summarise(live, run.label)
+    return True
+
+
 def run_one(problem, problem_key, run: RunSpec, budget: Budget, seed: int, live: Live, cancel, publish):
     """Solve one planned run on one seed, streaming its rows (tagged with the seed) into ``live``,
     or replay the cache. Only a warm run is cached: one that still compiled is shown with a note."""
     label = run.label
     key = run_key(problem_key, run, budget, seed)
-    hit = _RESULTS.get(key)
-    if hit is not None:
-        with live.lock:
-            live.rows.setdefault(label, []).extend(dict(r, **{SEED: seed}) for r in hit[0].to_dict("records"))
-            live.seed_status[(label, seed)] = (hit[1], hit[2], True)
-            _summarise(live, label)
+    if replay(problem_key, run, budget, seed, live):
         return
     with live.lock:
         live.status[label] = "running"

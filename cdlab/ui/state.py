@@ -152,6 +152,14 @@ class Experiment(param.Parameterized):
         finally:
             self._ready = ready
 
+    def hold(self):
+        """Start no job until :meth:`release` (a served page holds from its link's arrival to its first
+        job: the browser sends the link back once more when it connects)."""
+        self._ready = False
+
+    def release(self):
+        self._ready = True
+
     @param.depends("preset", watch=True)
     def _apply_preset(self):
         if self._ready and self.preset != "custom":
@@ -323,7 +331,9 @@ class Experiment(param.Parameterized):
                     return
                 flags["busy"] = True
                 wait = flags["next"] - time.monotonic()
-            if wait > 0:  # too soon after the last update: later, on a timer, with what is newest then
+            # too soon after the last update: later, on a timer, with what is newest then (not the job's
+            # last update: none follows it, so it leaves the loop free for clicks anyway)
+            if wait > 0 and not live.done:
                 timer = threading.Timer(wait, schedule, (live,))
                 timer.daemon = True
                 timer.start()
@@ -337,12 +347,15 @@ class Experiment(param.Parameterized):
         if live is not self._worker.live:
             return  # a superseded job
         phase, analysis, traces, status, message, done, error, cached = live.snapshot()
-        updates = dict(run_status=status, run_message=message, cached=sorted(cached),
-                       running=not done, phase=phase, error=error,
+        updates = dict(running=not done, phase=phase, error=error,
                        progress=self._progress(live.runs, traces, status, done))
+        # the last job's runs stay shown until the new job has analysed its data (no empty frame between)
+        shown = analysis is not None or error or done
+        if shown:
+            updates.update(run_status=status, run_message=message, cached=sorted(cached))
         # only what changed is set: every pane that reads a parameter re-renders when it is set
         updates = {k: v for k, v in updates.items() if not _same(getattr(self, k), v)}
-        if not _same_traces(self.traces, traces):
+        if shown and not same_traces(self.traces, traces):
             updates["traces"] = traces
         if analysis is not self.analysis and (analysis is not None or error):
             updates["analysis"] = analysis  # None after an error: no stale face-off for other data
@@ -380,7 +393,7 @@ def _same(old, new) -> bool:
         return False
 
 
-def _same_traces(old: dict, new: dict) -> bool:
+def same_traces(old: dict, new: dict) -> bool:
     """Traces only grow while a job runs and are replaced when a run is re-timed or a seed finishes:
     the same labels with frames of equal shape and equal last rows are the same traces."""
     if old.keys() != new.keys():

@@ -12,6 +12,8 @@ from ..advice import notices
 from ..state import Experiment
 
 WATCHED = ("error", "methods", "samplings", "loss", "run_status", "run_message")
+# what a card says in place of its content while the banner explains an error
+NOT_AVAILABLE = "*Not available: see the message at the top of the page.*"
 
 
 class Banner(pn.viewable.Viewer):

@@ -2,8 +2,6 @@
 bound dashed beside it (theory layer)."""
 from __future__ import annotations
 
-from functools import partial
-
 import holoviews as hv
 import numpy as np
 import panel as pn
@@ -13,7 +11,7 @@ from ...solvers import METHODS
 from ...solvers.base import stage_rows
 from ...verdict import split_seeds
 from ..advice import refuses_loss
-from ..state import Experiment
+from ..state import Experiment, same_traces
 
 # (dark, light) hue pairs: a method's hue, dark for its uniform sampling and light for any other (a plan
 # holds at most uniform + importance of one method). Category20 and Category20b, grey last (the key's).
@@ -213,16 +211,46 @@ def status_markdown(phase, running, run_status, run_message, cached, error, jobs
 
 
 class ConvergenceView(pn.viewable.Viewer):
+    """The plot is one Bokeh figure whose data change in place: a HoloViews DynamicMap fed by a
+    :class:`holoviews.streams.Pipe`, to which a frame is sent only when what it is drawn from changed
+    (a run's checkpoints, a bound, the axes, the plan); HoloViews then updates the figure's data
+    sources, and no pane is rebuilt. Only a switch between a linear and a log x axis builds a new
+    figure."""
+
     state = param.ClassSelector(class_=Experiment)
     log_seconds = param.Boolean(default=False, doc="the seconds axis is shown and on a log scale")
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._pipe, self._drawn_from = None, None
         self.state.param.watch(self._axis_type, ["xaxis", "logx"])
         self._axis_type()
+        self.state.param.watch(self._redraw, ["traces", "analysis", "xaxis", "yaxis", "log10_target", "logx"])
 
     def _axis_type(self, *events):
         self.log_seconds = self.state.xaxis == "seconds" and self.state.logx
+
+    def _frame(self, logx):
+        s = self.state
+        return self._plot(logx, s.traces, s.analysis, s.xaxis, s.yaxis, s.log10_target)
+
+    def _inputs(self, logx):
+        """What a frame is drawn from, cheap to compare: the traces (compared as the state compares
+        them), each planned run's colour and bound (one BoundInfo per run and budget), P* and the axes."""
+        s, a = self.state, self.state.analysis
+        runs = tuple((r.label, run_color(r.method, r.sampling)) for r in s.runs())
+        bounds = None if a is None else (a.p_star, tuple((label, id(info)) for label, info in a.bounds.items()))
+        return s.traces, (logx, s.xaxis, s.yaxis, s.log10_target, runs, bounds)
+
+    def _redraw(self, *events):
+        s = self.state
+        if self._pipe is None or self._pipe_logx != (s.xaxis == "seconds" and s.logx):
+            return  # a new figure is coming (see _pane)
+        traces, rest = self._inputs(self._pipe_logx)
+        if same_traces(self._drawn_from[0], traces) and rest == self._drawn_from[1]:
+            return
+        self._drawn_from = traces, rest
+        self._pipe.send(self._frame(self._pipe_logx))
 
     def _plot(self, logx, traces, analysis, xaxis, yaxis, log10_target):
         """The plot of what the runs produced (redrawn when their traces or the axes change, not when a
@@ -238,11 +266,12 @@ class ConvergenceView(pn.viewable.Viewer):
         return status_markdown(phase, running, run_status, run_message, cached, error, jobs, explained)
 
     def _pane(self, log_seconds):
-        """A new plot when the x axis changes between linear and log: Bokeh cannot change an axis's
+        """A new figure when the x axis changes between linear and log: Bokeh cannot change an axis's
         type in place, so a frame with logx on a linear plot would keep the linear axis."""
-        s = self.state
-        dmap = hv.DynamicMap(pn.bind(partial(self._plot, log_seconds), s.param.traces, s.param.analysis,
-                                     s.param.xaxis, s.param.yaxis, s.param.log10_target))
+        frame = self._frame(log_seconds)
+        self._pipe, self._pipe_logx = hv.streams.Pipe(data=frame), log_seconds
+        self._drawn_from = self._inputs(log_seconds)
+        dmap = hv.DynamicMap(lambda data: data, streams=[self._pipe])
         return pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380)
 
     def __panel__(self):

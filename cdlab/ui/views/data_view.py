@@ -10,6 +10,7 @@ import param
 from ...sampling import importance_probabilities
 from ..runner import weighted_probabilities
 from ..state import Experiment
+from .banner import NOT_AVAILABLE
 
 
 def log_ticks(lo, hi):
@@ -91,20 +92,36 @@ def data_plots(analysis):
 
 
 class DataView(pn.viewable.Viewer):
+    """Persistent panes whose objects are replaced only when what they draw changes: the histograms
+    with the data, the sampling probabilities with the problem (λ and the loss's γ weigh them)."""
+
     state = param.ClassSelector(class_=Experiment)
 
-    def _part(self, analysis, k):
+    def __init__(self, **params):
+        super().__init__(**params)
+        # no plots before the first analysis: empty figures cost the page's first render time
+        self._panes = [pn.pane.HoloViews(None, sizing_mode="stretch_width") for _ in range(3)]
+        self._waiting = pn.pane.Markdown("")
+        self._shown = [None, None, None]
+        self.state.param.watch(self._refresh, ["analysis", "error"])
+        self._refresh()
+
+    def _refresh(self, *events):
+        analysis = self.state.analysis
+        self._waiting.visible = analysis is None
+        if analysis is None:
+            self._waiting.object = NOT_AVAILABLE if self.state.error else "*Loading the data…*"
+            return
+        keys = [analysis.data_key, analysis.data_key, analysis.problem_key]
+        if keys == self._shown:
+            return
         plots = data_plots(analysis)
-        return plots[k] if plots is not None else hv.Curve([])
+        for k, (pane, key) in enumerate(zip(self._panes, keys)):
+            if key != self._shown[k]:
+                pane.object = plots[k]
+        self._shown = keys
 
     def __panel__(self):
-        # persistent panes whose objects change: re-rendered in place on each new analysis
-        a = self.state.param.analysis
-        rows, cols, probs = (pn.pane.HoloViews(pn.bind(self._part, a, k), sizing_mode="stretch_width")
-                             for k in range(3))
-        def waiting_text(analysis, error):
-            return "*Not available: see the message at the top of the page.*" if error else "*Loading the data…*"
-        waiting = pn.pane.Markdown(pn.bind(waiting_text, a, self.state.param.error),
-                                   visible=pn.bind(lambda x: x is None, a))
-        return pn.Column(waiting, pn.Row(rows, cols, sizing_mode="stretch_width"), probs,
+        rows, cols, probs = self._panes
+        return pn.Column(self._waiting, pn.Row(rows, cols, sizing_mode="stretch_width"), probs,
                          sizing_mode="stretch_width")

@@ -10,6 +10,7 @@ import panel as pn
 import param
 
 from ..state import Experiment
+from .banner import NOT_AVAILABLE
 from .theory_card import bound_passes
 from ...verdict import Spread, faceoff_verdict, reach
 
@@ -133,7 +134,7 @@ def prediction_markdown(fo, faceoff_bounds, target):
 def faceoff_markdown(analysis, traces, run_status, target, runs, error=""):
     """The card's text (Markdown tables)."""
     if analysis is None:
-        return ("*Not available: see the message at the top of the page.*" if error
+        return (NOT_AVAILABLE if error
                 else "*Analysing the data…*")
     fo = analysis.faceoff
     p = analysis.problem

@@ -9,6 +9,7 @@ import panel as pn
 import param
 
 from ..state import Experiment
+from .banner import NOT_AVAILABLE
 
 
 def figure1_plot(analysis):
@@ -51,21 +52,37 @@ def figure1_note(analysis):
 class Figure1View(pn.viewable.Viewer):
     state = param.ClassSelector(class_=Experiment)
 
-    def _plot(self, analysis):
+    def __init__(self, **params):
+        super().__init__(**params)
+        # (visibility on a wrapper: a HoloViews pane passes its own layout changes on to the Bokeh
+        # pane inside it, which Panel 1.9 rejects for stylesheets)
+        # no plot before the first analysis: an empty figure costs the page's first render time
+        self._pane = pn.pane.HoloViews(None, sizing_mode="stretch_width", min_height=380)
+        self._box = pn.Column(self._pane, visible=False, sizing_mode="stretch_width")
+        self._note = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self._shown = None
+        self.state.param.watch(self._refresh, ["analysis", "error"])
+        self._refresh()
+
+    @staticmethod
+    def _plot(analysis):
         plot = figure1_plot(analysis)
         return plot if plot is not None else hv.Overlay([hv.QuadMesh([])])
 
+    def _refresh(self, *events):
+        """The map is redrawn only when the data change (the same data under a new plan, loss or λ
+        keep it: it depends on the data's n, d and nonzeros alone)."""
+        analysis = self.state.analysis
+        key = None if analysis is None else analysis.data_key
+        if key is not None and key != self._shown:
+            self._shown = key
+            self._pane.object = self._plot(analysis)
+        self._box.visible = analysis is not None and analysis.figure1 is not None
+        if analysis is None:
+            note = NOT_AVAILABLE if self.state.error else "*Analysing the data…*"
+        else:
+            note = figure1_note(analysis)
+        self._note.object = note
+
     def __panel__(self):
-        # persistent panes whose objects change: one re-render per analysis, in place
-        a = self.state.param.analysis
-        # (visibility on a wrapper: a HoloViews pane passes its own layout changes on to the Bokeh
-        # pane inside it, which Panel 1.9 rejects for stylesheets)
-        plot = pn.Column(pn.pane.HoloViews(pn.bind(self._plot, a), sizing_mode="stretch_width", min_height=380),
-                         visible=pn.bind(lambda x: x is not None and x.figure1 is not None, a),
-                         sizing_mode="stretch_width")
-        def note(analysis, error):
-            if analysis is None:
-                return "*Not available: see the message at the top of the page.*" if error else "*Analysing the data…*"
-            return figure1_note(analysis)
-        return pn.Column(plot, pn.pane.Markdown(pn.bind(note, a, self.state.param.error), sizing_mode="stretch_width"),
-                         sizing_mode="stretch_width")
+        return pn.Column(self._box, self._note, sizing_mode="stretch_width")

@@ -103,11 +103,17 @@ class ResultsView(pn.viewable.Viewer):
     def _table(self, traces, run_status, log10_target):
         return results_table(traces, run_status, 10.0 ** log10_target, self.state.runs())
 
+    def _refresh(self, tab):
+        """The table's rows, sent to the browser only when they change (not at every checkpoint of a run
+        that has not reached the target yet)."""
+        s = self.state
+        shown = self._table(s.traces, s.run_status, s.log10_target)[SHOWN]
+        if not shown.equals(tab.value):
+            tab.value = shown
+
     def __panel__(self):
         s = self.state
-        table = pn.bind(self._table, s.param.traces, s.param.run_status, s.param.log10_target)
-        shown = pn.bind(lambda t: t[SHOWN], table)
-        tab = pn.widgets.Tabulator(shown, disabled=True, show_index=False, sizing_mode="stretch_width",
+        tab = pn.widgets.Tabulator(self._table(s.traces, s.run_status, s.log10_target)[SHOWN], disabled=True, show_index=False, sizing_mode="stretch_width",
                                    titles={"passes to target": "passes→ε", "passes range": "seeds' range",
                                            "seconds to target": "secs→ε"},
                                    # columns share the card's width, in a smaller font: pixel widths cut
@@ -122,6 +128,7 @@ class ResultsView(pn.viewable.Viewer):
                                    formatters={**{c: ScientificFormatter(precision=3, power_limit_low=-3)
                                                   for c in NUMERIC}, "passes range": {"type": "plaintext"}},
                                    css_classes=["cdlab-results"])
+        s.param.watch(lambda *events: self._refresh(tab), ["traces", "run_status", "log10_target"])
         download = pn.widgets.FileDownload(
             callback=lambda: csv_bytes(self._table(s.traces, s.run_status, s.log10_target), s.target,
                                        settings_lines(s)),

@@ -8,6 +8,7 @@ import panel as pn
 import param
 
 from ..state import Experiment
+from .banner import NOT_AVAILABLE
 from ...verdict import Spread, reach
 
 
@@ -25,10 +26,7 @@ def latex_source(info):
 
 def bound_passes(info, target):
     """Passes the bound needs to guarantee ε = target on this data (inf if never)."""
-    try:
-        return float(info.bound.passes(target))
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return math.inf
+    return info.passes(target)
 
 
 def theory_items(analysis, runs):
@@ -74,34 +72,62 @@ def comparison_markdown(analysis, traces, target, runs):
     return f"**On this data, ε = {target:.0e}:**\n\n" + "\n".join(rows)
 
 
+def theory_message(analysis, items, error):
+    """What the card says when it has no bound to show (None when it has)."""
+    if items:
+        return None
+    if error:
+        return NOT_AVAILABLE
+    if analysis is None:
+        return "*Analysing the data…*"
+    return "*Choose methods to see their bounds.*"
+
+
 class TheoryCard(pn.viewable.Viewer):
+    """The bounds are rebuilt only when what they say changes (a LaTeX pane is typeset anew in the
+    browser each time it is rebuilt), and always from the state as it is now: a new plan whose job has
+    not analysed it yet keeps the bounds of the runs the analysis has."""
+
     state = param.ClassSelector(class_=Experiment)
 
-    def _bounds(self, analysis, methods, samplings, batch_sizes, error):
-        items = theory_items(analysis, self.state.runs())
-        if not items:
-            if error:
-                return pn.pane.Markdown("*Not available: see the message at the top of the page.*")
-            if analysis is None:
-                return pn.pane.Markdown("*Analysing the data…*")
-            return pn.pane.Markdown("*Choose methods to see their bounds.*")
-        col = pn.Column(sizing_mode="stretch_width")
-        for _, latex, text in items:
-            col.append(pn.pane.Markdown(text, sizing_mode="stretch_width", margin=(4, 10, 0, 10)))
-            if latex:
-                col.append(pn.pane.LaTeX(latex, renderer="mathjax", margin=(0, 10, 6, 10),
-                                         sizing_mode="stretch_width", styles={"overflow-x": "auto"}))
-        return col
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._bounds = pn.Column(sizing_mode="stretch_width", css_classes=["cdlab-theory-bounds"])
+        self._compare = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["cdlab-theory-compare"])
+        self._shown = None
+        self._panes = {}  # (label, latex, text) -> its panes: a bound that stays is not typeset again
+        s = self.state
+        s.param.watch(self._refresh_bounds, ["analysis", "methods", "samplings", "batch_sizes", "error"])
+        s.param.watch(self._refresh_compare, ["analysis", "traces", "log10_target"])
+        self._refresh_bounds()
+        self._refresh_compare()
 
-    def _compare(self, analysis, traces, log10_target):
-        return comparison_markdown(analysis, traces, 10.0 ** log10_target, self.state.runs())
+    def _refresh_bounds(self, *events):
+        s = self.state
+        items = theory_items(s.analysis, s.runs())
+        said = (theory_message(s.analysis, items, s.error), items)
+        if said == self._shown:
+            return
+        self._shown = said
+        message = said[0]
+        if message is not None:
+            self._bounds.objects = [pn.pane.Markdown(message)]
+            return
+        self._panes = {item: self._panes.get(item) or self._item_panes(*item) for item in items}
+        self._bounds.objects = [pane for item in items for pane in self._panes[item]]
+
+    @staticmethod
+    def _item_panes(label, latex, text):
+        panes = [pn.pane.Markdown(text, sizing_mode="stretch_width", margin=(4, 10, 0, 10))]
+        if latex:
+            panes.append(pn.pane.LaTeX(latex, renderer="mathjax", margin=(0, 10, 6, 10),
+                                       sizing_mode="stretch_width", styles={"overflow-x": "auto"}))
+        return panes
+
+    def _refresh_compare(self, *events):
+        s = self.state
+        self._compare.object = comparison_markdown(s.analysis, s.traces, s.target, s.runs())
 
     def __panel__(self):
-        s = self.state
-        bounds = pn.bind(self._bounds, s.param.analysis, s.param.methods, s.param.samplings, s.param.batch_sizes,
-                         s.param.error)
-        compare = pn.pane.Markdown(pn.bind(self._compare, s.param.analysis, s.param.traces, s.param.log10_target),
-                                   sizing_mode="stretch_width", css_classes=["cdlab-theory-compare"])
-        return pn.Card(pn.panel(bounds, sizing_mode="stretch_width"), compare,
-                       title="Theory: each method's bound", sizing_mode="stretch_width", collapsible=False,
-                       css_classes=["cdlab-theory"])
+        return pn.Card(self._bounds, self._compare, title="Theory: each method's bound", sizing_mode="stretch_width",
+                       collapsible=False, css_classes=["cdlab-theory"])
