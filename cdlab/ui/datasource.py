@@ -15,8 +15,9 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import (DATASETS, binary_extreme, extreme_matrix, fetch_dataset, list_datasets, load, load_dataset,
+from ..data import (DATASETS, binary_extreme, extreme_matrix, fetch_dataset, list_datasets, load_dataset,
                     make_synthetic, normalize_data, planted_labels)
+from ..data import load as load_spec  # this module's load(key) is the page's cache of data keys
 from .cache import LRUCache
 from .upload import UPLOAD_LIMIT_BYTES, UPLOAD_LIMIT_MB, check_upload  # noqa: F401 (the page's limits)
 # the largest matrix the page generates: ~160 MB as CSR, a few seconds per pass. The n and d inputs go
@@ -132,7 +133,7 @@ def _extreme(generator, which, n, d, omega, normalise, seed):
 
 
 def _dataset(name, normalise):
-    X, y = load(name, normalise)
+    X, y = load_spec(name, normalise)
     return X, y, DATASETS[name].description
 
 
