@@ -28,16 +28,16 @@ class MethodRow(pn.viewable.Viewer):
         # a method with one sampling (or none: full gradients) shows it as text, not as a choice
         choices = sampling_choices(m)
         self.sampling = pn.widgets.Select(options=choices, value=s.samplings.get(m) or s.default_sampling(m),
-                                          width=195, margin=(5, 5), css_classes=[f"cdlab-sampling-{m}"],
+                                          width=175, margin=(5, 5), css_classes=[f"cdlab-sampling-{m}"],
                                           visible=len(choices) > 1)
         fixed = choices[0] if glossary.samples(m) else "full gradient"
-        self.fixed = pn.pane.Markdown(fixed, visible=len(choices) == 1, width=195, margin=(12, 10, 0, 10),
+        self.fixed = pn.pane.Markdown(fixed, visible=len(choices) == 1, width=175, margin=(12, 10, 0, 10),
                                       styles={"color": "#555", "font-size": "0.9em"})
         self.help = pn.widgets.TooltipIcon(value=pn.bind(self._help, s.param.loss), margin=(12, 0, 0, 0),
                                            css_classes=[f"cdlab-help-{m}"])
         self.check.disabled = pn.bind(lambda loss, methods: bool(loss_reason(m, loss)) and m not in methods,
                                       s.param.loss, s.param.methods)
-        self.batch = pn.widgets.IntInput(value=int(s.batch_sizes.get(m, 1)), start=1, width=60, margin=(5, 5),
+        self.batch = pn.widgets.IntInput(value=int(s.batch_sizes.get(m, 1)), start=1, width=55, margin=(5, 5),
                                          visible=spec.batch, placeholder="batch",
                                          css_classes=[f"cdlab-batch-{m}"])
         self.check.param.watch(self._to_state, "value")
