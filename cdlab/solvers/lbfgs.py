@@ -31,7 +31,8 @@ import weakref
 import numpy as np
 from scipy.optimize import minimize
 
-from .agd import check_positive_int, loss_grad
+from ._kernels import loss_grad
+from .agd import check_positive_int
 from .base import SMOOTH_LOSSES, MethodSpec, register
 
 _UNLIMITED = 2 ** 31 - 1

@@ -17,7 +17,7 @@ Just-in-time updates: ḡ_j changes only when a row containing j is used, and
 then w_j is brought up to date first; between two such steps every step applies
 w_j ← a w_j + a'·ḡ_j with constant ḡ_j (a = 1 − ηλ for SAG, 1/(1 + ηλ) for
 SAGA), so k missed steps are applied in closed form when j is next read
-(``svrg.affine_powers``). A step costs ‖x_i‖₀, not d, and the iterates equal
+(``_kernels.affine_powers``). A step costs ‖x_i‖₀, not d, and the iterates equal
 the dense algorithm's up to rounding (tests/test_baselines.py checks it step by
 step). At the end of each chunk every coordinate is brought up to date (O(d)).
 
@@ -32,9 +32,9 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
+from ._kernels import affine_constants, catch_up_all, catch_up_dot
 from .agd import check_step, smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, register
-from .svrg import affine_constants, catch_up_all, catch_up_dot
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

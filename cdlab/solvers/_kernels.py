@@ -1,0 +1,139 @@
+"""The numba primitives every kernel is written in: one home for each.
+
+* ``sparse_dot`` / ``sparse_axpy``: x·w and out += c·x for one compressed row
+  (CSR) or column (CSC), given by its slice start:end of indices/data.
+* ``scalar_soft_threshold``: S_t(x) = sign(x)·max(|x| − t, 0), the prox of
+  t|·| (``problem.soft_threshold`` is its vector form, for numpy arrays).
+* The lazy O(1) catch-up of a coordinate that k steps left untouched, while
+  each of them applied the same affine map x ← a·x + b (SVRG, SAG/SAGA,
+  SPDC's Section 4, ASDCA). Two forms, both a^k by one exp of k·log a:
+  ``affine_powers`` returns (a^k, Σ_{t<k} a^t) for x ← a^k x + b·Σ a^t,
+  exact as ρ = 1 − a → 0 (variance-reduced methods with tiny λη);
+  ``toward_fixed_point`` writes the same orbit as x* + a^k (x − x*) around
+  the map's fixed point x* (SPDC, ASDCA, whose maps are given that way).
+  ``catch_up_dot`` / ``catch_up_all`` apply the first form to a row's
+  coordinates (returning the row's dot product) or to every coordinate.
+* ``loss_grad``: the full gradient in one row-order sweep (agd, gd, svrg's
+  snapshot, lbfgs).
+
+Every helper is ``inline="always"`` (except the O(d)/O(nnz) sweeps), so a
+kernel written with them compiles to the same loop as one written out.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .. import losses as L
+
+
+@njit(inline="always", cache=True)
+def sparse_dot(indices, data, start, end, w):
+    """x·w for the compressed vector x = (indices, data)[start:end]."""
+    z = 0.0
+    for p in range(start, end):
+        z += data[p] * w[indices[p]]
+    return z
+
+
+@njit(inline="always", cache=True)
+def sparse_axpy(indices, data, start, end, c, out):
+    """out += c·x for the compressed vector x = (indices, data)[start:end]."""
+    for p in range(start, end):
+        out[indices[p]] += c * data[p]
+
+
+@njit(inline="always", cache=True)
+def scalar_soft_threshold(x, t):
+    """S_t(x) = sign(x)·max(|x| − t, 0) for t ≥ 0: the prox of t|·| at x."""
+    if x > t:
+        return x - t
+    if x < -t:
+        return x + t
+    return 0.0
+
+
+# --------------------------------------------------------------------------
+# lazy catch-up of x ← a x + b repeated k times
+# --------------------------------------------------------------------------
+
+@njit(inline="always", cache=True)
+def affine_powers(a, log_a, rho, k):
+    """(a^k, (1 − a^k)/ρ) for k repetitions of w ← a w + b.
+
+    After k steps w = a^k w + b Σ_{t<k} a^t; with a = 1 − ρ (gradient form) the
+    sum is (1 − a^k)/ρ, and with a = 1/(1 + ρ) applied to (w + b) (prox form) it
+    is also (1 − a^k)/ρ times b. ``log_a`` = log a, computed with log1p so that
+    tiny ρ keeps full precision (expm1 below); a ≤ 0 only happens with a step
+    too large to converge and falls back to the plain power.
+    """
+    if k == 0:
+        return 1.0, 0.0
+    if rho == 0.0:
+        return 1.0, float(k)
+    if a > 0.0:
+        e = k * log_a
+        return math.exp(e), -math.expm1(e) / rho
+    pk = a ** k
+    return pk, (1.0 - pk) / rho
+
+
+def affine_constants(rho, prox_form=False):
+    """(a, log a) of the per-step linear factor: 1 − ρ, or 1/(1 + ρ) in prox form."""
+    if prox_form:
+        return 1.0 / (1.0 + rho), -math.log1p(rho)
+    a = 1.0 - rho
+    return a, (math.log1p(-rho) if rho < 1.0 else 0.0)
+
+
+@njit(inline="always", cache=True)
+def toward_fixed_point(x, k, fixed, log_r):
+    """k steps of x ← fixed + r(x − fixed), r = e^{log_r}: fixed + r^k (x − fixed)."""
+    return fixed + math.exp(k * log_r) * (x - fixed)
+
+
+@njit(inline="always", cache=True)
+def catch_up_dot(indices, data, start, end, w, b, b_scale, last, t, a, log_a, rho):
+    """Bring w_j for j in row i (positions start:end) to step t — w_j ← a^k w_j +
+    b_scale·b_j (1 − a^k)/ρ for the k = t − last[j] missed steps — and return x_i·w."""
+    z = 0.0
+    for p in range(start, end):
+        j = indices[p]
+        pk, qk = affine_powers(a, log_a, rho, t - last[j])
+        w[j] = pk * w[j] + qk * b_scale * b[j]
+        last[j] = t
+        z += data[p] * w[j]
+    return z
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def catch_up_all(w, b, last, t, a, log_a, rho):
+    """Bring every coordinate to step t (O(d), at chunk ends and epoch ends)."""
+    for j in range(w.shape[0]):
+        pk, qk = affine_powers(a, log_a, rho, t - last[j])
+        w[j] = pk * w[j] + qk * b[j]
+        last[j] = t
+
+
+# --------------------------------------------------------------------------
+# full gradient
+# --------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def loss_grad(indptr, indices, data, y, code, s, w, grad, deriv):
+    """One row-wise sweep over X: grad = (1/n) Σ_i φ'(x_i·w) x_i, deriv_i = φ'(x_i·w).
+
+    Returns f(w) = (1/n) Σ_i φ(x_i·w). Touches nnz(X) nonzeros.
+    """
+    n = y.shape[0]
+    grad[:] = 0.0
+    acc = 0.0
+    for i in range(n):
+        start, end = indptr[i], indptr[i + 1]
+        z = sparse_dot(indices, data, start, end, w)
+        acc += L.loss_value(code, z, y[i], s)
+        g = L.loss_deriv(code, z, y[i], s)
+        deriv[i] = g
+        sparse_axpy(indices, data, start, end, g / n, grad)
+    return acc / n
