@@ -62,9 +62,16 @@ def _prox_step(x, Uj, tau, lam, l1):
     return scalar_soft_threshold(x + tau * Uj, tau * l1) / (1.0 + lam * tau)
 
 
+@njit(inline="always", cache=True)
+def _log_ratio(lam, tau):
+    """log r, r = 1/(1 + λτ): the slope of the delayed map on each of its pieces."""
+    return -math.log1p(lam * tau)
+
+
 @njit(cache=True, nogil=True)
-def _lazy_power(x, k, Uj, tau, lam, l1):
-    """x after k steps of x ← S_{τμ}(x + τU)/(1 + λτ) (U fixed), in O(1).
+def _lazy_power(x, k, Uj, tau, lam, l1, log_r):
+    """x after k steps of x ← S_{τμ}(x + τU)/(1 + λτ) (U fixed), in O(1);
+    ``log_r`` = ``_log_ratio(lam, tau)``, computed once per chunk.
 
     On each linear piece the map is affine with ratio r = 1/(1+λτ):
     x > τ(μ−U): fixed point (U−μ)/λ;  x < −τ(μ+U): fixed point (U+μ)/λ;
@@ -73,7 +80,8 @@ def _lazy_power(x, k, Uj, tau, lam, l1):
     the number of steps spent on a piece comes from a logarithm, checked
     against the boundary to guard against rounding.
     """
-    log_r = -math.log1p(lam * tau)
+    if k == 0:
+        return x
     if l1 == 0.0:
         return toward_fixed_point(x, k, Uj / lam, log_r)
     while k > 0:
@@ -102,9 +110,9 @@ def _lazy_power(x, k, Uj, tau, lam, l1):
 
 
 @njit(cache=True, nogil=True)
-def _catch_up(j, t, w, w_prev, U, last, tau, lam, l1):
+def _catch_up(j, t, w, w_prev, U, last, tau, lam, l1, log_r):
     """Bring coordinate j from time last[j] < t to t: w[j] = w_j^(t), w_prev[j] = w_j^(t−1)."""
-    wp = _lazy_power(w[j], t - last[j] - 1, U[j], tau, lam, l1)
+    wp = _lazy_power(w[j], t - last[j] - 1, U[j], tau, lam, l1, log_r)
     w_prev[j] = wp
     w[j] = _prox_step(wp, U[j], tau, lam, l1)
     last[j] = t
@@ -124,6 +132,7 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
     size d and is left zero. Returns the nonzeros touched.
     """
     n_steps, m = batches.shape
+    log_r = _log_ratio(lam, tau)
     zbar = np.empty(m)
     dalpha = np.empty(m)
     touched = 0
@@ -134,7 +143,7 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
             for p in range(indptr[i], indptr[i + 1]):
                 j = indices[p]
                 if last[j] < t:  # the test here, not in the callee, keeps dense rows fast
-                    _catch_up(j, t, w, w_prev, U, last, tau, lam, l1)
+                    _catch_up(j, t, w, w_prev, U, last, tau, lam, l1, log_r)
         for b in range(m):
             i = batches[k, b]
             z = 0.0
@@ -171,8 +180,9 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
 @njit(cache=True, nogil=True)
 def spdc_sync(t, w, U, last, tau, lam, l1, out):
     """out = w^(t) for every coordinate, without touching the state."""
+    log_r = _log_ratio(lam, tau)
     for j in range(w.shape[0]):
-        out[j] = _lazy_power(w[j], t - last[j], U[j], tau, lam, l1)
+        out[j] = _lazy_power(w[j], t - last[j], U[j], tau, lam, l1, log_r)
 
 
 # --------------------------------------------------------------------------
