@@ -1,11 +1,13 @@
-"""Seconds per pass of every numba kernel, without certificates: the kernels' own speed.
+"""Seconds per checkpoint interval of every numba kernel, without certificates: the kernels' own speed.
 
     python benchmarks/kernel_bench.py [--quick] [--repeat 5] [--only sdca spdc ...]
 
 For each (data set, method, options) a fresh state (seed 0) runs one warm-up
-pass (JIT compilation, caches), then ``--passes`` passes are timed around
-``state.run``; this is repeated ``--repeat`` times and the min and median
-seconds per pass are printed with the spread (max − min)/median, beside a
+interval (JIT compilation, caches), then ``--passes`` intervals are timed
+around ``state.run``, an interval being the state's ``steps_per_pass`` steps
+(about one pass over the data; one outer iteration, several gradient passes,
+for agd); this is repeated ``--repeat`` times and the min and median
+seconds per interval are printed with the spread (max − min)/median, beside a
 fingerprint of the final iterate (the first 12 hex digits of a hash of w's
 bytes) so that two versions of a kernel can be checked for bit-identical
 results. Data are scaled by the mean example norm, λ = 1/n, one thread.
@@ -74,7 +76,7 @@ def main():
     args = ap.parse_args()
     repeat = args.repeat or (3 if args.quick else 5)
     names = args.data or (["rcv1_small"] if args.quick else ["rcv1_small", "a9a"])
-    print(f"{'data':<11} {'method':<8} {'loss':<9} {'options':<15} {'min ms/pass':>11} {'median':>8} "
+    print(f"{'data':<11} {'method':<8} {'loss':<9} {'options':<15} {'min ms/int':>11} {'median':>8} "
           f"{'spread':>7}  fingerprint")
     for name in names:
         X, y = real(name)

@@ -14,7 +14,8 @@
   ``catch_up_dot`` / ``catch_up_all`` apply the first form to a row's
   coordinates (returning the row's dot product) or to every coordinate.
 * ``loss_grad``: the full gradient in one row-order sweep (agd, gd, svrg's
-  snapshot, lbfgs).
+  snapshot, lbfgs); ``certificate_sweep``: Xw and Xᵀα in one row-order
+  sweep (the driver's checkpoints).
 
 Every helper is ``inline="always"`` (except the O(d)/O(nnz) sweeps), so a
 kernel written with them compiles to the same loop as one written out.
@@ -137,3 +138,24 @@ def loss_grad(indptr, indices, data, y, code, s, w, grad, deriv):
         deriv[i] = g
         sparse_axpy(indices, data, start, end, g / n, grad)
     return acc / n
+
+
+# --------------------------------------------------------------------------
+# certificates
+# --------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha):
+    """What a checkpoint reads of X, in one row-order sweep: z = Xw and
+    xt_alpha = Xᵀα (to be zero on entry), each row read once for z_i = x_i·w and
+    once for xt_alpha += α_i x_i while it is hot. ``alpha_from_w``: first set
+    α_i = −φ_i'(z_i), the dual point of a primal method. Sums run in the order
+    of scipy's CSR and CSC products, so P, D and the gap that ``Problem`` computes
+    from these are bit for bit the ones it computes from w and α alone."""
+    for i in range(y.shape[0]):
+        start, end = indptr[i], indptr[i + 1]
+        zi = sparse_dot(indices, data, start, end, w)
+        z[i] = zi
+        if alpha_from_w:
+            alpha[i] = -L.loss_deriv(code, zi, y[i], s)
+        sparse_axpy(indices, data, start, end, alpha[i], xt_alpha)
