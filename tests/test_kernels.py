@@ -57,3 +57,18 @@ def test_trace_rows_are_the_problems_certificates(method, l1):
     assert last["primal"] == p.primal(res.w)
     assert last["dual"] == p.dual(res.alpha)
     assert last["gap"] == p.gap(res.w, res.alpha)
+
+
+def test_power_tables_equal_the_closed_form_inside_and_beyond_them():
+    from cdlab.solvers._kernels import (POWER_TABLE_MAX, affine_constants, affine_power_tables, affine_powers,
+                                        power_table, tabled_affine_powers, toward_fixed_point)
+    for rho in (1e-12, 1e-3, 0.5):
+        a, log_a = affine_constants(rho)
+        pk, qk = affine_power_tables(a, log_a, rho, 40)
+        assert pk.shape == (41,)
+        for k in (0, 1, 17, 40, 41, 1000):  # the last two beyond the table
+            assert tabled_affine_powers(pk, qk, a, log_a, rho, k) == affine_powers(a, log_a, rho, k)
+        powers = power_table(log_a, 40)
+        for k in (0, 3, 40, 41, 500):
+            assert toward_fixed_point(2.0, k, 0.5, log_a, powers) == toward_fixed_point(2.0, k, 0.5, log_a, powers[:0])
+    assert power_table(-1e-3, 10 * POWER_TABLE_MAX).shape == (POWER_TABLE_MAX + 1,)

@@ -12,7 +12,10 @@
   ``toward_fixed_point`` writes the same orbit as x* + a^k (x − x*) around
   the map's fixed point x* (SPDC, ASDCA, whose maps are given that way).
   ``catch_up_dot`` / ``catch_up_all`` apply the first form to a row's
-  coordinates (returning the row's dot product) or to every coordinate.
+  coordinates (returning the row's dot product) or to every coordinate. A
+  kernel builds the powers for k up to its chunk's length once
+  (``affine_power_tables``, ``power_table``): one exp per step, not one per
+  coordinate caught up.
 * ``loss_grad``: the full gradient in one row-order sweep (agd, gd, svrg's
   snapshot, lbfgs); ``certificate_sweep``: Xw and Xᵀα in one row-order
   sweep (the driver's checkpoints).
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from .. import losses as L
@@ -88,21 +92,60 @@ def affine_constants(rho, prox_form=False):
     return a, (math.log1p(-rho) if rho < 1.0 else 0.0)
 
 
-@njit(inline="always", cache=True)
-def toward_fixed_point(x, k, fixed, log_r):
-    """k steps of x ← fixed + r(x − fixed), r = e^{log_r}: fixed + r^k (x − fixed)."""
-    return fixed + math.exp(k * log_r) * (x - fixed)
+# Power tables stop at this many entries (1 MiB for the two of affine_power_tables):
+# a larger k, a coordinate left alone that long, is computed by exp.
+POWER_TABLE_MAX = 1 << 16
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def affine_power_tables(a, log_a, rho, k_max):
+    """``affine_powers`` for k = 0..min(k_max, POWER_TABLE_MAX) as two arrays, built
+    once per chunk: a chunk of K steps then pays 2K transcendental functions
+    instead of two per coordinate it catches up (‖x_i‖₀ per step)."""
+    size = min(k_max, POWER_TABLE_MAX) + 1
+    pk = np.empty(size)
+    qk = np.empty(size)
+    for k in range(size):
+        pk[k], qk[k] = affine_powers(a, log_a, rho, k)
+    return pk, qk
 
 
 @njit(inline="always", cache=True)
-def catch_up_dot(indices, data, start, end, w, b, b_scale, last, t, a, log_a, rho):
+def tabled_affine_powers(pk, qk, a, log_a, rho, k):
+    """``affine_powers(a, log_a, rho, k)``, read from its tables when k is within them."""
+    if k < pk.shape[0]:
+        return pk[k], qk[k]
+    return affine_powers(a, log_a, rho, k)
+
+
+@njit(cache=True, nogil=True)
+def power_table(log_r, k_max):
+    """r^k = e^{k log r} for k = 0..min(k_max, POWER_TABLE_MAX) (the fixed-point
+    form's ``affine_power_tables``)."""
+    out = np.empty(min(k_max, POWER_TABLE_MAX) + 1)
+    for k in range(out.shape[0]):
+        out[k] = math.exp(k * log_r)
+    return out
+
+
+@njit(inline="always", cache=True)
+def toward_fixed_point(x, k, fixed, log_r, powers):
+    """k steps of x ← fixed + r(x − fixed), r = e^{log_r}: fixed + r^k (x − fixed),
+    r^k read from ``powers`` (a ``power_table``, possibly empty) when k is within it."""
+    rk = powers[k] if k < powers.shape[0] else math.exp(k * log_r)
+    return fixed + rk * (x - fixed)
+
+
+@njit(inline="always", cache=True)
+def catch_up_dot(indices, data, start, end, w, b, b_scale, last, t, a, log_a, rho, pk, qk):
     """Bring w_j for j in row i (positions start:end) to step t — w_j ← a^k w_j +
-    b_scale·b_j (1 − a^k)/ρ for the k = t − last[j] missed steps — and return x_i·w."""
+    b_scale·b_j (1 − a^k)/ρ for the k = t − last[j] missed steps, the factors read
+    from ``affine_power_tables`` (pk, qk) — and return x_i·w."""
     z = 0.0
     for p in range(start, end):
         j = indices[p]
-        pk, qk = affine_powers(a, log_a, rho, t - last[j])
-        w[j] = pk * w[j] + qk * b_scale * b[j]
+        pk_j, qk_j = tabled_affine_powers(pk, qk, a, log_a, rho, t - last[j])
+        w[j] = pk_j * w[j] + qk_j * b_scale * b[j]
         last[j] = t
         z += data[p] * w[j]
     return z

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
-from ._kernels import sparse_axpy, toward_fixed_point
+from ._kernels import power_table, sparse_axpy, toward_fixed_point
 from .base import SMOOTH_LOSSES, MethodSpec, register
 from ..sampling import BatchSampler, check_batch_size
 
@@ -42,6 +42,7 @@ def asdca_chunk(indptr, indices, data, y, code, s, batches, theta, lam_n, t0, al
     holds w at time last[j]. Returns the nonzeros touched."""
     n_steps, m = batches.shape
     log_keep = math.log1p(-theta)
+    powers = power_table(log_keep, n_steps)
     step = np.empty(m)
     touched = 0
     for k in range(n_steps):
@@ -51,7 +52,7 @@ def asdca_chunk(indptr, indices, data, y, code, s, batches, theta, lam_n, t0, al
             for p in range(indptr[i], indptr[i + 1]):
                 j = indices[p]
                 if last[j] < t:
-                    w[j] = toward_fixed_point(w[j], t - last[j], v[j], log_keep)
+                    w[j] = toward_fixed_point(w[j], t - last[j], v[j], log_keep, powers)
                     last[j] = t
         for b in range(m):
             i = batches[k, b]
@@ -81,8 +82,9 @@ def asdca_chunk(indptr, indices, data, y, code, s, batches, theta, lam_n, t0, al
 def asdca_sync(t, theta, v, w, last, out):
     """out = w at time t for every coordinate, without touching the state."""
     log_keep = math.log1p(-theta)
+    no_powers = np.empty(0)
     for j in range(w.shape[0]):
-        out[j] = toward_fixed_point(w[j], t - last[j], v[j], log_keep)
+        out[j] = toward_fixed_point(w[j], t - last[j], v[j], log_keep, no_powers)
 
 
 def asdca_theta(problem, m):

@@ -32,7 +32,7 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
-from ._kernels import affine_constants, catch_up_all, catch_up_dot
+from ._kernels import affine_constants, affine_power_tables, catch_up_all, catch_up_dot
 from .agd import check_step, smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, register
 
@@ -46,12 +46,13 @@ def sag_chunk(indptr, indices, data, y, code, s, n, w, gbar, table, last, t0, a,
     a' = 1 (SAG, a = 1 − ηλ) or a' = a (SAGA, a = 1/(1 + ηλ)); ``catch_up_all``
     uses b = −η ḡ in both cases (the prox form's factor is inside affine_powers).
     """
+    pk, qk = affine_power_tables(a, log_a, rho, order.shape[0])
     touched = 0
     for k in range(order.shape[0]):
         t = t0 + k
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
-        z = catch_up_dot(indices, data, start, end, w, gbar, -eta, last, t, a, log_a, rho)
+        z = catch_up_dot(indices, data, start, end, w, gbar, -eta, last, t, a, log_a, rho, pk, qk)
         g = L.loss_deriv(code, z, y[i], s)
         delta = g - table[i]
         table[i] = g

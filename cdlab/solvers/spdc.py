@@ -48,7 +48,7 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import BatchSampler, Sampler, check_batch_size
-from ._kernels import scalar_soft_threshold, sparse_axpy, toward_fixed_point
+from ._kernels import power_table, scalar_soft_threshold, sparse_axpy, toward_fixed_point
 from .base import ALL_LOSSES, MethodSpec, register
 
 
@@ -69,9 +69,10 @@ def _log_ratio(lam, tau):
 
 
 @njit(cache=True, nogil=True)
-def _lazy_power(x, k, Uj, tau, lam, l1, log_r):
+def _lazy_power(x, k, Uj, tau, lam, l1, log_r, powers):
     """x after k steps of x ← S_{τμ}(x + τU)/(1 + λτ) (U fixed), in O(1);
-    ``log_r`` = ``_log_ratio(lam, tau)``, computed once per chunk.
+    ``log_r`` = ``_log_ratio(lam, tau)`` and ``powers`` its ``power_table``
+    (possibly empty), both computed once per chunk.
 
     On each linear piece the map is affine with ratio r = 1/(1+λτ):
     x > τ(μ−U): fixed point (U−μ)/λ;  x < −τ(μ+U): fixed point (U+μ)/λ;
@@ -83,7 +84,7 @@ def _lazy_power(x, k, Uj, tau, lam, l1, log_r):
     if k == 0:
         return x
     if l1 == 0.0:
-        return toward_fixed_point(x, k, Uj / lam, log_r)
+        return toward_fixed_point(x, k, Uj / lam, log_r, powers)
     while k > 0:
         if x + tau * Uj > tau * l1:
             fixed, bound, sign = (Uj - l1) / lam, tau * (l1 - Uj), 1.0
@@ -97,22 +98,22 @@ def _lazy_power(x, k, Uj, tau, lam, l1, log_r):
             continue
         # on this piece while sign·x > sign·bound; the orbit tends to `fixed`
         if sign * fixed >= sign * bound:
-            return toward_fixed_point(x, k, fixed, log_r)
+            return toward_fixed_point(x, k, fixed, log_r, powers)
         est = math.log((bound - fixed) / (x - fixed)) / log_r  # steps until the boundary
         stay = k if est >= k else max(1, int(math.ceil(est)))
-        while stay > 1 and not sign * toward_fixed_point(x, stay - 1, fixed, log_r) > sign * bound:
+        while stay > 1 and not sign * toward_fixed_point(x, stay - 1, fixed, log_r, powers) > sign * bound:
             stay -= 1
-        while stay < k and sign * toward_fixed_point(x, stay, fixed, log_r) > sign * bound:
+        while stay < k and sign * toward_fixed_point(x, stay, fixed, log_r, powers) > sign * bound:
             stay += 1
-        x = toward_fixed_point(x, stay, fixed, log_r)
+        x = toward_fixed_point(x, stay, fixed, log_r, powers)
         k -= stay
     return x
 
 
 @njit(cache=True, nogil=True)
-def _catch_up(j, t, w, w_prev, U, last, tau, lam, l1, log_r):
+def _catch_up(j, t, w, w_prev, U, last, tau, lam, l1, log_r, powers):
     """Bring coordinate j from time last[j] < t to t: w[j] = w_j^(t), w_prev[j] = w_j^(t−1)."""
-    wp = _lazy_power(w[j], t - last[j] - 1, U[j], tau, lam, l1, log_r)
+    wp = _lazy_power(w[j], t - last[j] - 1, U[j], tau, lam, l1, log_r, powers)
     w_prev[j] = wp
     w[j] = _prox_step(wp, U[j], tau, lam, l1)
     last[j] = t
@@ -133,6 +134,7 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
     """
     n_steps, m = batches.shape
     log_r = _log_ratio(lam, tau)
+    powers = power_table(log_r, n_steps)
     zbar = np.empty(m)
     dalpha = np.empty(m)
     touched = 0
@@ -143,7 +145,7 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
             for p in range(indptr[i], indptr[i + 1]):
                 j = indices[p]
                 if last[j] < t:  # the test here, not in the callee, keeps dense rows fast
-                    _catch_up(j, t, w, w_prev, U, last, tau, lam, l1, log_r)
+                    _catch_up(j, t, w, w_prev, U, last, tau, lam, l1, log_r, powers)
         for b in range(m):
             i = batches[k, b]
             z = 0.0
@@ -181,8 +183,9 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
 def spdc_sync(t, w, U, last, tau, lam, l1, out):
     """out = w^(t) for every coordinate, without touching the state."""
     log_r = _log_ratio(lam, tau)
+    no_powers = np.empty(0)
     for j in range(w.shape[0]):
-        out[j] = _lazy_power(w[j], t - last[j], U[j], tau, lam, l1, log_r)
+        out[j] = _lazy_power(w[j], t - last[j], U[j], tau, lam, l1, log_r, no_powers)
 
 
 # --------------------------------------------------------------------------

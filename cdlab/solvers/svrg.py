@@ -49,7 +49,7 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
-from ._kernels import affine_constants, catch_up_all, catch_up_dot, loss_grad
+from ._kernels import affine_constants, affine_power_tables, catch_up_all, catch_up_dot, loss_grad
 from .agd import check_positive_int, check_step, smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, register
 
@@ -62,12 +62,13 @@ def svrg_chunk(indptr, indices, data, y, code, s, w, b, last, t0, a, log_a, rho,
     ``last[j]`` is the step at which w_j was last brought up to date; steps are
     numbered t0, t0 + 1, ... inside the current epoch.
     """
+    pk, qk = affine_power_tables(a, log_a, rho, order.shape[0])
     touched = 0
     for k in range(order.shape[0]):
         t = t0 + k
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
-        z = catch_up_dot(indices, data, start, end, w, b, 1.0, last, t, a, log_a, rho)
+        z = catch_up_dot(indices, data, start, end, w, b, 1.0, last, t, a, log_a, rho, pk, qk)
         delta = eta * (L.loss_deriv(code, z, y[i], s) - snap_deriv[i])
         for p in range(start, end):
             j = indices[p]
