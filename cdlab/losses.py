@@ -219,9 +219,10 @@ def _lambert_w_exp(ell):
 
 
 @njit(inline="always", cache=True)
-def _logistic_root_left(b, one_minus_b, c, q):
+def _logistic_root_left(b, one_minus_b, c, q, sc, smc):
     """The root t of h(t) = t − c + q(σ(t) − b) when σ(c) > b, so that it lies in
-    (logit b, c); ``one_minus_b`` is 1 − b to full relative precision.
+    (logit b, c); ``one_minus_b`` is 1 − b to full relative precision and
+    (sc, smc) = ``_sigmoid_pair(c)``, which the caller has computed.
 
     h is increasing with h' = 1 + qσ(1−σ) ∈ [1, 1 + q/4], and the root is
     bracketed by logit b and c − q(σ(c) − b) below and c above. Newton starts
@@ -232,7 +233,6 @@ def _logistic_root_left(b, one_minus_b, c, q):
     near c and then crept back about 1 per iteration on the exponential, so for
     q beyond ~1e26 it ran out of iterations far from the root.
     """
-    sc, smc = _sigmoid_pair(c)
     lo = c - q * (((one_minus_b - smc) if c > 0.0 else (sc - b)))
     hi = c
     ell = math.log(q) + c
@@ -294,8 +294,9 @@ def _logistic_step(b, yz, q):
     if side == 0.0:
         return sc, smc
     if side > 0.0:
-        return _sigmoid_pair(_logistic_root_left(b, one_minus_b, c, q))
-    return _sigmoid_pair(-_logistic_root_left(one_minus_b, b, -c, q))
+        return _sigmoid_pair(_logistic_root_left(b, one_minus_b, c, q, sc, smc))
+    # σ(−c) = (smc, sc) exactly: _sigmoid_pair depends on |c| and swaps its pair with the sign
+    return _sigmoid_pair(-_logistic_root_left(one_minus_b, b, -c, q, smc, sc))
 
 
 @njit(inline="always", cache=True)

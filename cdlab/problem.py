@@ -186,10 +186,11 @@ class Problem:
     def margins(self, w):
         return self.X @ self._check_w(w)
 
-    def primal(self, w) -> float:
-        """P(w) of theory.md §1."""
+    def primal(self, w, *, z=None) -> float:
+        """P(w) of theory.md §1; ``z`` = Xw when the caller has it."""
         w = self._check_w(w)
-        z = self.X @ w
+        if z is None:
+            z = self.X @ w
         return (L.sum_loss(self.loss_code, z, self.y, self.s) / self.n_samples
                 + 0.5 * self.lam * float(w @ w) + self.l1 * float(np.abs(w).sum()))
 
@@ -203,18 +204,20 @@ class Problem:
         """w(α) = S_{μ/λ}(v(α)) (the primal point the dual certifies)."""
         return soft_threshold(self.v_from_alpha(alpha), self.l1 / self.lam)
 
-    def dual(self, alpha) -> float:
-        """D(α) of theory.md §1 (−inf if α leaves the conjugate's domain)."""
+    def dual(self, alpha, *, v=None) -> float:
+        """D(α) of theory.md §1 (−inf if α leaves the conjugate's domain); ``v`` = v(α)
+        when the caller has it."""
         alpha = self._check_alpha(alpha)
-        w = self.w_from_alpha(alpha)
+        w = self.w_from_alpha(alpha) if v is None else soft_threshold(v, self.l1 / self.lam)
         return L.sum_neg_conj(self.loss_code, alpha, self.y, self.s) / self.n_samples - 0.5 * self.lam * float(w @ w)
 
     def alpha_from_w(self, w):
         """α_i(w) = −φ_i'(x_i·w): the dual point a primal method reports."""
         return L.neg_deriv(self.loss_code, self.margins(w), self.y, self.s)
 
-    def gap(self, w, alpha) -> float:
-        """G(w, α) = P(w) − D(α) ≥ P(w) − P*.
+    def gap(self, w, alpha, *, z=None, v=None) -> float:
+        """G(w, α) = P(w) − D(α) ≥ P(w) − P*; ``z`` = Xw and ``v`` = v(α) when the
+        caller has them.
 
         Evaluated as (1/n) Σ_i FY_φ(z_i, α_i) + λ Σ_j FY_g(w_j, v_j), where
         FY_φ(z, α) = φ(z) + φ*(−α) + αz and, with g(w) = ½‖w‖² + (μ/λ)‖w‖₁,
@@ -223,9 +226,11 @@ class Problem:
         """
         w = self._check_w(w)
         alpha = self._check_alpha(alpha)
-        z = self.X @ w
+        if z is None:
+            z = self.X @ w
         loss_part = L.sum_fenchel_young(self.loss_code, z, alpha, self.y, self.s) / self.n_samples
-        v = self.v_from_alpha(alpha)
+        if v is None:
+            v = self.v_from_alpha(alpha)
         t = self.l1 / self.lam
         sv = soft_threshold(v, t)
         reg = 0.5 * (w - v) ** 2 if t == 0 else 0.5 * w * w + t * np.abs(w) + 0.5 * sv * sv - v * w

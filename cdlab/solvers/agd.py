@@ -20,7 +20,7 @@ so the elastic net is handled exactly by the prox, never by a subgradient.
   then x = T, A += a, v = argmin ψ = S_{Aμ}(x₀ − Σ a_k ∇f(x_k)) / (1 + Aλ).
   It converges linearly at rate ~sqrt(λ/L_f) and as O(1/k²) when λ = 0.
 
-Work counting: a full gradient is computed in one row-wise sweep (``loss_grad``:
+Work counting: a full gradient is computed in one row-wise sweep (``_kernels.loss_grad``:
 z_i = x_i·w, then ∇ += φ'(z_i) x_i / n while the row is hot), counted as nnz(X)
 nonzeros touched — the same convention as an SDCA step that reads row i for its
 dot product and its update and counts ‖x_i‖₀ — and as one data pass. Dense O(d)
@@ -28,42 +28,18 @@ vector work is not counted (the face-off counts nonzeros of X). A "step" is one
 outer iteration (whatever line-search trials it needed), so one checkpoint
 interval (``steps_per_pass`` = 1) is one iteration.
 
-``loss_grad`` and ``smooth_constant`` are shared by the other full-gradient
-and variance-reduced baselines (svrg.py, saga.py, lbfgs.py).
+``smooth_constant`` is shared by the other full-gradient and variance-reduced
+baselines (svrg.py, saga.py, lbfgs.py).
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .. import losses as L
 from ..problem import soft_threshold
+from ._kernels import loss_grad
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 MAX_TRIALS = 100  # line-search doublings before giving up (2^100: only a NaN gets there)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def loss_grad(indptr, indices, data, y, code, s, w, grad, deriv):
-    """One row-wise sweep over X: grad = (1/n) Σ_i φ'(x_i·w) x_i, deriv_i = φ'(x_i·w).
-
-    Returns f(w) = (1/n) Σ_i φ(x_i·w). Touches nnz(X) nonzeros.
-    """
-    n = y.shape[0]
-    grad[:] = 0.0
-    acc = 0.0
-    for i in range(n):
-        start, end = indptr[i], indptr[i + 1]
-        z = 0.0
-        for p in range(start, end):
-            z += data[p] * w[indices[p]]
-        acc += L.loss_value(code, z, y[i], s)
-        g = L.loss_deriv(code, z, y[i], s)
-        deriv[i] = g
-        g /= n
-        for p in range(start, end):
-            grad[indices[p]] += g * data[p]
-    return acc / n
 
 
 def smooth_constant(problem, extra=0.0):

@@ -19,7 +19,7 @@ so ``l1`` is refused; the loss must be smooth (φ' enters the update).
 
 Sparse data: between two visits to coordinate j, v_j is constant and w_j
 follows w_j ← (1−θ)w_j + θv_j, so w_j = v_j + (1−θ)^k (w_j − v_j) after k
-steps: w is updated lazily (as SPDC's Section 4 does) and a step costs
+steps (``_kernels.toward_fixed_point``): w is updated lazily (as SPDC's Section 4 does) and a step costs
 Σ_I ‖x_i‖₀, not d. ``data_passes`` = steps·m/n (their Figure 1 counts
 processed examples).
 """
@@ -32,6 +32,7 @@ from numba import njit
 
 from .. import losses as L
 from .._checks import check_real
+from ._kernels import power_table, sparse_axpy, toward_fixed_point
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from ..sampling import BatchSampler, check_batch_size
 
@@ -42,6 +43,7 @@ def asdca_chunk(indptr, indices, data, y, code, s, batches, theta, lam_n, t0, al
     holds w at time last[j]. Returns the nonzeros touched."""
     n_steps, m = batches.shape
     log_keep = math.log1p(-theta)
+    powers = power_table(log_keep, n_steps)
     step = np.empty(m)
     touched = 0
     for k in range(n_steps):
@@ -51,7 +53,7 @@ def asdca_chunk(indptr, indices, data, y, code, s, batches, theta, lam_n, t0, al
             for p in range(indptr[i], indptr[i + 1]):
                 j = indices[p]
                 if last[j] < t:
-                    w[j] = v[j] + math.exp((t - last[j]) * log_keep) * (w[j] - v[j])
+                    w[j] = toward_fixed_point(w[j], t - last[j], v[j], log_keep, powers)
                     last[j] = t
         for b in range(m):
             i = batches[k, b]
@@ -66,8 +68,7 @@ def asdca_chunk(indptr, indices, data, y, code, s, batches, theta, lam_n, t0, al
             alpha[i] += step[b]
             c = step[b] / lam_n
             if c != 0.0:
-                for p in range(indptr[i], indptr[i + 1]):
-                    v[indices[p]] += c * data[p]
+                sparse_axpy(indices, data, indptr[i], indptr[i + 1], c, v)
         for b in range(m):
             i = batches[k, b]
             for p in range(indptr[i], indptr[i + 1]):
@@ -82,8 +83,9 @@ def asdca_chunk(indptr, indices, data, y, code, s, batches, theta, lam_n, t0, al
 def asdca_sync(t, theta, v, w, last, out):
     """out = w at time t for every coordinate, without touching the state."""
     log_keep = math.log1p(-theta)
+    no_powers = np.empty(0)
     for j in range(w.shape[0]):
-        out[j] = v[j] + math.exp((t - last[j]) * log_keep) * (w[j] - v[j])
+        out[j] = toward_fixed_point(w[j], t - last[j], v[j], log_keep, no_powers)
 
 
 def asdca_theta(problem, m):

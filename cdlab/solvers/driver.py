@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._kernels import certificate_sweep
 from .base import STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
 from .budget import Budget, real_number
 
@@ -43,12 +44,23 @@ SLICE_NNZ = 2_000_000
 
 
 def _checkpoint(problem, w, alpha):
-    if alpha is None:
-        alpha = problem.alpha_from_w(w)
-    primal = problem.primal(w)
-    dual = problem.dual(alpha) if problem.lam > 0 else -np.inf
-    gap = problem.gap(w, alpha) if problem.lam > 0 else np.inf
-    return alpha, primal, dual, gap
+    """(α, P(w), D(α), gap); α = α(w) when the state reports none. With lam > 0,
+    Xw and Xᵀα come from one pass over X (``_kernels.certificate_sweep``) and
+    Problem turns them into the certificates; with lam = 0 there is no dual."""
+    if problem.lam <= 0:
+        if alpha is None:
+            alpha = problem.alpha_from_w(w)
+        return alpha, problem.primal(w), -np.inf, np.inf
+    from_w = alpha is None
+    if from_w:
+        alpha = np.empty(problem.n_samples)
+    X = problem.X
+    z = np.empty(problem.n_samples)
+    v = np.zeros(problem.n_features)
+    certificate_sweep(X.indptr, X.indices, X.data, problem.y, problem.loss_code, problem.s, w, alpha, from_w,
+                      z, v)
+    v /= problem.lam * problem.n_samples
+    return alpha, problem.primal(w, z=z), problem.dual(alpha, v=v), problem.gap(w, alpha, z=z, v=v)
 
 
 def cancels(value) -> bool:

@@ -18,6 +18,7 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
+from ._kernels import scalar_soft_threshold, sparse_axpy, sparse_dot
 from .base import ALL_LOSSES, MethodSpec, State, register
 
 
@@ -32,9 +33,7 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     for k in range(order.shape[0]):
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
-        z = 0.0
-        for p in range(start, end):
-            z += data[p] * w[indices[p]]
+        z = sparse_dot(indices, data, start, end, w)
         a = alpha[i]
         if exact:
             a_new = L.dual_step(code, a, z, y[i], row_sq[i] / lam_n, s)
@@ -44,18 +43,11 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
         delta = a_new - a
         if delta != 0.0:
             alpha[i] = a_new
-            c = delta / lam_n
-            for p in range(start, end):
-                j = indices[p]
-                vj = v[j] + c * data[p]
-                v[j] = vj
-                if thresh > 0.0:
-                    if vj > thresh:
-                        w[j] = vj - thresh
-                    elif vj < -thresh:
-                        w[j] = vj + thresh
-                    else:
-                        w[j] = 0.0
+            sparse_axpy(indices, data, start, end, delta / lam_n, v)
+            if thresh > 0.0:
+                for p in range(start, end):
+                    j = indices[p]
+                    w[j] = scalar_soft_threshold(v[j], thresh)
     return touched
 
 

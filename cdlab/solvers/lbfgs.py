@@ -32,7 +32,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .._checks import check_int
-from .agd import loss_grad
+from ._kernels import loss_grad
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 _UNLIMITED = 2 ** 31 - 1

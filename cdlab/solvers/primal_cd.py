@@ -21,6 +21,7 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
+from ._kernels import scalar_soft_threshold, sparse_axpy
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 # z is updated incrementally, so it drifts from Xw by rounding: after K
@@ -50,19 +51,12 @@ def primal_cd_chunk(indptr, indices, data, y, code, s, n_samples, lam, l1, lip, 
         g = g / n_samples + lam * wj
         u = wj - g / lip[j]
         if l1 > 0.0:
-            t = l1 / lip[j]
-            if u > t:
-                u -= t
-            elif u < -t:
-                u += t
-            else:
-                u = 0.0
+            u = scalar_soft_threshold(u, l1 / lip[j])
         touched += end - start
         delta = u - wj
         if delta != 0.0:
             w[j] = u
-            for p in range(start, end):
-                z[indices[p]] += delta * data[p]
+            sparse_axpy(indices, data, start, end, delta, z)
     return touched
 
 

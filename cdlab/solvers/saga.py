@@ -17,7 +17,7 @@ Just-in-time updates: ḡ_j changes only when a row containing j is used, and
 then w_j is brought up to date first; between two such steps every step applies
 w_j ← a w_j + a'·ḡ_j with constant ḡ_j (a = 1 − ηλ for SAG, 1/(1 + ηλ) for
 SAGA), so k missed steps are applied in closed form when j is next read
-(``svrg.affine_powers``). A step costs ‖x_i‖₀, not d, and the iterates equal
+(``_kernels.affine_powers``). A step costs ‖x_i‖₀, not d, and the iterates equal
 the dense algorithm's up to rounding (tests/test_baselines.py checks it step by
 step). At the end of each chunk every coordinate is brought up to date (O(d)).
 
@@ -32,9 +32,9 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
+from ._kernels import affine_constants, affine_power_tables, catch_up_all, catch_up_dot
 from .agd import check_step, smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
-from .svrg import affine_constants, catch_up_all, catch_up_dot
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -46,12 +46,13 @@ def sag_chunk(indptr, indices, data, y, code, s, n, w, gbar, table, last, t0, a,
     a' = 1 (SAG, a = 1 − ηλ) or a' = a (SAGA, a = 1/(1 + ηλ)); ``catch_up_all``
     uses b = −η ḡ in both cases (the prox form's factor is inside affine_powers).
     """
+    pk, qk = affine_power_tables(a, log_a, rho, order.shape[0])
     touched = 0
     for k in range(order.shape[0]):
         t = t0 + k
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
-        z = catch_up_dot(indices, data, start, end, w, gbar, -eta, last, t, a, log_a, rho)
+        z = catch_up_dot(indices, data, start, end, w, gbar, -eta, last, t, a, log_a, rho, pk, qk)
         g = L.loss_deriv(code, z, y[i], s)
         delta = g - table[i]
         table[i] = g

@@ -40,6 +40,7 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import ORDERS, make_sampler
+from ._kernels import sparse_axpy, sparse_dot
 from .agd import check_step, smooth_constant
 from .base import ALL_LOSSES, MethodSpec, State, register
 
@@ -78,18 +79,14 @@ def sgd_chunk(indptr, indices, data, y, code, s, lam, rule, eta0, t0, u, scale, 
             shrink = 1.0 - eta * lam
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
-        z = 0.0
-        for p in range(start, end):
-            z += data[p] * u[indices[p]]
+        z = sparse_dot(indices, data, start, end, u)
         g = L.loss_deriv(code, scale * z, y[i], s)
         if shrink == 0.0:
             u[:] = 0.0
             scale = 1.0
         else:
             scale *= shrink
-        c = eta * g / scale
-        for p in range(start, end):
-            u[indices[p]] -= c * data[p]
+        sparse_axpy(indices, data, start, end, -(eta * g / scale), u)
         if not (1e-100 <= abs(scale) <= 1e100):
             u *= scale
             scale = 1.0

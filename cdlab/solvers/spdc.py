@@ -31,8 +31,8 @@ Sparse data (Section 4): g is separable and a coordinate j that no row of the
 batch touches evolves by the fixed map w_j ← S_{τμ}(w_j + τU_j)/(1 + λτ) with
 U_j constant, so its update is delayed until a sampled row touches it and
 then applied in O(1) (``_lazy_power``: an affine closed form per linear piece
-of the map; the elastic-net map has at most three pieces and a monotone
-orbit). A step therefore costs Σ_K ‖x_k‖₀, not d.
+of the map, ``_kernels.toward_fixed_point``; the elastic-net map has at most
+three pieces and a monotone orbit). A step therefore costs Σ_K ‖x_k‖₀, not d.
 
 Work: ``steps`` counts mini-batch steps, ``nnz_touched`` adds Σ_K ‖x_k‖₀ per
 step (each sampled row counted once, as for SDCA, although it is read twice),
@@ -49,6 +49,7 @@ from numba import njit
 from .. import losses as L
 from .._checks import check_real
 from ..sampling import BatchSampler, Sampler, check_batch_size
+from ._kernels import power_table, scalar_soft_threshold, sparse_axpy, toward_fixed_point
 from .base import ALL_LOSSES, MethodSpec, State, register
 
 
@@ -59,26 +60,20 @@ from .base import ALL_LOSSES, MethodSpec, State, register
 @njit(inline="always", cache=True)
 def _prox_step(x, Uj, tau, lam, l1):
     """One step of eq. (6)/(16) on a coordinate: argmin λ/2 w² + μ|w| − U w + (w − x)²/(2τ)."""
-    t = x + tau * Uj
-    a = tau * l1
-    if t > a:
-        t -= a
-    elif t < -a:
-        t += a
-    else:
-        return 0.0
-    return t / (1.0 + lam * tau)
+    return scalar_soft_threshold(x + tau * Uj, tau * l1) / (1.0 + lam * tau)
 
 
 @njit(inline="always", cache=True)
-def _affine_power(x, k, fixed, log_r):
-    """k steps of x ← fixed + r(x − fixed), r = e^{log_r}."""
-    return fixed + math.exp(k * log_r) * (x - fixed)
+def _log_ratio(lam, tau):
+    """log r, r = 1/(1 + λτ): the slope of the delayed map on each of its pieces."""
+    return -math.log1p(lam * tau)
 
 
 @njit(cache=True, nogil=True)
-def _lazy_power(x, k, Uj, tau, lam, l1):
-    """x after k steps of x ← S_{τμ}(x + τU)/(1 + λτ) (U fixed), in O(1).
+def _lazy_power(x, k, Uj, tau, lam, l1, log_r, powers):
+    """x after k steps of x ← S_{τμ}(x + τU)/(1 + λτ) (U fixed), in O(1);
+    ``log_r`` = ``_log_ratio(lam, tau)`` and ``powers`` its ``power_table``
+    (possibly empty), both computed once per chunk.
 
     On each linear piece the map is affine with ratio r = 1/(1+λτ):
     x > τ(μ−U): fixed point (U−μ)/λ;  x < −τ(μ+U): fixed point (U+μ)/λ;
@@ -87,9 +82,10 @@ def _lazy_power(x, k, Uj, tau, lam, l1):
     the number of steps spent on a piece comes from a logarithm, checked
     against the boundary to guard against rounding.
     """
-    log_r = -math.log1p(lam * tau)
+    if k == 0:
+        return x
     if l1 == 0.0:
-        return _affine_power(x, k, Uj / lam, log_r)
+        return toward_fixed_point(x, k, Uj / lam, log_r, powers)
     while k > 0:
         if x + tau * Uj > tau * l1:
             fixed, bound, sign = (Uj - l1) / lam, tau * (l1 - Uj), 1.0
@@ -103,22 +99,22 @@ def _lazy_power(x, k, Uj, tau, lam, l1):
             continue
         # on this piece while sign·x > sign·bound; the orbit tends to `fixed`
         if sign * fixed >= sign * bound:
-            return _affine_power(x, k, fixed, log_r)
+            return toward_fixed_point(x, k, fixed, log_r, powers)
         est = math.log((bound - fixed) / (x - fixed)) / log_r  # steps until the boundary
         stay = k if est >= k else max(1, int(math.ceil(est)))
-        while stay > 1 and not sign * _affine_power(x, stay - 1, fixed, log_r) > sign * bound:
+        while stay > 1 and not sign * toward_fixed_point(x, stay - 1, fixed, log_r, powers) > sign * bound:
             stay -= 1
-        while stay < k and sign * _affine_power(x, stay, fixed, log_r) > sign * bound:
+        while stay < k and sign * toward_fixed_point(x, stay, fixed, log_r, powers) > sign * bound:
             stay += 1
-        x = _affine_power(x, stay, fixed, log_r)
+        x = toward_fixed_point(x, stay, fixed, log_r, powers)
         k -= stay
     return x
 
 
 @njit(cache=True, nogil=True)
-def _catch_up(j, t, w, w_prev, U, last, tau, lam, l1):
+def _catch_up(j, t, w, w_prev, U, last, tau, lam, l1, log_r, powers):
     """Bring coordinate j from time last[j] < t to t: w[j] = w_j^(t), w_prev[j] = w_j^(t−1)."""
-    wp = _lazy_power(w[j], t - last[j] - 1, U[j], tau, lam, l1)
+    wp = _lazy_power(w[j], t - last[j] - 1, U[j], tau, lam, l1, log_r, powers)
     w_prev[j] = wp
     w[j] = _prox_step(wp, U[j], tau, lam, l1)
     last[j] = t
@@ -138,6 +134,8 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
     size d and is left zero. Returns the nonzeros touched.
     """
     n_steps, m = batches.shape
+    log_r = _log_ratio(lam, tau)
+    powers = power_table(log_r, n_steps)
     zbar = np.empty(m)
     dalpha = np.empty(m)
     touched = 0
@@ -148,7 +146,7 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
             for p in range(indptr[i], indptr[i + 1]):
                 j = indices[p]
                 if last[j] < t:  # the test here, not in the callee, keeps dense rows fast
-                    _catch_up(j, t, w, w_prev, U, last, tau, lam, l1)
+                    _catch_up(j, t, w, w_prev, U, last, tau, lam, l1, log_r, powers)
         for b in range(m):
             i = batches[k, b]
             z = 0.0
@@ -164,9 +162,7 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
             a_new = L.dual_step(code, q * a / (q + delta_dual), zbar[b], y[i], q + delta_dual, s)
             dalpha[b] = a_new - a
             alpha[i] = a_new
-            c = dalpha[b] * c_primal[i]
-            for p in range(indptr[i], indptr[i + 1]):
-                dU[indices[p]] += c * data[p]
+            sparse_axpy(indices, data, indptr[i], indptr[i + 1], dalpha[b] * c_primal[i], dU)
         for b in range(m):
             i = batches[k, b]
             for p in range(indptr[i], indptr[i + 1]):
@@ -180,16 +176,17 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
             i = batches[k, b]
             c = dalpha[b] * inv_n
             if c != 0.0:
-                for p in range(indptr[i], indptr[i + 1]):
-                    U[indices[p]] += c * data[p]
+                sparse_axpy(indices, data, indptr[i], indptr[i + 1], c, U)
     return touched
 
 
 @njit(cache=True, nogil=True)
 def spdc_sync(t, w, U, last, tau, lam, l1, out):
     """out = w^(t) for every coordinate, without touching the state."""
+    log_r = _log_ratio(lam, tau)
+    no_powers = np.empty(0)
     for j in range(w.shape[0]):
-        out[j] = _lazy_power(w[j], t - last[j], U[j], tau, lam, l1)
+        out[j] = _lazy_power(w[j], t - last[j], U[j], tau, lam, l1, log_r, no_powers)
 
 
 # --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ It minimises
 
 and keeps the last iterate. Between two steps that touch feature j, b_j is
 constant, so w_j follows the affine recurrence w_j ← (1 − ρ) w_j + b_j and k
-missed steps are applied at once when j is next read (``catch_up``):
+missed steps are applied at once when j is next read (``_kernels.catch_up_dot``):
 w_j ← (1−ρ)^k w_j + b_j (1 − (1−ρ)^k)/ρ. A step then costs ‖x_i‖₀, not d; the
 φ_i'(x_i·w̃) are stored at the snapshot, so x_i·w̃ is never recomputed.
 
@@ -41,68 +41,15 @@ loss, l1 = 0 and any λ ≥ 0; ``w0`` (the warm start, default 0) and ``center``
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
 from .._checks import check_int, check_real
-from .agd import check_step, loss_grad, smooth_constant
+from ._kernels import affine_constants, affine_power_tables, catch_up_all, catch_up_dot, loss_grad
+from .agd import check_step, smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
-
-
-@njit(inline="always", cache=True)
-def affine_powers(a, log_a, rho, k):
-    """(a^k, (1 − a^k)/ρ) for k repetitions of w ← a w + b.
-
-    After k steps w = a^k w + b Σ_{t<k} a^t; with a = 1 − ρ (gradient form) the
-    sum is (1 − a^k)/ρ, and with a = 1/(1 + ρ) applied to (w + b) (prox form) it
-    is also (1 − a^k)/ρ times b. ``log_a`` = log a, computed with log1p so that
-    tiny ρ keeps full precision (expm1 below); a ≤ 0 only happens with a step
-    too large to converge and falls back to the plain power.
-    """
-    if k == 0:
-        return 1.0, 0.0
-    if rho == 0.0:
-        return 1.0, float(k)
-    if a > 0.0:
-        e = k * log_a
-        return math.exp(e), -math.expm1(e) / rho
-    pk = a ** k
-    return pk, (1.0 - pk) / rho
-
-
-def affine_constants(rho, prox_form=False):
-    """(a, log a) of the per-step linear factor: 1 − ρ, or 1/(1 + ρ) in prox form."""
-    if prox_form:
-        return 1.0 / (1.0 + rho), -math.log1p(rho)
-    a = 1.0 - rho
-    return a, (math.log1p(-rho) if rho < 1.0 else 0.0)
-
-
-@njit(inline="always", cache=True)
-def catch_up_dot(indices, data, start, end, w, b, b_scale, last, t, a, log_a, rho):
-    """Bring w_j for j in row i (positions start:end) to step t — w_j ← a^k w_j +
-    b_scale·b_j (1 − a^k)/ρ for the k = t − last[j] missed steps — and return x_i·w."""
-    z = 0.0
-    for p in range(start, end):
-        j = indices[p]
-        pk, qk = affine_powers(a, log_a, rho, t - last[j])
-        w[j] = pk * w[j] + qk * b_scale * b[j]
-        last[j] = t
-        z += data[p] * w[j]
-    return z
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def catch_up_all(w, b, last, t, a, log_a, rho):
-    """Bring every coordinate to step t (O(d), at chunk ends and epoch ends)."""
-    for j in range(w.shape[0]):
-        pk, qk = affine_powers(a, log_a, rho, t - last[j])
-        w[j] = pk * w[j] + qk * b[j]
-        last[j] = t
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -113,12 +60,13 @@ def svrg_chunk(indptr, indices, data, y, code, s, w, b, last, t0, a, log_a, rho,
     ``last[j]`` is the step at which w_j was last brought up to date; steps are
     numbered t0, t0 + 1, ... inside the current epoch.
     """
+    pk, qk = affine_power_tables(a, log_a, rho, order.shape[0])
     touched = 0
     for k in range(order.shape[0]):
         t = t0 + k
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
-        z = catch_up_dot(indices, data, start, end, w, b, 1.0, last, t, a, log_a, rho)
+        z = catch_up_dot(indices, data, start, end, w, b, 1.0, last, t, a, log_a, rho, pk, qk)
         delta = eta * (L.loss_deriv(code, z, y[i], s) - snap_deriv[i])
         for p in range(start, end):
             j = indices[p]

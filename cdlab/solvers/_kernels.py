@@ -1,0 +1,204 @@
+"""The numba primitives every kernel is written in: one home for each.
+
+* ``sparse_dot`` / ``sparse_axpy``: x·w and out += c·x for one compressed row
+  (CSR) or column (CSC), given by its slice start:end of indices/data.
+* ``scalar_soft_threshold``: S_t(x) = sign(x)·max(|x| − t, 0), the prox of
+  t|·| (``problem.soft_threshold`` is its vector form, for numpy arrays).
+* The lazy O(1) catch-up of a coordinate that k steps left untouched, while
+  each of them applied the same affine map x ← a·x + b (SVRG, SAG/SAGA,
+  SPDC's Section 4, ASDCA). Two forms, both a^k by one exp of k·log a:
+  ``affine_powers`` returns (a^k, Σ_{t<k} a^t) for x ← a^k x + b·Σ a^t,
+  exact as ρ = 1 − a → 0 (variance-reduced methods with tiny λη);
+  ``toward_fixed_point`` writes the same orbit as x* + a^k (x − x*) around
+  the map's fixed point x* (SPDC, ASDCA, whose maps are given that way).
+  ``catch_up_dot`` / ``catch_up_all`` apply the first form to a row's
+  coordinates (returning the row's dot product) or to every coordinate. A
+  kernel builds the powers for k up to its chunk's length once
+  (``affine_power_tables``, ``power_table``): one exp per step, not one per
+  coordinate caught up.
+* ``loss_grad``: the full gradient in one row-order sweep (agd, gd, svrg's
+  snapshot, lbfgs); ``certificate_sweep``: Xw and Xᵀα in one row-order
+  sweep (the driver's checkpoints).
+
+Every helper is ``inline="always"`` (except the O(d)/O(nnz) sweeps), so a
+kernel written with them compiles to the same loop as one written out.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .. import losses as L
+
+
+@njit(inline="always", cache=True)
+def sparse_dot(indices, data, start, end, w):
+    """x·w for the compressed vector x = (indices, data)[start:end]."""
+    z = 0.0
+    for p in range(start, end):
+        z += data[p] * w[indices[p]]
+    return z
+
+
+@njit(inline="always", cache=True)
+def sparse_axpy(indices, data, start, end, c, out):
+    """out += c·x for the compressed vector x = (indices, data)[start:end]."""
+    for p in range(start, end):
+        out[indices[p]] += c * data[p]
+
+
+@njit(inline="always", cache=True)
+def scalar_soft_threshold(x, t):
+    """S_t(x) = sign(x)·max(|x| − t, 0) for t ≥ 0: the prox of t|·| at x."""
+    if x > t:
+        return x - t
+    if x < -t:
+        return x + t
+    return 0.0
+
+
+# --------------------------------------------------------------------------
+# lazy catch-up of x ← a x + b repeated k times
+# --------------------------------------------------------------------------
+
+@njit(inline="always", cache=True)
+def affine_powers(a, log_a, rho, k):
+    """(a^k, (1 − a^k)/ρ) for k repetitions of w ← a w + b.
+
+    After k steps w = a^k w + b Σ_{t<k} a^t; with a = 1 − ρ (gradient form) the
+    sum is (1 − a^k)/ρ, and with a = 1/(1 + ρ) applied to (w + b) (prox form) it
+    is also (1 − a^k)/ρ times b. ``log_a`` = log a, computed with log1p so that
+    tiny ρ keeps full precision (expm1 below); a ≤ 0 only happens with a step
+    too large to converge and falls back to the plain power.
+    """
+    if k == 0:
+        return 1.0, 0.0
+    if rho == 0.0:
+        return 1.0, float(k)
+    if a > 0.0:
+        e = k * log_a
+        return math.exp(e), -math.expm1(e) / rho
+    pk = a ** k
+    return pk, (1.0 - pk) / rho
+
+
+def affine_constants(rho, prox_form=False):
+    """(a, log a) of the per-step linear factor: 1 − ρ, or 1/(1 + ρ) in prox form."""
+    if prox_form:
+        return 1.0 / (1.0 + rho), -math.log1p(rho)
+    a = 1.0 - rho
+    return a, (math.log1p(-rho) if rho < 1.0 else 0.0)
+
+
+# Power tables stop at this many entries (1 MiB for the two of affine_power_tables):
+# a larger k, a coordinate left alone that long, is computed by exp.
+POWER_TABLE_MAX = 1 << 16
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def affine_power_tables(a, log_a, rho, k_max):
+    """``affine_powers`` for k = 0..min(k_max, POWER_TABLE_MAX) as two arrays, built
+    once per chunk: a chunk of K steps then pays 2K transcendental functions
+    instead of two per coordinate it catches up (‖x_i‖₀ per step)."""
+    size = min(k_max, POWER_TABLE_MAX) + 1
+    pk = np.empty(size)
+    qk = np.empty(size)
+    for k in range(size):
+        pk[k], qk[k] = affine_powers(a, log_a, rho, k)
+    return pk, qk
+
+
+@njit(inline="always", cache=True)
+def tabled_affine_powers(pk, qk, a, log_a, rho, k):
+    """``affine_powers(a, log_a, rho, k)``, read from its tables when k is within them."""
+    if k < pk.shape[0]:
+        return pk[k], qk[k]
+    return affine_powers(a, log_a, rho, k)
+
+
+@njit(cache=True, nogil=True)
+def power_table(log_r, k_max):
+    """r^k = e^{k log r} for k = 0..min(k_max, POWER_TABLE_MAX) (the fixed-point
+    form's ``affine_power_tables``)."""
+    out = np.empty(min(k_max, POWER_TABLE_MAX) + 1)
+    for k in range(out.shape[0]):
+        out[k] = math.exp(k * log_r)
+    return out
+
+
+@njit(inline="always", cache=True)
+def toward_fixed_point(x, k, fixed, log_r, powers):
+    """k steps of x ← fixed + r(x − fixed), r = e^{log_r}: fixed + r^k (x − fixed),
+    r^k read from ``powers`` (a ``power_table``, possibly empty) when k is within it."""
+    rk = powers[k] if k < powers.shape[0] else math.exp(k * log_r)
+    return fixed + rk * (x - fixed)
+
+
+@njit(inline="always", cache=True)
+def catch_up_dot(indices, data, start, end, w, b, b_scale, last, t, a, log_a, rho, pk, qk):
+    """Bring w_j for j in row i (positions start:end) to step t — w_j ← a^k w_j +
+    b_scale·b_j (1 − a^k)/ρ for the k = t − last[j] missed steps, the factors read
+    from ``affine_power_tables`` (pk, qk) — and return x_i·w."""
+    z = 0.0
+    for p in range(start, end):
+        j = indices[p]
+        pk_j, qk_j = tabled_affine_powers(pk, qk, a, log_a, rho, t - last[j])
+        w[j] = pk_j * w[j] + qk_j * b_scale * b[j]
+        last[j] = t
+        z += data[p] * w[j]
+    return z
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def catch_up_all(w, b, last, t, a, log_a, rho):
+    """Bring every coordinate to step t (O(d), at chunk ends and epoch ends)."""
+    for j in range(w.shape[0]):
+        pk, qk = affine_powers(a, log_a, rho, t - last[j])
+        w[j] = pk * w[j] + qk * b[j]
+        last[j] = t
+
+
+# --------------------------------------------------------------------------
+# full gradient
+# --------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def loss_grad(indptr, indices, data, y, code, s, w, grad, deriv):
+    """One row-wise sweep over X: grad = (1/n) Σ_i φ'(x_i·w) x_i, deriv_i = φ'(x_i·w).
+
+    Returns f(w) = (1/n) Σ_i φ(x_i·w). Touches nnz(X) nonzeros.
+    """
+    n = y.shape[0]
+    grad[:] = 0.0
+    acc = 0.0
+    for i in range(n):
+        start, end = indptr[i], indptr[i + 1]
+        z = sparse_dot(indices, data, start, end, w)
+        acc += L.loss_value(code, z, y[i], s)
+        g = L.loss_deriv(code, z, y[i], s)
+        deriv[i] = g
+        sparse_axpy(indices, data, start, end, g / n, grad)
+    return acc / n
+
+
+# --------------------------------------------------------------------------
+# certificates
+# --------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha):
+    """What a checkpoint reads of X, in one row-order sweep: z = Xw and
+    xt_alpha = Xᵀα (to be zero on entry), each row read once for z_i = x_i·w and
+    once for xt_alpha += α_i x_i while it is hot. ``alpha_from_w``: first set
+    α_i = −φ_i'(z_i), the dual point of a primal method. Sums run in the order
+    of scipy's CSR and CSC products, so P, D and the gap that ``Problem`` computes
+    from these are bit for bit the ones it computes from w and α alone."""
+    for i in range(y.shape[0]):
+        start, end = indptr[i], indptr[i + 1]
+        zi = sparse_dot(indices, data, start, end, w)
+        z[i] = zi
+        if alpha_from_w:
+            alpha[i] = -L.loss_deriv(code, zi, y[i], s)
+        sparse_axpy(indices, data, start, end, alpha[i], xt_alpha)
