@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._checks import check_int
 from ._numeric import as_float_array
 
 ORDERS = ("uniform", "permutation", "cyclic")
@@ -245,11 +246,8 @@ def _rows_with_repeats(a):
 
 
 def check_batch_size(batch_size, size):
-    """A mini-batch size must be an integer in [1, size]."""
-    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)):
-        if not (isinstance(batch_size, (float, np.floating)) and float(batch_size).is_integer()):
-            raise ValueError(f"batch_size must be an integer, got {batch_size!r}")
-    m = int(batch_size)
-    if not 1 <= m <= size:
-        raise ValueError(f"batch_size must be between 1 and {size}, got {m}")
+    """A mini-batch size: an integer in [1, size] (integral floats such as 4.0 accepted)."""
+    m = check_int("batch_size", batch_size)
+    if m > size:
+        raise ValueError(f"batch_size must be in [1, {size}], got {m}")
     return m

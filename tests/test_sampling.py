@@ -178,10 +178,14 @@ def test_batch_inclusion_frequency_is_m_over_size():
     assert chi_square_pvalue(counts, np.full(size, 1.0 / size)) > 1e-3
 
 
-@pytest.mark.parametrize("m", [0, -1, 6, 2.5, True, "3", None])
-def test_bad_batch_size_raises(m):
-    with pytest.raises(ValueError, match="batch_size"):
+@pytest.mark.parametrize("m, text", [(0, "an integer ≥ 1, got 0"), (-1, "an integer ≥ 1, got -1"),
+                                     (6, "in [1, 5], got 6"), (2.5, "an integer ≥ 1, got 2.5"),
+                                     (True, "an integer ≥ 1, got True"), ("3", "an integer ≥ 1, got '3'"),
+                                     (None, "an integer ≥ 1, got None")])
+def test_bad_batch_size_raises(m, text):
+    with pytest.raises(ValueError) as error:
         BatchSampler(5, m)
+    assert str(error.value) == f"batch_size must be {text}"
 
 
 def test_integral_float_batch_size_is_accepted():
