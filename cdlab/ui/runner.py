@@ -120,12 +120,12 @@ class Budget:
     max_passes: float = PAGE_DEFAULTS.max_passes
     tol: float = PAGE_DEFAULTS.tol
     seed: int = 0
-    max_seconds: float = PAGE_DEFAULTS.max_time
+    max_time: float = PAGE_DEFAULTS.max_time
     seeds: int = 3
 
     def solver(self) -> SolverBudget:
         """What one run on one seed stops on."""
-        return SolverBudget(max_passes=self.max_passes, tol=self.tol, max_time=self.max_seconds,
+        return SolverBudget(max_passes=self.max_passes, tol=self.tol, max_time=self.max_time,
                             eval_every=self.eval_every)
 
     @property
@@ -166,7 +166,7 @@ class Live:
 
 def run_key(problem_key, run: RunSpec, budget: Budget, seed: int):
     return (problem_key, run.method, run.sampling, run.batch_size, int(seed), float(budget.max_passes),
-            float(budget.tol), float(budget.max_seconds))
+            float(budget.tol), float(budget.max_time))
 
 
 class Worker:
