@@ -47,10 +47,18 @@ def test_alias_table_catches_a_wrong_distribution():
 
 
 def test_draws_are_reproducible():
-    s = Sampler(10, "weighted", np.arange(1, 11) / 55.0)
+    s = Sampler(10, "probabilities", np.arange(1, 11) / 55.0)
     a = s.draw(np.random.default_rng(3), 1000)
     b = s.draw(np.random.default_rng(3), 1000)
     assert np.array_equal(a, b) and not np.array_equal(a, s.draw(np.random.default_rng(4), 1000))
+
+
+def test_a_sampler_refuses_a_kind_it_does_not_draw():
+    """"weighted" names SPDC's Algorithm 2 and a page choice, not a Sampler kind: drawing from given
+    probabilities is the kind "probabilities"; an unknown kind is refused, never drawn as some order."""
+    with pytest.raises(ValueError, match=r"unknown sampler kind 'weighted'; choose one of \['cyclic', "
+                                         r"'permutation', 'probabilities', 'uniform'\]"):
+        Sampler(10, "weighted", np.full(10, 0.1))
 
 
 @pytest.mark.parametrize("bad, match", [

@@ -77,7 +77,7 @@ def plan(methods, samplings, batch_sizes) -> list:
     return runs
 
 
-def weighted_probabilities(norms_sq):
+def squared_norm_probabilities(norms_sq):
     """p ∝ ‖·‖² (the coordinate-wise Lipschitz weights without the λγn term of
     face-off eq. 14); a tiny floor keeps every probability > 0 on zero rows."""
     w = np.asarray(norms_sq, dtype=float)
@@ -90,7 +90,7 @@ def sampling_argument(run: RunSpec, problem):
     if run.sampling != "weighted" or "weighted" in METHODS[run.method].samplings:
         return run.sampling
     features = METHODS[run.method].axis == "features"
-    return weighted_probabilities(problem.col_norms_sq if features else problem.row_norms_sq)
+    return squared_norm_probabilities(problem.col_norms_sq if features else problem.row_norms_sq)
 
 
 def check(run: RunSpec, problem):
