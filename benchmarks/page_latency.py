@@ -97,7 +97,7 @@ def one_repetition(browser, n, d, run_seconds):
 
         # a big run: stream for run_seconds, then Cancel
         query = (f"?n_samples={n}&n_features={d}&density=1.0&max_passes=200.0&log10_tol=-13.0"
-                 "&max_seconds=600.0")
+                 "&max_time=600.0")
         page.goto(server.url + query, timeout=120_000)
         page.wait_for_selector(".cdlab-faceoff", timeout=120_000)
         wait_for(lambda: phase_of(page, 0).startswith("running "), 300, "the big run to start")

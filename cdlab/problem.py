@@ -62,7 +62,7 @@ def _check_scale(lam, data):
                              "use a larger lam, or lam=0 with a method that allows it")
 
 
-# what a Problem reads from its Data (problem.X is problem.data.X, ...)
+# what a Problem takes from its Data (problem.X is problem.data.X, ...)
 DATA_ATTRIBUTES = frozenset({"X", "X_csc", "y", "n_samples", "n_features", "nnz", "row_nnz", "col_nnz",
                              "row_norms_sq", "col_norms_sq", "frob_sq", "R", "max_bytes", "shape"})
 
@@ -94,7 +94,7 @@ class Problem:
     canonical (CSR, sorted indices, duplicates summed, no explicit zeros).
     ``problem.data`` is that :class:`cdlab.data.Data` with its facts (norms,
     counts, C_P, C_D, ‖X‖₂², λ_min); ``problem.X``, ``problem.row_norms_sq``,
-    … (``DATA_ATTRIBUTES``) read through to it. ``Problem.from_data`` builds
+    … (``DATA_ATTRIBUTES``) are its arrays, not copies. ``Problem.from_data`` builds
     an objective on a Data already checked.
     """
 
@@ -118,13 +118,9 @@ class Problem:
         _check_labels(self.loss_info, data.y)
         _check_scale(self.lam, data)
         self.data = data
+        # instance attributes that are the data's own arrays: solvers read them in loops
+        self.__dict__.update({name: getattr(data, name) for name in DATA_ATTRIBUTES})
         self._hash = None
-
-    def __getattr__(self, name):
-        # only reached when normal lookup fails: the data's arrays and facts
-        if name in DATA_ATTRIBUTES and "data" in self.__dict__:
-            return getattr(self.data, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---------------------------------------------------------------- facts
     @property

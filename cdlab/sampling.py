@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._checks import check_choice, check_int
 from ._numeric import as_float_array
 
 ORDERS = ("uniform", "permutation", "cyclic")
@@ -131,13 +132,16 @@ class Sampler:
 
     ``kind`` is "uniform" (i.i.d. with replacement), "permutation" (a fresh
     random permutation per epoch), "cyclic" (0, 1, …, m−1 repeated) or
-    "weighted" (i.i.d. from ``probs`` through an alias table).
+    "probabilities" (i.i.d. from ``probs`` through an alias table: importance,
+    custom probabilities, SPDC's Algorithm 2).
     """
 
+    KINDS = ORDERS + ("probabilities",)
+
     def __init__(self, size, kind="uniform", probs=None, what="coordinates"):
-        self.size, self.kind, self.what = int(size), kind, what
+        self.size, self.kind, self.what = int(size), check_choice("sampler kind", kind, self.KINDS), what
         self.probs = np.full(self.size, 1.0 / self.size) if probs is None else np.asarray(probs, float)
-        self._alias = AliasTable(self.probs) if kind == "weighted" else None
+        self._alias = AliasTable(self.probs) if kind == "probabilities" else None
         self._pos = 0  # position inside the current epoch for permutation / cyclic
         self._perm = None
 
@@ -173,7 +177,7 @@ class Sampler:
     def draw(self, rng: np.random.Generator, k: int) -> np.ndarray:
         if self.kind == "uniform":
             return rng.integers(0, self.size, k)
-        if self.kind == "weighted":
+        if self.kind == "probabilities":
             return self._alias.draw(rng, k)
         out = np.empty(k, dtype=np.int64)
         filled = 0
@@ -198,10 +202,10 @@ def make_sampler(sampling, size, importance_norms_sq=None, lam=0.0, gamma=1.0, n
         if sampling == "importance":
             if importance_norms_sq is None:
                 raise ValueError("importance sampling is not defined for this method")
-            return Sampler(size, "weighted", importance_probabilities(importance_norms_sq, lam, gamma, n_samples),
+            return Sampler(size, "probabilities", importance_probabilities(importance_norms_sq, lam, gamma, n_samples),
                            what=what)
         return Sampler(size, sampling, what=what)
-    return Sampler(size, "weighted", check_probabilities(sampling, size, what), what=what)
+    return Sampler(size, "probabilities", check_probabilities(sampling, size, what), what=what)
 
 
 class BatchSampler:
@@ -245,11 +249,8 @@ def _rows_with_repeats(a):
 
 
 def check_batch_size(batch_size, size):
-    """A mini-batch size must be an integer in [1, size]."""
-    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)):
-        if not (isinstance(batch_size, (float, np.floating)) and float(batch_size).is_integer()):
-            raise ValueError(f"batch_size must be an integer, got {batch_size!r}")
-    m = int(batch_size)
-    if not 1 <= m <= size:
-        raise ValueError(f"batch_size must be between 1 and {size}, got {m}")
+    """A mini-batch size: an integer in [1, size] (integral floats such as 4.0 accepted)."""
+    m = check_int("batch_size", batch_size)
+    if m > size:
+        raise ValueError(f"batch_size must be in [1, {size}], got {m}")
     return m

@@ -16,7 +16,7 @@ from cdlab.ui import datasource, presets
 from independent import dual_optimum, primal_optimum
 
 FACEOFF_PRESETS = [name for name, v in presets.PRESETS.items() if v["methods"] == ["primal_cd", "dual_cd"]]
-DATA_KEYS = ("n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalise")
+DATA_KEYS = ("n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalize")
 
 
 def preset_problem(name):

@@ -484,13 +484,15 @@ def test_lbfgs_keeps_its_memory_across_checkpoints_and_stops_its_thread():
 @pytest.mark.parametrize("method,options,match", [
     ("sgd", dict(step="pegasos"), "needs lam > 0"),
     ("sgd", dict(step=0.1), "step must be one of"),
-    ("sgd", dict(step="constant", eta0=-1.0), "eta0"),
+    ("sgd", dict(step="constant", eta0=-1.0), "eta0 must be finite and > 0, got -1.0"),
+    ("sgd", dict(step="constant", eta0="big"), "eta0 must be a real number, got 'big'"),
     ("sgd", dict(step="pegasos", eta0=0.5), "Pegasos step 1/\\(λt\\) has no eta0"),
-    ("svrg", dict(step=0.0), "step"),
+    ("svrg", dict(step=0.0), "step must be finite and > 0, got 0.0"),
     ("svrg", dict(epoch_length=0), "epoch_length"),
     ("svrg", dict(epoch_length=2.5), "epoch_length"),
-    ("saga", dict(step="big"), "step"),
-    ("gd", dict(step=float("nan")), "step"),
+    ("saga", dict(step="big"), r"step must be one of \['auto'\] or a number > 0, got 'big'"),
+    ("saga", dict(step=None), "step must be a real number, got None"),
+    ("gd", dict(step=float("nan")), "step must be finite and > 0, got nan"),
     ("lbfgs", dict(memory=0), "memory"),
 ])
 def test_bad_options_are_refused_before_any_work(method, options, match):

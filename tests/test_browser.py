@@ -413,7 +413,7 @@ def test_incompatible_choice_is_explained(page, server):
 
 def test_cancel_a_long_run(page, server):
     # ill-conditioned (λ = 1e-9, κ ≫ n) with no reachable tolerance: runs for minutes unless cancelled
-    query = ("?n_samples=20000&n_features=100&max_passes=2000.0&log10_tol=-13.0&max_seconds=600.0"
+    query = ("?n_samples=20000&n_features=100&max_passes=2000.0&log10_tol=-13.0&max_time=600.0"
              "&lam_rule=manual&log10_lam=-9.0"
              "&methods=%5B%22sdca%22%5D&samplings=%7B%22sdca%22%3A+%22uniform%22%7D")
     page.goto(server.url + query, timeout=LOAD)
@@ -439,7 +439,7 @@ def test_cancel_at_the_page_size_limit(page, server):
     n, d = datasource.MAX_NNZ // 100, 100  # dense: exactly the limit
     # ill-conditioned (λ = 1e-9) with no reachable tolerance: minutes of work unless cancelled
     # (the page's largest budget on five seeds: a pass over 10⁷ nonzeros takes about 0.1 s here)
-    query = (f"?n_samples={n}&n_features={d}&density=1.0&max_passes=2000.0&log10_tol=-13.0&max_seconds=600.0"
+    query = (f"?n_samples={n}&n_features={d}&density=1.0&max_passes=2000.0&log10_tol=-13.0&max_time=600.0"
              "&lam_rule=manual&log10_lam=-9.0&methods=%5B%22dual_cd%22%5D&samplings=%7B%22dual_cd%22%3A+%22uniform%22%7D&seeds=5")
     page.goto(server.url + query, timeout=LOAD)
     page.wait_for_selector(".cdlab-faceoff", timeout=LOAD)

@@ -205,7 +205,7 @@ def test_loss_sets_are_read_from_the_loss_table():
     assert set(L.CLASSIFICATION_LOSSES) | set(L.REGRESSION_LOSSES) == L.ALL_LOSSES
     assert estimators.CDClassifier._losses == L.CLASSIFICATION_LOSSES == derivations.CLASSIFICATION
     assert estimators.CDRegressor._losses == L.REGRESSION_LOSSES
-    assert (base.ALL_LOSSES, base.SMOOTH_LOSSES) == (L.ALL_LOSSES, L.SMOOTH_LOSSES)
+    assert base.ALL_LOSSES is L.ALL_LOSSES and base.SMOOTH_LOSSES is L.SMOOTH_LOSSES
     for loss, smooth in L.NEAREST_SMOOTH.items():  # a suggestion keeps the labels and gains γ
         assert not L.LOSSES[loss].smooth and L.LOSSES[smooth].smooth
         assert L.LOSSES[loss].classification == L.LOSSES[smooth].classification

@@ -47,10 +47,18 @@ def test_alias_table_catches_a_wrong_distribution():
 
 
 def test_draws_are_reproducible():
-    s = Sampler(10, "weighted", np.arange(1, 11) / 55.0)
+    s = Sampler(10, "probabilities", np.arange(1, 11) / 55.0)
     a = s.draw(np.random.default_rng(3), 1000)
     b = s.draw(np.random.default_rng(3), 1000)
     assert np.array_equal(a, b) and not np.array_equal(a, s.draw(np.random.default_rng(4), 1000))
+
+
+def test_a_sampler_refuses_a_kind_it_does_not_draw():
+    """"weighted" names SPDC's Algorithm 2 and a page choice, not a Sampler kind: drawing from given
+    probabilities is the kind "probabilities"; an unknown kind is refused, never drawn as some order."""
+    with pytest.raises(ValueError, match=r"unknown sampler kind 'weighted'; choose one of \['cyclic', "
+                                         r"'permutation', 'probabilities', 'uniform'\]"):
+        Sampler(10, "weighted", np.full(10, 0.1))
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -178,10 +186,14 @@ def test_batch_inclusion_frequency_is_m_over_size():
     assert chi_square_pvalue(counts, np.full(size, 1.0 / size)) > 1e-3
 
 
-@pytest.mark.parametrize("m", [0, -1, 6, 2.5, True, "3", None])
-def test_bad_batch_size_raises(m):
-    with pytest.raises(ValueError, match="batch_size"):
+@pytest.mark.parametrize("m, text", [(0, "an integer ≥ 1, got 0"), (-1, "an integer ≥ 1, got -1"),
+                                     (6, "in [1, 5], got 6"), (2.5, "an integer ≥ 1, got 2.5"),
+                                     (True, "an integer ≥ 1, got True"), ("3", "an integer ≥ 1, got '3'"),
+                                     (None, "an integer ≥ 1, got None")])
+def test_bad_batch_size_raises(m, text):
+    with pytest.raises(ValueError) as error:
         BatchSampler(5, m)
+    assert str(error.value) == f"batch_size must be {text}"
 
 
 def test_integral_float_batch_size_is_accepted():

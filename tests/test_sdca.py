@@ -249,8 +249,9 @@ def test_a_step_budget_ends_the_run_on_its_step():
         assert (np.diff(res.trace.steps) > 0).all()
     # the pass budget, when it comes first, still ends the run
     assert cdlab.solve(p, max_passes=1, max_steps=10 ** 6, tol=0).status == "max_passes"
-    for bad in (0, 2.5, -1, np.nan):
-        with pytest.raises(ValueError, match="max_steps must be a whole number ≥ 1"):
+    for bad, match in ((0, "an integer ≥ 1, got 0"), (2.5, "an integer ≥ 1, got 2.5"),
+                       (-1, "an integer ≥ 1, got -1"), (np.nan, "a number, got nan"), ("9", "a real number")):
+        with pytest.raises(ValueError, match=f"max_steps must be {match}"):
             cdlab.solve(p, max_steps=bad)
 
 
@@ -317,14 +318,14 @@ def test_reference_false_means_none():
     (dict(max_passes=0), "max_passes"),
     (dict(method="dual_cd", step="gradient"), "smooth loss"),
     (dict(sampling="importance"), "smooth loss"),
-    (dict(reference="abc"), "reference must be a number"),
-    (dict(reference=np.nan), "reference .* must be finite"),
-    (dict(tol="1e-3"), "tol must be a number"),
+    (dict(reference="abc"), "reference must be a real number, got 'abc'"),
+    (dict(reference=np.nan), "reference must be finite, got nan"),
+    (dict(tol="1e-3"), "tol must be a real number"),
     (dict(tol=np.nan), "tol must be a number"),
-    (dict(max_time="1"), "max_time must be a number"),
+    (dict(max_time="1"), "max_time must be a real number"),
     (dict(max_time=-1.0), "max_time must be finite and ≥ 0"),
     (dict(eval_every=np.inf), "eval_every must be finite"),
-    (dict(max_passes=None), "max_passes must be a number"),
+    (dict(max_passes=None), "max_passes must be a real number, got None"),
     (dict(callback=3), "callback must be callable"),
     (dict(cancel=True), "cancel must have an is_set"),
     (dict(seed=-1), "seed must be None or a non-negative integer"),

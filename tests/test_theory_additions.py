@@ -151,5 +151,5 @@ def test_spdc_delta_bound_refusals_name_the_problem():
         theory.bound("spdc", hinge, sampling="weighted", delta=0.1)
     with pytest.raises(ValueError, match="pass optimum"):
         theory.bound("spdc", hinge.with_params(lam=0.0), delta=0.1)
-    with pytest.raises(ValueError, match="delta must be a finite number"):
+    with pytest.raises(ValueError, match="delta must be finite and ≥ 0, got nan"):
         theory.bound("spdc", hinge, delta=float("nan"))

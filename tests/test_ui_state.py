@@ -10,9 +10,9 @@ from cdlab.data import list_datasets
 from cdlab.ui import datasource, presets, runner
 from cdlab.ui.cache import LRUCache, check_key
 from cdlab.ui.runner import BOTH, plan, sampling_choices
-from cdlab.ui.state import SYNCED, Experiment
+from cdlab.ui.state import RENAMED_KEYS, SYNCED, Experiment, current_link, sync_link
 
-SMALL = dict(source="synthetic", n_samples=120, n_features=12, density=1.0, normalise="mean", max_passes=20.0,
+SMALL = dict(source="synthetic", n_samples=120, n_features=12, density=1.0, normalize="mean", max_passes=20.0,
              log10_tol=-8.0)
 
 
@@ -98,7 +98,7 @@ def test_partial_traces_stream_before_the_run_ends():
 
 def test_cancel_stops_a_long_run():
     s = small(n_samples=3000, n_features=200, methods=["sdca"], samplings={"sdca": "uniform"}, log10_tol=-13.0,
-              max_passes=2000.0, max_seconds=600.0, auto_run=False)
+              max_passes=2000.0, max_time=600.0, auto_run=False)
     s.start()
     got_rows = threading.Event()
     for _ in range(600):
@@ -360,7 +360,7 @@ def test_synthetic_data_too_large_for_the_page_is_refused_at_once():
     assert s.data_key()[0] == "synthetic"
     with pytest.raises(ValueError, match="ω = 20,000,000"):
         datasource.data_key("binary extreme: max C_P", n_samples=10_000, n_features=10_000, density=1.0,
-                            row_skew=0.0, col_skew=0.0, value_dist="gaussian", normalise="none", data_seed=0,
+                            row_skew=0.0, col_skew=0.0, value_dist="gaussian", normalize="none", data_seed=0,
                             omega=20_000_000)
 
 
@@ -382,10 +382,31 @@ def test_url_parameters_round_trip():
             p = s.param[name]
             text = p.serialize(getattr(s, name))
             t.param.update(**{name: p.deserialize(text) if not isinstance(text, str) or name not in (
-                "source", "value_dist", "normalise", "loss", "lam_rule", "xaxis", "yaxis", "upload_hash")
+                "source", "value_dist", "normalize", "loss", "lam_rule", "xaxis", "yaxis", "upload_hash")
                 else text})
     assert t.settings() == s.settings() and t.runs() == s.runs()
     assert t.wait(120) and s.wait(120)
+
+
+def test_a_link_with_the_old_key_spellings_still_restores_its_settings():
+    """normalise= and max_seconds= (the keys before the rename) are read as normalize= and max_time=,
+    through the page's own link sync (panel's Location, headless); the URL then shows the new keys."""
+    from panel.io.location import Location
+
+    assert set(RENAMED_KEYS.values()) <= set(SYNCED) and not set(RENAMED_KEYS) & set(SYNCED)
+    defaults = Experiment(auto_run=False)
+    old = "?n_samples=150&normalise=rows&max_seconds=12.5&samplings=%7B%22sdca%22%3A+%22uniform%22%7D"
+    assert (defaults.normalize, defaults.max_time) != ("rows", 12.5)  # the link changes both
+    for search, normalize in ((old, "rows"), (old + "&normalize=none", "none")):  # a new key beats its old one
+        location, s = Location(search=search), Experiment(auto_run=False)
+        s.hold()
+        given = sync_link(location, s)
+        assert given == {"n_samples", "normalize", "max_time", "samplings"}
+        assert (s.n_samples, s.normalize, s.max_time, s.samplings) == (150, normalize, 12.5, {"sdca": "uniform"})
+        assert "normalise" not in location.query_params and "max_seconds" not in location.query_params
+        assert location.query_params["max_time"] == 12.5 and location.query_params["normalize"] == normalize
+    assert current_link("") == "" and current_link("?loss=hinge") == "?loss=hinge"
+    assert current_link(old).startswith("?n_samples=150&normalize=rows&max_time=12.5&samplings=")
 
 
 def test_plan_expands_both_samplings():

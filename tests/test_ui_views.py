@@ -24,7 +24,7 @@ hv.extension("bokeh")
 @pytest.fixture(scope="module")
 def done():
     """A finished face-off on small dense data (n ≫ d)."""
-    s = Experiment(source="synthetic", n_samples=200, n_features=10, normalise="mean", max_passes=30.0,
+    s = Experiment(source="synthetic", n_samples=200, n_features=10, normalize="mean", max_passes=30.0,
                    log10_tol=-8.0, methods=["primal_cd", "dual_cd"],
                    samplings={"primal_cd": BOTH, "dual_cd": BOTH}, auto_run=False)
     assert s.run(timeout=180)
@@ -201,7 +201,7 @@ def test_data_view_histograms_and_probabilities(done):
 
 def test_figure1_marks_binary_data_only():
     s = Experiment(source="synthetic", n_samples=50, n_features=8, density=0.3, value_dist="binary",
-                   normalise="none", methods=["sdca"], samplings={"sdca": "uniform"}, auto_run=False)
+                   normalize="none", methods=["sdca"], samplings={"sdca": "uniform"}, auto_run=False)
     s.start(solve=False)
     assert s.wait(60)
     assert s.analysis.binary
@@ -215,11 +215,11 @@ def test_figure1_marks_binary_data_only():
     finite = np.isfinite(grid)
     np.testing.assert_allclose(z[finite], np.log10(grid[finite]))
     # divided by the mean example norm: every nonzero ±c, the same C_P/C_D, still marked
-    s.normalise = "mean"
+    s.normalize = "mean"
     assert s.wait(60)
     assert s.analysis.binary and len(set(np.abs(s.analysis.problem.X.data))) == 1
     assert any(isinstance(el, hv.Points) for el in figure1_plot(s.analysis))
-    s.normalise = "rows"  # unit rows of unequal nonzero counts: nonzeros of different sizes
+    s.normalize = "rows"  # unit rows of unequal nonzero counts: nonzeros of different sizes
     assert s.wait(60)
     assert not s.analysis.binary
     assert not any(isinstance(el, hv.Points) for el in figure1_plot(s.analysis))
@@ -229,7 +229,7 @@ def test_figure1_marks_binary_data_only():
 def test_registry_binary_data_are_marked_under_the_default_normalisation():
     """mushrooms (0/1 features, 22 per example) divided by its mean norm is binary up to a scale."""
     s = Experiment(source="mushrooms", methods=["sdca"], samplings={"sdca": "uniform"}, auto_run=False)
-    assert s.normalise == "mean"
+    assert s.normalize == "mean"
     s.start(solve=False)
     assert s.wait(120) and s.error == ""
     assert s.analysis.binary and "star marks this data" in figure1_note(s.analysis)

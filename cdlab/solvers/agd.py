@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import check_real
 from ..problem import soft_threshold
 from ._kernels import loss_grad
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
@@ -55,18 +56,11 @@ def smooth_constant(problem, extra=0.0):
 
 def check_step(step, allowed, what="step"):
     """A step option is one of the named rules in ``allowed`` or a finite float > 0."""
-    expected = (f"one of {list(allowed)} or " if allowed else "") + "a finite number > 0"
-    if isinstance(step, str):
+    if isinstance(step, str) and allowed:
         if step not in allowed:
-            raise ValueError(f"{what} must be {expected}, got {step!r}")
+            raise ValueError(f"{what} must be one of {list(allowed)} or a number > 0, got {step!r}")
         return step
-    try:
-        value = float(step)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be {expected}, got {step!r}") from None
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{what} must be {expected}, got {step!r}")
-    return value
+    return check_real(what, step, low=0.0, low_open=True)
 
 
 class FullGradientState(State):

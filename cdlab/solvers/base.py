@@ -50,10 +50,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from ..losses import ALL_LOSSES, SMOOTH_LOSSES  # noqa: F401  (the methods' loss sets, read from here)
 from ..sampling import check_sampling
-
-ALL_LOSSES = frozenset({"squared", "logistic", "hinge", "smoothed_hinge", "absolute"})
-SMOOTH_LOSSES = frozenset({"squared", "logistic", "smoothed_hinge"})
 
 
 AXES = ("examples", "features", "none")

@@ -6,17 +6,11 @@ and so on are the defaults).
 """
 from __future__ import annotations
 
-import numbers
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-
-def real_number(name, value) -> float:
-    """A real number (int or float, not a bool or a string), as float."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    return float(value)
+from .._checks import check_int, check_real
 
 
 @dataclass(frozen=True)
@@ -43,25 +37,15 @@ class Budget:
     eval_every: float = 1.0
 
     def __post_init__(self):
-        max_passes = real_number("max_passes", self.max_passes)
-        if not (max_passes > 0):
-            raise ValueError(f"max_passes must be > 0, got {max_passes}")
-        eval_every = real_number("eval_every", self.eval_every)
-        if not (0 < eval_every < np.inf):
-            raise ValueError(f"eval_every must be finite and > 0, got {eval_every}")
-        tol = real_number("tol", self.tol)
-        if np.isnan(tol):
-            raise ValueError("tol must be a number, got nan")
-        max_time = self.max_time
-        if max_time is not None:
-            max_time = real_number("max_time", max_time)
-            if not (0 <= max_time < np.inf):
-                raise ValueError(f"max_time must be finite and ≥ 0, or None, got {max_time}")
+        max_passes = check_real("max_passes", self.max_passes, low=0.0, low_open=True, finite=False)
+        eval_every = check_real("eval_every", self.eval_every, low=0.0, low_open=True)
+        tol = check_real("tol", self.tol, finite=False)  # tol ≤ 0 (even -inf) runs the budget out
+        max_time = None if self.max_time is None else check_real("max_time", self.max_time, low=0.0)
         max_steps = self.max_steps
-        if max_steps is not None:
-            max_steps = real_number("max_steps", max_steps)
-            if not (max_steps >= 1 and (max_steps == np.inf or max_steps.is_integer())):
-                raise ValueError(f"max_steps must be a whole number ≥ 1 (or inf), or None, got {max_steps}")
+        if max_steps is not None:  # a whole number of steps ≥ 1, or inf (no step limit), as float
+            max_steps = check_real("max_steps", max_steps, finite=False)
+            if max_steps != np.inf:
+                max_steps = float(check_int("max_steps", max_steps))
         for name, value in (("max_passes", max_passes), ("eval_every", eval_every), ("tol", tol),
                             ("max_time", max_time), ("max_steps", max_steps)):
             object.__setattr__(self, name, value)

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._checks import check_real
 from ._kernels import certificate_sweep
 from .base import STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
-from .budget import Budget, real_number
+from .budget import Budget
 
 # Divergence, reported rather than drawn as a curve: non-finite iterates, or the
 # objective a method optimises moving DIVERGENCE_FACTOR × (|P(w₀)| + 1) the wrong
@@ -189,10 +190,7 @@ class Run:
 
 def check_reference(value) -> float:
     """A given P*: a finite real number, as float."""
-    value = real_number("reference", value)
-    if not np.isfinite(value):
-        raise ValueError(f"reference (P*) must be finite, got {value}")
-    return value
+    return check_real("reference", value)
 
 
 class _Stop:

@@ -254,7 +254,7 @@ class SPDCState(State):
         if weighted:
             norms = np.sqrt(problem.row_norms_sq)
             probs = 1.0 / (2 * n) + norms / (2 * norms.sum())
-            self.sampler = Sampler(n, "weighted", probs / probs.sum())
+            self.sampler = Sampler(n, "probabilities", probs / probs.sum())
             self.q_dual = probs * n / self.sigma
             self.c_primal = 1.0 / (probs * n)
         else:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import check_real
+from ..reference import resolve_reference
+
 
 def start_values(problem):
     w0 = np.zeros(problem.n_features)
@@ -23,36 +26,20 @@ def start_values(problem):
     return p0, d0, d_alpha_w0
 
 
-def reference_value(problem, reference):
-    """P* from ``reference``: None, a float, or True (certified solve, cached)."""
-    if reference is None:
-        return None
-    if reference is True:
-        from ..reference import reference_optimum
-        return reference_optimum(problem)
-    ref = float(reference)
-    if not np.isfinite(ref):
-        raise ValueError(f"reference must be a finite P*, got {reference!r}")
-    return ref
-
-
 def _positive(value):
     # ε₀ = 0 means the start is optimal; a tiny floor keeps log(ε₀/ε) defined (→ 0 iterations)
     return max(float(value), 1e-300)
 
 
 def given_eps0(eps0):
-    eps0 = float(eps0)
-    if not eps0 > 0:
-        raise ValueError(f"eps0 must be > 0, got {eps0}")
-    return eps0, "given"
+    return check_real("eps0", eps0, low=0.0, low_open=True), "given"
 
 
 def _eps0(side, problem, reference, eps0):
     if eps0 is not None:
         return given_eps0(eps0)
     p0, d0, da = start_values(problem)
-    ref = reference_value(problem, reference)
+    ref = resolve_reference(problem, reference)
     if side == "dual":
         if ref is not None:
             return _positive(ref - d0), "D* − D(α₀) with the reference optimum"
@@ -75,7 +62,7 @@ def primal_eps0(problem, reference=None, eps0=None):
 def both_eps0(problem, reference=None):
     """(P(0) − P*, D* − D(0)) — exact with a reference, else both bounded by the initial gap."""
     p0, d0, da = start_values(problem)
-    ref = reference_value(problem, reference)
+    ref = resolve_reference(problem, reference)
     if ref is not None:
         return _positive(p0 - ref), _positive(ref - d0), "exact, from the reference optimum"
     gap = _positive(p0 - d0)

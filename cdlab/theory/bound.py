@@ -34,6 +34,7 @@ import numpy as np
 import scipy.special
 import sympy as sp
 
+from .._checks import check_real
 from .symbols import SYMBOLS, evaluate
 
 QUANTITIES = ("gap", "subopt", "dual_subopt", "dist")
@@ -105,13 +106,9 @@ class Bound:
     def iterations(self, eps, delta=None) -> float:
         """Iterations after which E[quantity] ≤ eps (or, with ``delta``, the
         quantity itself is ≤ eps with probability ≥ 1 − delta, by Markov)."""
-        eps = float(eps)
-        if not (eps > 0 and np.isfinite(eps)):  # eps = inf made log(ε₀/ε) complex deep in sympy
-            raise ValueError(f"eps must be finite and > 0, got {eps}")
+        eps = check_real("eps", eps, low=0.0, low_open=True)  # log(ε₀/ε) is real for finite ε > 0 only
         if delta is not None:
-            if not 0 < delta <= 1:
-                raise ValueError(f"delta must be in (0, 1], got {delta}")
-            eps *= delta
+            eps *= check_real("delta", delta, low=0.0, high=1.0, low_open=True)
         return max(0.0, self.evaluate(self.expr, eps=eps))
 
     def passes(self, eps, delta=None) -> float:

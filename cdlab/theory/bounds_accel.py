@@ -35,7 +35,8 @@ import numpy as np
 import sympy as sp
 
 from .._checks import renamed
-from ._start import both_eps0, primal_eps0, reference_value, start_values
+from ..reference import resolve_reference
+from ._start import both_eps0, primal_eps0, start_values
 from .bound import Bound, register_bound
 from .bounds_cd import _check_options
 from .spdc_parameters import SPDC_PARAMETERS, spdc_batch_size, spdc_theorem1
@@ -52,7 +53,7 @@ def _spdc_distances(problem, options):
         w_star, alpha_star = (np.asarray(v, dtype=float) for v in opt)
         return float(w_star @ w_star), float(alpha_star @ alpha_star), "exact, from the given optimum"
     p0, d0, _ = start_values(problem)
-    ref = reference_value(problem, options.get("reference"))
+    ref = resolve_reference(problem, options.get("reference"))
     excess = (p0 - ref) if ref is not None else (p0 - d0)
     dx = 2 * max(excess, 0.0) / problem.lam
     if problem.loss_info.lipschitz is not None:

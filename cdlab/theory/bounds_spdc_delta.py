@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from .._checks import check_real
 from ._start import start_values
 from .bound import Bound
 from .spdc_parameters import spdc_batch_size, spdc_theorem1
@@ -39,10 +40,7 @@ eps, eps0, n, m, nnz = S["eps"], S["eps0"], S["n"], S["m"], S["nnz"]
 
 
 def _check_delta(problem, delta):
-    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, (int, float, np.integer, np.floating)) \
-            or not (np.isfinite(delta) and delta >= 0):
-        raise ValueError(f"delta must be a finite number ≥ 0, got {delta!r}")
-    delta = float(delta)
+    delta = check_real("delta", delta, low=0.0)
     from ..solvers.spdc import spdc_parameters
     spdc_parameters(problem, 1, False, delta)  # the solver's own refusals: delta > 0 where needed, and only there
     if problem.loss_info.lipschitz is None:

@@ -26,6 +26,7 @@ import sympy as sp
 
 from .bound import bound
 from .._checks import check_int
+from ..sampling import check_batch_size
 from .symbols import SYMBOLS as S, evaluate
 
 n, d, nnz, m = S["n"], S["d"], S["nnz"], S["m"]
@@ -53,9 +54,7 @@ def parallel_cost(problem, machines, batch_size, eps=1e-6) -> pd.DataFrame:
     integer (the batch at most n).
     """
     s = check_int("machines", machines)
-    mb = check_int("batch_size", batch_size)
-    if mb > problem.n_samples:
-        raise ValueError(f"batch_size must be in [1, n = {problem.n_samples}], got {mb}")
+    mb = check_batch_size(batch_size, problem.n_samples)
     iterations = {"sdca": bound("sdca", problem).iterations(eps),
                   "asdca": bound("asdca", problem, batch_size=mb).iterations(eps),
                   "agd": bound("agd", problem).iterations(eps)}

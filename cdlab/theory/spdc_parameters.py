@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..sampling import check_batch_size
 from .symbols import SYMBOLS as S
 
 n, lam, gamma, R, Rbar, m = S["n"], S["lam"], S["gamma"], S["R"], S["Rbar"], S["m"]
@@ -20,10 +21,7 @@ SPDC_PARAMETERS = {
 
 
 def spdc_batch_size(problem, options):
-    mb = int(options.get("batch_size", 1))
-    if not 1 <= mb <= problem.n_samples:
-        raise ValueError(f"batch_size must be in [1, n = {problem.n_samples}], got {mb}")
-    return mb
+    return check_batch_size(options.get("batch_size", 1), problem.n_samples)
 
 
 def spdc_theorem1():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import holoviews as hv
 import panel as pn
 
-from .state import SYNCED, Experiment
+from .state import Experiment, sync_link
 from . import glossary
 from .views import Banner, Controls, ConvergenceView, DataView, FaceoffCard, Figure1View, ResultsView, TheoryCard
 from .warmup import WARMUP
@@ -60,12 +60,11 @@ def _serve_session(state, compiling, notice):
                          "defaults instead.")
         notice.visible = True
 
-    # the link's own settings, read before sync writes every synced setting into the URL
-    given = set(pn.state.location.query_params)
     # no job until the page has loaded: the browser sends the link back when it connects, and a preset
     # named there would otherwise be applied again (one link, one job)
     state.hold()
-    pn.state.location.sync(state, {p: p for p in SYNCED}, on_error=sync_failed)
+    # the link's own settings, read before sync writes every synced setting into the URL
+    given = sync_link(pn.state.location, state, on_error=sync_failed)
     state.complete_preset(given)
     WARMUP.ensure_started()
 

@@ -75,25 +75,25 @@ def fetch(name, progress=None):
             fetch_dataset(name, progress=progress, show_progress=False)
 
 
-def data_key(source, *, n_samples, n_features, density, row_skew, col_skew, value_dist, normalise, data_seed,
+def data_key(source, *, n_samples, n_features, density, row_skew, col_skew, value_dist, normalize, data_seed,
              omega, upload_hash=""):
     """The primitive key of the data a source and its settings describe."""
     if source == SYNTHETIC:
         _check_size(round(float(density) * int(n_samples) * int(n_features)), "n·d·density")
         return ("synthetic", int(n_samples), int(n_features), float(density), float(row_skew),
-                float(col_skew), str(value_dist), str(normalise), int(data_seed))
+                float(col_skew), str(value_dist), str(normalize), int(data_seed))
     if source in EXTREMES:
         generator, kind = EXTREMES[source]
         omega = int(omega) if generator == "binary_extreme" and omega else 0
         _check_size(omega, "ω")
-        return ("extreme", generator, kind, int(n_samples), int(n_features), omega, str(normalise), int(data_seed))
+        return ("extreme", generator, kind, int(n_samples), int(n_features), omega, str(normalize), int(data_seed))
     if source == UPLOAD:
-        return ("upload", str(upload_hash), str(normalise))
+        return ("upload", str(upload_hash), str(normalize))
     if source in dataset_names():
         if needs_fetch(source):
             raise ValueError(f"{source} is not on this server yet: press “Fetch {source}” under the data menu to "
                              f"download it (≈ {DATASETS[source].download_mb:g} MB from the LIBSVM collection)")
-        return ("dataset", str(source), str(normalise))
+        return ("dataset", str(source), str(normalize))
     raise ValueError(f"unknown data source {source!r}; choose one of {source_names()}")
 
 
@@ -115,36 +115,36 @@ def _build(key):
     return builders[key[0]](*key[1:])
 
 
-def _synthetic(n, d, density, row_skew, col_skew, value_dist, normalise, seed):
+def _synthetic(n, d, density, row_skew, col_skew, value_dist, normalize, seed):
     X, y = make_synthetic(n_samples=n, n_features=d, density=density, row_skew=row_skew, col_skew=col_skew,
-                          values=value_dist, normalize=normalise, seed=seed)
+                          values=value_dist, normalize=normalize, seed=seed)
     return X, y, ""
 
 
-def _extreme(generator, which, n, d, omega, normalise, seed):
+def _extreme(generator, which, n, d, omega, normalize, seed):
     if generator == "extreme_matrix":
         X, note = extreme_matrix(n, d, kind=which), ""
     else:
         omega = omega or auto_omega(n, d)
         X, note = binary_extreme(n, d, omega, which=which, seed=seed, signed=True), f"binary, ω = {omega:,}"
-    X = normalize_data(X, normalise)
+    X = normalize_data(X, normalize)
     # labels from a planted linear model, as for the synthetic data
     return X, planted_labels(X, "linear", seed=seed), note
 
 
-def _dataset(name, normalise):
-    X, y = load_spec(name, normalise)
+def _dataset(name, normalize):
+    X, y = load_spec(name, normalize)
     return X, y, DATASETS[name].description
 
 
-def _uploaded(digest, normalise):
+def _uploaded(digest, normalize):
     if not digest:
         raise ValueError("no file uploaded yet: choose a LIBSVM file under 'Your own data'")
     hit = _UPLOADS.get((digest,))
     if hit is None:
         raise ValueError("the uploaded file is no longer in memory; upload it again")
     X, y, note = hit
-    return normalize_data(X, normalise), y, note
+    return normalize_data(X, normalize), y, note
 
 
 def parse_upload(content: bytes, filename: str):

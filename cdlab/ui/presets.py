@@ -11,29 +11,29 @@ _FACEOFF = {"methods": ["primal_cd", "dual_cd"],
 PRESETS = {
     "dense n≫d (dual wins)": dict(
         source=datasource.SYNTHETIC, n_samples=2000, n_features=20, density=1.0, row_skew=0.0, col_skew=0.0,
-        value_dist="gaussian", normalise="mean", loss="logistic", lam_rule="1/n", max_passes=30.0, **_FACEOFF),
+        value_dist="gaussian", normalize="mean", loss="logistic", lam_rule="1/n", max_passes=30.0, **_FACEOFF),
     # with λ = 1/n and unit-scale rows the dual's extra work C_D/(λγn) ≤ nnz/4, so the two sides nearly
     # tie when d ≫ n; a smaller λ (κ = R²/(λγ) = 2500 ≫ n) lets the C_P ≪ C_D advantage show
     "dense d≫n, small λ (primal wins)": dict(
         source=datasource.SYNTHETIC, n_samples=40, n_features=2000, density=1.0, row_skew=0.0, col_skew=0.0,
-        value_dist="gaussian", normalise="mean", loss="logistic", lam_rule="manual", log10_lam=-4.0,
+        value_dist="gaussian", normalize="mean", loss="logistic", lam_rule="manual", log10_lam=-4.0,
         max_passes=60.0, **_FACEOFF),
     "sparse news-like skew": dict(
         source=datasource.SYNTHETIC, n_samples=2000, n_features=4000, density=0.005, row_skew=1.0,
-        col_skew=1.5, value_dist="uniform", normalise="rows", loss="logistic", lam_rule="1/n",
+        col_skew=1.5, value_dist="uniform", normalize="rows", loss="logistic", lam_rule="1/n",
         max_passes=30.0, **_FACEOFF),
     "Theorem 3 extreme: C_P/C_D → n": dict(
-        source="extreme: C_P/C_D → n", n_samples=400, n_features=40, normalise="mean", loss="logistic",
+        source="extreme: C_P/C_D → n", n_samples=400, n_features=40, normalize="mean", loss="logistic",
         lam_rule="1/n", max_passes=30.0, **_FACEOFF),
     "Theorem 3 extreme: C_P/C_D → 1/d": dict(
-        source="extreme: C_P/C_D → 1/d", n_samples=40, n_features=400, normalise="mean",
+        source="extreme: C_P/C_D → 1/d", n_samples=40, n_features=400, normalize="mean",
         loss="logistic", lam_rule="1/n", max_passes=30.0, **_FACEOFF),
     "binary extreme: max C_P (Figure 1)": dict(
-        source="binary extreme: max C_P", n_samples=300, n_features=30, omega=900, normalise="none",
+        source="binary extreme: max C_P", n_samples=300, n_features=30, omega=900, normalize="none",
         loss="logistic", lam_rule="1/n", max_passes=30.0, **_FACEOFF),
     "ill-conditioned κ≫n": dict(
         source=datasource.SYNTHETIC, n_samples=500, n_features=100, density=1.0, row_skew=0.0, col_skew=0.0,
-        value_dist="gaussian", normalise="rows", loss="smoothed_hinge", lam_rule="manual", log10_lam=-6.0,
+        value_dist="gaussian", normalize="rows", loss="smoothed_hinge", lam_rule="manual", log10_lam=-6.0,
         max_passes=60.0, methods=["sdca", "asdca", "spdc", "accel_appa", "svrg"],
         samplings={m: "uniform" for m in ["sdca", "asdca", "spdc", "accel_appa", "svrg"]}),
 }
@@ -79,7 +79,7 @@ def caption(name) -> str:
     return f"{text} *Explained in the notebook `notebooks/{notebook}.ipynb`.*"
 
 
-NORMALISATION_LABELS = {"none": "none", "rows": "unit rows", "mean": "divide by the mean example norm"}
+NORMALIZATION_LABELS = {"none": "none", "rows": "unit rows", "mean": "divide by the mean example norm"}
 
 
 def value_kinds():
@@ -87,10 +87,10 @@ def value_kinds():
     return VALUES
 
 
-def normalisations():
+def normalizations():
     """Display name -> value of ``cdlab.data.normalize_data``'s ``how``."""
     from ..data.synthetic import NORMALIZE
-    return {NORMALISATION_LABELS.get(h, h): h for h in NORMALIZE}
+    return {NORMALIZATION_LABELS.get(h, h): h for h in NORMALIZE}
 
 
 def available():

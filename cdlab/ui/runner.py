@@ -77,7 +77,7 @@ def plan(methods, samplings, batch_sizes) -> list:
     return runs
 
 
-def weighted_probabilities(norms_sq):
+def squared_norm_probabilities(norms_sq):
     """p ∝ ‖·‖² (the coordinate-wise Lipschitz weights without the λγn term of
     face-off eq. 14); a tiny floor keeps every probability > 0 on zero rows."""
     w = np.asarray(norms_sq, dtype=float)
@@ -90,7 +90,7 @@ def sampling_argument(run: RunSpec, problem):
     if run.sampling != "weighted" or "weighted" in METHODS[run.method].samplings:
         return run.sampling
     features = METHODS[run.method].axis == "features"
-    return weighted_probabilities(problem.col_norms_sq if features else problem.row_norms_sq)
+    return squared_norm_probabilities(problem.col_norms_sq if features else problem.row_norms_sq)
 
 
 def check(run: RunSpec, problem):
@@ -120,12 +120,12 @@ class Budget:
     max_passes: float = PAGE_DEFAULTS.max_passes
     tol: float = PAGE_DEFAULTS.tol
     seed: int = 0
-    max_seconds: float = PAGE_DEFAULTS.max_time
+    max_time: float = PAGE_DEFAULTS.max_time
     seeds: int = 3
 
     def solver(self) -> SolverBudget:
         """What one run on one seed stops on."""
-        return SolverBudget(max_passes=self.max_passes, tol=self.tol, max_time=self.max_seconds,
+        return SolverBudget(max_passes=self.max_passes, tol=self.tol, max_time=self.max_time,
                             eval_every=self.eval_every)
 
     @property
@@ -166,7 +166,7 @@ class Live:
 
 def run_key(problem_key, run: RunSpec, budget: Budget, seed: int):
     return (problem_key, run.method, run.sampling, run.batch_size, int(seed), float(budget.max_passes),
-            float(budget.tol), float(budget.max_seconds))
+            float(budget.tol), float(budget.max_time))
 
 
 class Worker:

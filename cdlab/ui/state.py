@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import urllib.parse
 from contextlib import contextmanager
 from functools import partial
 
@@ -28,11 +29,14 @@ from . import datasource, presets
 from .job import FINAL, Job, Settings
 from .runner import BOTH, PAGE_DEFAULTS, Budget, Worker, plan, sampling_choices
 
-INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalise",
+INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalize",
           "data_seed", "omega", "upload_hash", "loss", "lam_rule", "log10_lam", "l1", "methods", "samplings",
-          "batch_sizes", "max_passes", "log10_tol", "seed", "seeds", "max_seconds", "yaxis"]
+          "batch_sizes", "max_passes", "log10_tol", "seed", "seeds", "max_time", "yaxis"]
 # the upload itself cannot travel in a URL; the preset's name does (applied quietly, it only names the scenario)
 SYNCED = ["preset"] + INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis", "logx"]
+# a link's keys under their old names, read as the new ones for one more release (a link made before the
+# rename restores its setting)
+RENAMED_KEYS = {"normalise": "normalize", "max_seconds": "max_time"}
 # While a job streams, the session's event loop waits at least LOOP_SHARE times as long as its last update
 # took before the next one: a big plot update (hundreds of ms) makes updates rarer instead of leaving
 # no time for the user's clicks.
@@ -51,7 +55,7 @@ class Experiment(param.Parameterized):
     row_skew = param.Number(default=0.0, bounds=(0.0, 3.0), doc="power-law skew of row nonzero counts")
     col_skew = param.Number(default=0.0, bounds=(0.0, 3.0), doc="power-law skew of column nonzero counts")
     value_dist = param.Selector(default="gaussian", objects=["gaussian"])
-    normalise = param.Selector(default=FACEOFF_NORMALIZE, objects=[FACEOFF_NORMALIZE])
+    normalize = param.Selector(default=FACEOFF_NORMALIZE, objects=[FACEOFF_NORMALIZE])
     data_seed = param.Integer(default=0, bounds=(0, None))
     omega = param.Integer(default=0, bounds=(0, None), doc="nonzeros ω of a binary extreme (0: automatic)")
     upload_hash = param.String(default="")
@@ -71,7 +75,7 @@ class Experiment(param.Parameterized):
     log10_target = param.Number(default=-5.0, bounds=(-13.0, -1.0), doc="the gap the results table times")
     seed = param.Integer(default=0, bounds=(0, None), doc="the first seed of each run")
     seeds = param.Integer(default=3, bounds=(1, 10), doc="seeds per run: the verdict needs their spread")
-    max_seconds = param.Number(default=PAGE_DEFAULTS.max_time, bounds=(0.5, 600.0), doc="time budget per run")
+    max_time = param.Number(default=PAGE_DEFAULTS.max_time, bounds=(0.5, 600.0), doc="time budget per run")
     xaxis = param.Selector(default="passes", objects=["passes", "steps", "seconds"])
     logx = param.Boolean(default=True, doc="log scale on the seconds axis (fast and slow runs both readable)")
     yaxis = param.Selector(default="gap", objects={"duality gap": "gap", "P − P*": "subopt"})
@@ -102,7 +106,7 @@ class Experiment(param.Parameterized):
         self.param.preset.objects = ["custom", *presets.available()]
         self.param.methods.objects = sorted(METHODS)
         self.param.value_dist.objects = list(presets.value_kinds())
-        self.param.normalise.objects = presets.normalisations()
+        self.param.normalize.objects = presets.normalizations()
         self._set_default_methods()
         if params.get("preset", "custom") != "custom":
             self.param.update(**presets.values_of(params["preset"]))
@@ -126,12 +130,12 @@ class Experiment(param.Parameterized):
     @property
     def budget(self) -> Budget:
         return Budget(max_passes=float(self.max_passes), tol=10.0 ** self.log10_tol, seed=int(self.seed),
-                      max_seconds=float(self.max_seconds), seeds=int(self.seeds))
+                      max_time=float(self.max_time), seeds=int(self.seeds))
 
     def data_key(self):
         return datasource.data_key(self.source, n_samples=self.n_samples, n_features=self.n_features,
                                    density=self.density, row_skew=self.row_skew, col_skew=self.col_skew,
-                                   value_dist=self.value_dist, normalise=self.normalise, data_seed=self.data_seed,
+                                   value_dist=self.value_dist, normalize=self.normalize, data_seed=self.data_seed,
                                    omega=self.omega, upload_hash=self.upload_hash)
 
     def runs(self):
@@ -383,6 +387,28 @@ class Experiment(param.Parameterized):
                     frac = max(frac, math.log(g0 / g) / math.log(g0 / budget.tol))
                 total += min(1.0, max(0.0, frac)) / len(budget.seed_list)
         return total / len(runs)
+
+
+def current_link(search: str) -> str:
+    """A link's query string (``?a=1&b=x``) with every old key (RENAMED_KEYS) under its new name; where
+    the link gives both spellings, the new one wins. Values are kept as written."""
+    pairs = urllib.parse.parse_qsl(search.lstrip("?"), keep_blank_values=True)
+    given = {key for key, _ in pairs}
+    pairs = [(RENAMED_KEYS.get(key, key), value) for key, value in pairs
+             if RENAMED_KEYS.get(key) not in given]
+    return "?" + urllib.parse.urlencode(pairs) if pairs else ""
+
+
+def sync_link(location, state, on_error=None) -> set:
+    """Apply a link (``location``: panel's Location of the session) to ``state`` and keep the URL in step
+    with it from then on; returns the names of the settings the link gave. Old keys are read as their
+    new names (:func:`current_link`), and the URL shows the new ones."""
+    search = current_link(location.search)
+    if search != location.search:
+        location.search = search
+    given = set(location.query_params)
+    location.sync(state, {p: p for p in SYNCED}, on_error=on_error)
+    return given
 
 
 def _same(old, new) -> bool:

@@ -115,7 +115,7 @@ class Controls(pn.viewable.Viewer):
                                                   width=100)),
             pn.widgets.IntInput.from_param(s.param.omega, label="ω = nnz of a binary extreme (0 = auto)",
                                            visible=binary, sizing_mode="stretch_width"),
-            pn.widgets.Select.from_param(s.param.normalise, label="normalisation", sizing_mode="stretch_width"),
+            pn.widgets.Select.from_param(s.param.normalize, label="normalization", sizing_mode="stretch_width"),
             pn.pane.Markdown(f"**Your own data** (LIBSVM/svmlight text, optionally .gz/.bz2; at most "
                              f"{datasource.UPLOAD_LIMIT_MB} MB):", margin=(10, 10, 0, 10)),
             upload,
@@ -184,7 +184,7 @@ class Controls(pn.viewable.Viewer):
                                               sizing_mode="stretch_width"),
             pn.widgets.FloatSlider.from_param(s.param.log10_tol, label="stop at gap 10^", step=0.5,
                                               throttled=True, sizing_mode="stretch_width"),
-            pn.widgets.FloatSlider.from_param(s.param.max_seconds, label="max seconds per run", step=1,
+            pn.widgets.FloatSlider.from_param(s.param.max_time, label="max seconds per run", step=1,
                                               throttled=True, sizing_mode="stretch_width"),
             pn.widgets.IntInput.from_param(s.param.seed, label="seed", sizing_mode="stretch_width"),
             sizing_mode="stretch_width")

@@ -8,7 +8,7 @@ import panel as pn
 import param
 
 from ...sampling import importance_probabilities
-from ..runner import weighted_probabilities
+from ..runner import squared_norm_probabilities
 from ..state import Experiment
 from .banner import NOT_AVAILABLE
 
@@ -71,7 +71,7 @@ def sampling_plot(problem):
             p = importance_probabilities(norms, problem.lam, gamma, problem.n_samples)
             curves.append(hv.Curve((rank, np.sort(p)[::-1] * size), kdims=["rank / size"], vdims=["probability × size"],
                                    label=f"importance, {what}"))
-        w = weighted_probabilities(norms)
+        w = squared_norm_probabilities(norms)
         curves.append(hv.Curve((rank, np.sort(w)[::-1] * size), kdims=["rank / size"], vdims=["probability × size"],
                                label=f"weighted ∝‖·‖², {what}").opts(line_dash="dashed"))
     curves.append(hv.HLine(1.0, label="uniform").opts(color="#999999", line_dash="dotted"))

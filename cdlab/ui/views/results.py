@@ -79,10 +79,10 @@ def settings_lines(state) -> list[str]:
             versions.append(f"{package} (not installed as a package)")
     lam = a.problem.lam if a is not None else 10.0 ** state.log10_lam
     return [data,
-            f"normalisation = {state.normalise}; loss = {state.loss}; lambda = {float(lam)!r} ({state.lam_rule}); "
+            f"normalization = {state.normalize}; loss = {state.loss}; lambda = {float(lam)!r} ({state.lam_rule}); "
             f"l1 = {state.l1:g}",
             f"runs = {', '.join(r.label for r in state.runs())}; seeds = {seeds}; max passes = {state.max_passes:g}; "
-            f"stop at gap = {10.0 ** state.log10_tol:g}; max seconds per run = {state.max_seconds:g}",
+            f"stop at gap = {10.0 ** state.log10_tol:g}; max seconds per run = {state.max_time:g}",
             "versions: " + ", ".join(versions)]
 
 
