@@ -100,6 +100,8 @@ class Experiment(param.Parameterized):
         self._ready = False  # no job while the constructor sets things up
         self._applying_preset = False
         self._worker = Worker()
+        # held while a job's update is checked against the current job and applied, and while jobs switch
+        self._publishing = threading.RLock()
         self._settings = None
         super().__init__()
         self.param.source.objects = datasource.source_options()
@@ -205,16 +207,18 @@ class Experiment(param.Parameterized):
         try:
             settings = self.settings()
         except ValueError as exc:
-            self._worker.abandon()  # the job running belongs to settings the page no longer shows
-            # no face-off, curves or table of the previous data under the refused settings
-            self.param.update(error=str(exc), running=False, phase="error", analysis=None, traces={},
-                              run_status={}, run_message={}, cached=[], progress=0.0)
+            with self._publishing:
+                self._worker.abandon()  # the job running belongs to settings the page no longer shows
+                # no face-off, curves or table of the previous data under the refused settings
+                self.param.update(error=str(exc), running=False, phase="error", analysis=None, traces={},
+                                  run_status={}, run_message={}, cached=[], progress=0.0)
             return None
         runs = self.runs()
         self._settings = settings
         job = Job(settings, runs, solve)
-        self.param.update(error="", running=True, phase="starting", progress=0.0, jobs=self.jobs + 1)
-        return self._worker.start(job, self._make_publisher())
+        with self._publishing:
+            self.param.update(error="", running=True, phase="starting", progress=0.0, jobs=self.jobs + 1)
+            return self._worker.start(job, self._make_publisher())
 
     def run(self, timeout=None):
         """Start and wait (headless use); returns True if the job finished."""
@@ -348,8 +352,12 @@ class Experiment(param.Parameterized):
         return publish
 
     def _apply(self, live):
-        if live is not self._worker.live:
-            return  # a superseded job
+        with self._publishing:  # headless, a worker thread applies: no job switch between check and update
+            if live is not self._worker.live:
+                return  # a superseded job
+            self._apply_current(live)
+
+    def _apply_current(self, live):
         phase, analysis, traces, status, message, done, error, cached = live.snapshot()
         updates = dict(running=not done, phase=phase, error=error,
                        progress=self._progress(live.runs, traces, status, done))
