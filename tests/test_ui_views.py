@@ -11,7 +11,7 @@ from cdlab.ui import build_app
 from cdlab.ui.runner import BOTH
 from cdlab.ui.state import Experiment
 from cdlab.ui.views import (ConvergenceView, DataView, FaceoffCard, Figure1View, ResultsView, TheoryCard)
-from cdlab.ui.views.convergence import KEY_BOUND, KEY_TARGET, convergence_plot, key_other
+from cdlab.ui.views.convergence import KEY_BOUND, KEY_TARGET, TARGET_SPAN, convergence_plot, key_other
 from cdlab.ui.views.data_view import data_plots
 from cdlab.ui.views.faceoff import faceoff_markdown, measured_winner
 from cdlab.ui.views.figure1 import figure1_note, figure1_plot
@@ -32,7 +32,7 @@ def done():
     return s
 
 
-KEYS = (KEY_BOUND, KEY_TARGET, key_other("subopt"))
+KEYS = (KEY_BOUND, KEY_TARGET, TARGET_SPAN, key_other("subopt"))
 
 
 def curves(overlay):
@@ -69,6 +69,18 @@ def test_convergence_overlay_has_runs_and_dashed_bounds(done):
         assert bx[0] == 0 and bx[-1] == pytest.approx(trace.passes.iloc[-1])
         assert np.all(np.diff(by) <= 0) and by[0] > by[-1]
     assert any(isinstance(el, hv.HLine) for el in ov)
+
+
+def test_the_target_is_on_the_axis_when_no_run_reaches_it(done):
+    """An HLine does not widen the y range: with every run above the target, the plot's y range still
+    reaches down to the target (the ill-conditioned preset's 1e-5 was off the axis)."""
+    labels = [r.label for r in done.runs()]
+    traces = first_seed(done.traces)
+    lowest = min(float(t.gap[t.gap > 0].min()) for t in traces.values())
+    target = lowest / 100
+    ov = convergence_plot(traces, done.analysis, "passes", "gap", labels, target)
+    plot = hv.renderer("bokeh").get_plot(ov)
+    assert plot.state.y_range.start <= target < lowest
 
 
 def test_convergence_axes_switch(done):

@@ -51,6 +51,7 @@ KEY_COLOR = "#555555"
 BAND_POINTS = 200  # grid points of a seed band besides the seeds' own checkpoints
 KEY_BOUND = "each run's bound"
 KEY_TARGET = "target gap ε"
+TARGET_SPAN = "target span"  # the invisible curve that puts the target inside the y range
 
 
 def comparable(quantity, yaxis):
@@ -134,6 +135,7 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
     order = list(labels) + sorted(set(traces) - set(labels))
     layers, others = [], []
     seeds = 1
+    drawn_x = []  # the runs' x values: the target's invisible span covers them
     for k, label in enumerate(order):
         trace = traces.get(label)
         if trace is None or len(trace) == 0:
@@ -151,6 +153,7 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
                                   label=f"{label} seeds").opts(color=color, alpha=0.18, line_alpha=0,
                                                                show_legend=False))
         drawn = np.isfinite(med)
+        drawn_x.append(x[drawn])
         layers.append(hv.Curve((x[drawn], med[drawn]), kdims=[xaxis], vdims=["y"], label=label).opts(
             color=color, line_width=2))
         info = None if analysis is None else analysis.bounds.get(label)
@@ -171,6 +174,10 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
     if target is not None:
         layers.append(hv.HLine(target).opts(color="#999999", line_dash="dotted", line_width=1))
         keys.append((KEY_TARGET, "dotted"))
+        xs = np.concatenate(drawn_x) if drawn_x else np.empty(0)
+        if xs.size:  # an HLine does not widen the y range: a transparent span puts the target on the axis
+            layers.append(hv.Curve(([xs.min(), xs.max()], [target, target]), kdims=[xaxis], vdims=["y"],
+                                   label=TARGET_SPAN).opts(alpha=0, show_legend=False))
     layers += [hv.Curve(([np.nan], [np.nan]), kdims=[xaxis], vdims=["y"], label=text).opts(
         color=KEY_COLOR, line_dash=dash, line_width=1.5) for text, dash in keys]
     title = ("Convergence (dashed: each run's bound)" if seeds < 2 else
