@@ -331,7 +331,7 @@ def test_svrg_oracle_minimises_the_proximal_subproblem():
     w, rng = w0, np.random.default_rng(0)
     for _ in range(12):
         state = SVRGState(problem, "uniform", rng, center=c, kappa=kappa, w0=w)
-        state.run(state.m)  # one epoch: a snapshot and m = 2n inner steps
+        state.run(state.epoch_length)  # one epoch: a snapshot and m = 2n inner steps
         assert state.steps == 2 * n and state.nnz_touched == problem.nnz * 3 and state.data_passes == 3
         w = state.w.copy()
         errs.append(f(w) - f(w_opt))

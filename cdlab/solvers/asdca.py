@@ -101,21 +101,21 @@ class ASDCAState(State):
 
     def __init__(self, problem, sampling, rng, batch_size=1, theta=None):
         n, d = problem.shape
-        self.m = check_batch_size(batch_size, n)
+        self.batch_size = check_batch_size(batch_size, n)
         if theta is None:
-            theta = asdca_theta(problem, self.m)
+            theta = asdca_theta(problem, self.batch_size)
         else:
             theta = check_real("theta", theta, low=0.0, high=1.0, low_open=True, high_open=True)
         super().__init__(problem, rng)
         self.theta = float(theta)
-        self.sampler = BatchSampler(n, self.m)
+        self.sampler = BatchSampler(n, self.batch_size)
         self.alpha = np.zeros(n)
         self.v = np.zeros(d)
         self.w = np.zeros(d)
         self.last = np.zeros(d, dtype=np.int64)
         self._out = np.zeros(d)
-        self.steps_per_pass = max(1, -(-n // self.m))
-        self.rows_per_step = self.m
+        self.steps_per_pass = max(1, -(-n // self.batch_size))
+        self.rows_per_step = self.batch_size
 
     def advance(self, n_steps):
         p = self.p

@@ -243,7 +243,7 @@ class SPDCState(State):
             raise ValueError("sampling='weighted' is Algorithm 2, which takes one example per step "
                              f"(batch_size=1), got batch_size={m}")
         super().__init__(problem, rng)
-        self.m = m
+        self.batch_size = m
         self.tau, self.sigma, self.theta, self.gamma_eff, self.lam_eff, self.delta_dual = \
             spdc_parameters(problem, m, weighted, delta)
         if not all(np.isfinite(v) and v > 0 for v in (self.tau, self.sigma, 1.0 - self.theta)):
@@ -273,7 +273,7 @@ class SPDCState(State):
 
     def draw(self, n_steps):
         """(n_steps, m) indices: m distinct uniform ones (Alg. 1) or one from p (Alg. 2)."""
-        return self.sampler.draw(self.rng, n_steps).reshape(n_steps, self.m)
+        return self.sampler.draw(self.rng, n_steps).reshape(n_steps, self.batch_size)
 
     def advance(self, n_steps):
         p = self.p

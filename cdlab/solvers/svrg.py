@@ -93,7 +93,7 @@ class SVRGState(State):
         super().__init__(problem, rng)
         self.kappa = kappa
         self.sampler = make_sampler(sampling, n, what="examples")
-        self.m = epoch_length
+        self.epoch_length = epoch_length
         self.eta = 1.0 / (10.0 * smooth_constant(problem, kappa)) if step == "auto" else step
         self.rho = self.eta * (problem.lam + kappa)
         self.a, self.log_a = affine_constants(self.rho)
@@ -105,7 +105,7 @@ class SVRGState(State):
         self.snap_deriv = np.zeros(n)
         self.last = np.zeros(d, dtype=np.int64)
         # inner steps in about one pass of work: m steps + n snapshot rows per epoch
-        self.steps_per_pass = max(1, int(round(n * self.m / (self.m + n))))
+        self.steps_per_pass = max(1, int(round(n * self.epoch_length / (self.epoch_length + n))))
 
     def restart(self, w0, center=None):
         """Warm-start at w0 with a new centre (APPA's next stage): the next step takes a snapshot."""
@@ -117,7 +117,7 @@ class SVRGState(State):
                     raise ValueError(f"{name} must be a finite array of shape ({d},), got shape {arr.shape}")
         self.w[:] = w0
         self.center[:] = 0.0 if center is None else center
-        self.pos = self.m  # epoch finished: snapshot due
+        self.pos = self.epoch_length  # epoch finished: snapshot due
 
     def _snapshot(self):
         p = self.p
@@ -133,9 +133,9 @@ class SVRGState(State):
         order = self.sampler.draw(self.rng, n_steps)
         done = 0
         while done < n_steps:
-            if self.pos == self.m:
+            if self.pos == self.epoch_length:
                 self._snapshot()
-            k = min(n_steps - done, self.m - self.pos)
+            k = min(n_steps - done, self.epoch_length - self.pos)
             self.nnz_touched += svrg_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w,
                                            self.b, self.last, self.pos, self.a, self.log_a, self.rho, self.eta,
                                            self.snap_deriv, order[done:done + k])
