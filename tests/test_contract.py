@@ -64,3 +64,23 @@ def test_first_is_the_first_row_at_eps():
     assert row.gap <= eps and row.steps == res.trace.steps.iloc[k] and (gaps[:k] > eps).all()
     assert res.first(0.0, "gap") is None or res.first(0.0).gap == 0.0
     assert res.first(-1.0) is None
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_a_method_refuses_a_loss_exactly_where_its_spec_says(name):
+    """MethodSpec.loss_refusal (its loss set and its option-dependent rule) is the whole story: with its
+    default options a method builds its state for every loss the spec takes and is refused, before any
+    state is built, for every loss it does not. The page asks only the spec."""
+    from cdlab.losses import LOSSES
+    spec = METHODS[name]
+    for loss in LOSSES:
+        problem = PROBE.with_params(loss=loss)
+        refusal = spec.loss_refusal(loss)
+        try:
+            spec.check(problem, "uniform", {})
+            checked = ""
+        except ValueError as exc:
+            checked = str(exc)
+        assert bool(checked) == bool(refusal), (loss, checked, refusal)
+        if not refusal:
+            spec.make(problem, "uniform", np.random.default_rng(0), **spec.options)  # no refusal left in make

@@ -124,6 +124,9 @@ class MethodSpec:
     fixed: dict = field(default_factory=dict)
     withheld: tuple = ()
     advice: str = ""  # what to try when a run diverges; default: from the options it has (driver)
+    # (loss, options) -> why the method refuses that loss with those options ('' if it takes it): for a
+    # refusal that depends on an option (dual_cd's gradient step, SPDC without δ); ``losses`` is the rest
+    loss_rule: Callable | None = None
     options: dict = field(init=False)
     batch: bool = field(init=False)
 
@@ -138,6 +141,15 @@ class MethodSpec:
         object.__setattr__(self, "batch", any(p.name == "batch_size" for p in params))
         if self.fixed:
             object.__setattr__(self, "make", functools.partial(self.make, **self.fixed))
+
+    def loss_refusal(self, loss, options=None) -> str:
+        """Why the method refuses ``loss`` with ``options`` (its defaults where not given); '' if it takes it.
+        The loss set ``losses`` is checked by :meth:`check` with its own message."""
+        if loss not in self.losses:
+            return f"method {self.name!r} does not support the {loss} loss"
+        if self.loss_rule is None:
+            return ""
+        return self.loss_rule(loss, {**self.options, **self.fixed, **(options or {})})
 
     def check(self, problem, sampling, options):
         """Refuse an unsupported combination before any work is done."""
@@ -159,6 +171,9 @@ class MethodSpec:
         if unknown:
             raise ValueError(f"method {self.name!r} got unknown option(s) {sorted(unknown)}; "
                              f"it accepts {sorted(allowed) or 'none'}")
+        reason = self.loss_refusal(problem.loss, options)
+        if reason:
+            raise ValueError(reason)
 
 
 METHODS: dict[str, MethodSpec] = {}

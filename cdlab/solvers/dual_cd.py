@@ -57,13 +57,6 @@ class DualCDState(State):
     def __init__(self, problem, sampling, rng, step="gradient"):
         if step not in ("exact", "gradient"):
             raise ValueError(f"step must be 'exact' or 'gradient', got {step!r}")
-        if step == "gradient" and not problem.is_smooth:
-            # the smooth stand-in must fit the labels: the smoothed hinge for
-            # the hinge (±1 labels), the squared loss for the absolute loss
-            # (real-valued targets, on which the smoothed hinge would refuse)
-            smooth = L.NEAREST_SMOOTH[problem.loss]
-            raise ValueError(f"the gradient step needs a smooth loss, not {problem.loss!r}; "
-                             f"use step='exact' or loss='{smooth}'")
         super().__init__(problem, rng)
         n = problem.n_samples
         gamma = problem.gamma
@@ -99,6 +92,16 @@ class DualCDState(State):
         return self.w, self.alpha
 
 
+def gradient_step_loss_rule(loss, options) -> str:
+    """The θ/q_i gradient step (face-off Algorithm 2) uses the loss's smoothness γ: a non-smooth loss needs
+    the exact step. The smooth stand-in offered must fit the labels: the smoothed hinge for the hinge (±1
+    labels), the squared loss for the absolute loss (real-valued targets)."""
+    if options.get("step") != "gradient" or loss in L.SMOOTH_LOSSES:
+        return ""
+    return (f"the gradient step needs a smooth loss, not {loss!r}; "
+            f"use step='exact' or loss='{L.NEAREST_SMOOTH[loss]}'")
+
+
 register(MethodSpec(
     name="sdca", make=DualCDState, fixed={"step": "exact"}, kind="dual", axis="examples",
     source="Shalev-Shwartz & Zhang, SDCA / Prox-SDCA (slides)",
@@ -109,6 +112,6 @@ register(MethodSpec(
 register(MethodSpec(
     name="dual_cd", make=DualCDState, kind="dual", axis="examples",
     source="Csiba & Richtárik 2016, Algorithm 2 (Quartz serial)",
-    losses=ALL_LOSSES, supports_l1=True,
+    losses=ALL_LOSSES, supports_l1=True, loss_rule=gradient_step_loss_rule,
     samplings=("uniform", "importance", "custom", "permutation", "cyclic"),
 ))

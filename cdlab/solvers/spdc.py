@@ -193,6 +193,15 @@ def spdc_sync(t, w, U, last, tau, lam, l1, out):
 # parameters and state
 # --------------------------------------------------------------------------
 
+def spdc_loss_rule(loss, options) -> str:
+    """SPDC's steps use the loss's smoothness γ: a non-smooth loss needs the δ-perturbation (Section 3.1)."""
+    delta = options.get("delta", 0.0)
+    if loss in L.SMOOTH_LOSSES or not isinstance(delta, (int, float, np.integer, np.floating)) or delta > 0:
+        return ""  # a delta that is no number is refused by the state, with its own message
+    return (f"SPDC needs a smooth loss; for the non-smooth {loss!r} loss pass delta > 0 (Section 3.1: the loss "
+            "is smoothed to a 1/δ-smooth one, and the solution is within δ/2 of P*), or use loss='smoothed_hinge'")
+
+
 def spdc_parameters(problem, m=1, weighted=False, delta=0.0):
     """(τ, σ, θ, γ_eff, λ_eff, δ_dual) of Theorem 1 (eq. 10) or Theorem 2,
     with the Section 3.1 perturbation applied where the problem needs it."""
@@ -200,10 +209,9 @@ def spdc_parameters(problem, m=1, weighted=False, delta=0.0):
     gamma = problem.gamma
     delta_dual = 0.0
     if gamma is None:
-        if not delta > 0:
-            raise ValueError(f"SPDC needs a smooth loss; for the non-smooth {problem.loss!r} loss pass "
-                             "delta > 0 (Section 3.1: the loss is smoothed to a 1/δ-smooth one, and the "
-                             "solution is within δ/2 of P*), or use loss='smoothed_hinge'")
+        reason = spdc_loss_rule(problem.loss, {"delta": delta})
+        if reason:
+            raise ValueError(reason)
         gamma = delta_dual = float(delta)
     lam = problem.lam
     if lam == 0:
@@ -291,6 +299,6 @@ class SPDCState(State):
 register(MethodSpec(
     name="spdc", make=SPDCState, kind="primal-dual", axis="examples",
     source="Zhang & Xiao 2015, Algorithms 1-2, Theorems 1-2, Sections 3.1 and 4",
-    losses=ALL_LOSSES, supports_l1=True, needs_lam=False,
+    losses=ALL_LOSSES, supports_l1=True, needs_lam=False, loss_rule=spdc_loss_rule,
     samplings=("uniform", "weighted"),
 ))

@@ -8,8 +8,6 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..losses import LOSSES, NEAREST_SMOOTH
 from ..solvers import METHODS
 from .runner import BOTH
@@ -31,22 +29,10 @@ class Notice:
 
 @functools.lru_cache(maxsize=None)
 def refuses_loss(method: str, loss: str) -> bool:
-    """Whether the method, with the options the page runs it with (its defaults), refuses the loss: asked
-    of the method itself (MethodSpec.check on a 3×2 probe problem), so an option-dependent refusal counts
-    (dual_cd's default gradient step needs a smooth loss; its exact step, which the page does not offer,
-    would not), as does one raised when the method's state is built."""
-    if method not in METHODS:
-        return False
-    from ..problem import Problem
-
-    probe = Problem(np.array([[1.0, 0.5], [0.5, 1.0], [1.0, 1.0]]), [1.0, -1.0, 1.0], loss=loss, lam=1.0)
-    spec = METHODS[method]
-    try:  # some refusals come only when the state is built (dual_cd's step): ask both
-        spec.check(probe, "uniform", {})
-        spec.make(probe, "uniform", np.random.default_rng(0), **spec.options)
-    except ValueError:
-        return True
-    return False
+    """Whether the method, with the options the page runs it with (its defaults), refuses the loss: its
+    spec says so (MethodSpec.loss_refusal: its loss set, and an option-dependent rule such as dual_cd's
+    gradient step needing a smooth loss, which its exact step, not offered on the page, would not)."""
+    return method in METHODS and bool(METHODS[method].loss_refusal(loss))
 
 
 def loss_reason(method: str, loss: str) -> str:
