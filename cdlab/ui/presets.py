@@ -64,8 +64,9 @@ CAPTIONS = {
     "ill-conditioned κ≫n": (
         "λ = 10⁻⁶ makes κ ≫ n: SDCA's bound needs about κ/n passes per factor e, the accelerated methods' about "
         "√(κ/n). Within this budget SPDC pulls ahead of SDCA; ASDCA (mini-batch size 1 here) tracks SDCA; "
-        "accelerated APPA's curve shows its inner solver between stages, and SVRG with its default step lags. "
-        "Switch the y axis to P − P* to set the curves against the accelerated bounds.",
+        "accelerated APPA is drawn at its stage outputs, whose P falls at every stage while their duality gap "
+        "first jumps (the dual point of a shifted stage problem certifies them poorly), and SVRG with its "
+        "default step lags. Switch the y axis to P − P* to see APPA's progress and the accelerated bounds.",
         "03_acceleration"),
 }
 
