@@ -137,3 +137,19 @@ def test_cli_solve_auto(capsys):
     assert "auto picked" in out.err and "auto: face-off" in out.out and "converged" in out.out
     assert main(["solve", "heart_scale", "--method", "auto", "--sampling", "importance", "--no-progress"]) == 2
     assert "picks the sampling too" in capsys.readouterr().err
+
+
+def test_a_close_primal_call_goes_to_sdca_and_says_why():
+    """rcv1_small, logistic, λ = 1/n: the primal bound is below the dual one, but by less than
+    PRIMAL_MARGIN, so auto runs SDCA (whose exact step gains at least what the bounded dual step does)
+    and says so; the run is certified."""
+    X, y = cdlab.load_dataset("rcv1_small")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=1.0 / X.shape[0])
+    work = auto.faceoff_work(problem)
+    primal = min(work["primal", "uniform"], work["primal", "importance"])
+    dual = min(work["dual", "uniform"], work["dual", "importance"])
+    assert primal < dual < auto.PRIMAL_MARGIN * primal
+    assert theory.faceoff(problem).prediction["method"] == "primal_cd"
+    res = cdlab.solve(problem, method="auto", tol=1e-8)
+    assert res.method == "sdca" and res.status == "converged" and res.trace.gap.iloc[-1] <= 1e-8
+    assert f"< {auto.PRIMAL_MARGIN:g}" in res.auto_reason and "the dual side" in res.auto_reason
