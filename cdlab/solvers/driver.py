@@ -176,12 +176,7 @@ class Run:
         state = spec.make(problem, self.sampling, self.rng, **self.options)
         trace = _Trace(problem, state, reference)
         status = _loop(problem, state, spec.kind, self.budget, self.stop, trace, clock)
-        message = ""
-        if status == "diverged":
-            left = ("the dual objective fell below D(α₀) − " if spec.kind == "dual"
-                    else "the primal objective rose above ")
-            message = (f"{spec.name} diverged after {state.steps} steps: {left}{DIVERGENCE_FACTOR:g} × "
-                       f"(|P(w₀)| + 1), or an iterate is not finite; {divergence_advice(spec)}")
+        message = divergence_message(spec, state.steps) if status == "diverged" else ""
         frame = trace.frame()
         frame.attrs.update(method=spec.name, status=status, message=message, reference=reference)
         return Result(w=trace.w, alpha=trace.alpha, trace=frame, method=spec.name,
@@ -323,6 +318,14 @@ def _diverged(kind, first, row) -> bool:
     if kind == "dual":
         return not (np.isfinite(row["dual"]) and np.isfinite(row["primal"])) or row["dual"] < first["dual"] - margin
     return not np.isfinite(row["primal"]) or row["primal"] > margin
+
+
+def divergence_message(spec, steps) -> str:
+    """What :func:`_diverged` found, in words, and what to try."""
+    broke = ("the dual objective fell below D(α₀) − " if spec.kind == "dual"
+             else "the primal objective rose above ")
+    return (f"{spec.name} diverged after {steps} steps: {broke}{DIVERGENCE_FACTOR:g} × (|P(w₀)| + 1), "
+            f"or an iterate is not finite; {divergence_advice(spec)}")
 
 
 def _loop(problem, state, kind, budget, stop, trace, clock):
