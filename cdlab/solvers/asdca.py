@@ -26,57 +26,62 @@ processed examples).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
 from .. import losses as L
 from .._checks import check_real
-from ._kernels import power_table, sparse_axpy, toward_fixed_point
+from ._kernels import minibatch_kernel, no_row_finish, power_table, sparse_axpy, toward_fixed_point
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from ..sampling import BatchSampler, check_batch_size
+
+
+# what the 1-D updates read: the data's labels and loss, θ, λn, the catch-up's
+# log(1 − θ) and power table, and the arrays α, v, w
+_Step = namedtuple("_Step", "y code s theta lam_n log_keep powers alpha v w")
+
+
+@njit(inline="always", cache=True)
+def _catch_up(st, j, k):
+    """k steps of w_j ← (1−θ)w_j + θv_j with v_j fixed (no row touched j)."""
+    st.w[j] = toward_fixed_point(st.w[j], k, st.v[j], st.log_keep, st.powers)
+
+
+@njit(inline="always", cache=True)
+def _point(st, j):
+    """u_j = (1−θ)w_j + θv_j, where the batch's rows are read."""
+    return (1.0 - st.theta) * st.w[j] + st.theta * st.v[j]
+
+
+@njit(inline="always", cache=True)
+def _row_update(st, i, z, indices, data, start, end):
+    """α_i ← (1−θ)α_i + θ(−φ_i'(x_i·u)), and v = Xᵀα/(λn) follows."""
+    step = st.theta * (-L.loss_deriv(st.code, z, st.y[i], st.s) - st.alpha[i])
+    st.alpha[i] += step
+    c = step / st.lam_n
+    if c != 0.0:
+        sparse_axpy(indices, data, start, end, c, st.v)
+    return step
+
+
+@njit(inline="always", cache=True)
+def _settle(st, j):
+    """w_j ← (1−θ)w_j + θv_j with the batch's new v."""
+    st.w[j] = _point(st, j)
+
+
+_steps = minibatch_kernel(_catch_up, _point, _row_update, _settle, no_row_finish)
 
 
 @njit(cache=True, nogil=True)
 def asdca_chunk(indptr, indices, data, y, code, s, batches, theta, lam_n, t0, alpha, v, w, last):
     """Run len(batches) ASDCA iterations in place from global step t0; w_j
     holds w at time last[j]. Returns the nonzeros touched."""
-    n_steps, m = batches.shape
     log_keep = math.log1p(-theta)
-    powers = power_table(log_keep, n_steps)
-    step = np.empty(m)
-    touched = 0
-    for k in range(n_steps):
-        t = t0 + k
-        for b in range(m):
-            i = batches[k, b]
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                if last[j] < t:
-                    w[j] = toward_fixed_point(w[j], t - last[j], v[j], log_keep, powers)
-                    last[j] = t
-        for b in range(m):
-            i = batches[k, b]
-            z = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                z += data[p] * ((1.0 - theta) * w[j] + theta * v[j])
-            step[b] = theta * (-L.loss_deriv(code, z, y[i], s) - alpha[i])
-            touched += indptr[i + 1] - indptr[i]
-        for b in range(m):
-            i = batches[k, b]
-            alpha[i] += step[b]
-            c = step[b] / lam_n
-            if c != 0.0:
-                sparse_axpy(indices, data, indptr[i], indptr[i + 1], c, v)
-        for b in range(m):
-            i = batches[k, b]
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                if last[j] == t:
-                    w[j] = (1.0 - theta) * w[j] + theta * v[j]
-                    last[j] = t + 1
-    return touched
+    st = _Step(y, code, s, theta, lam_n, log_keep, power_table(log_keep, batches.shape[0]), alpha, v, w)
+    return _steps(indptr, indices, data, batches, t0, last, st)
 
 
 @njit(cache=True, nogil=True)

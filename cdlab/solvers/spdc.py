@@ -42,6 +42,7 @@ to n/m iterations", Section 2.1).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -49,7 +50,7 @@ from numba import njit
 from .. import losses as L
 from .._checks import check_real
 from ..sampling import BatchSampler, Sampler, check_batch_size
-from ._kernels import power_table, scalar_soft_threshold, sparse_axpy, toward_fixed_point
+from ._kernels import minibatch_kernel, power_table, scalar_soft_threshold, sparse_axpy, toward_fixed_point
 from .base import ALL_LOSSES, MethodSpec, State, register
 
 
@@ -111,18 +112,61 @@ def _lazy_power(x, k, Uj, tau, lam, l1, log_r, powers):
     return x
 
 
+# --------------------------------------------------------------------------
+# the kernel: eqs. (5)-(8) as the 1-D updates of _kernels.minibatch_kernel
+# --------------------------------------------------------------------------
+
+# what the updates read: the data's labels and loss, the weights q_dual, c_primal,
+# 1/n and δ_dual, τ, θ, λ, μ, the catch-up's log r and power table, and the arrays
+_Step = namedtuple("_Step", "y code s q_dual c_primal inv_n delta_dual tau theta lam l1 log_r powers "
+                            "alpha w w_prev U dU")
+
+
 @njit(cache=True, nogil=True)
-def _catch_up(j, t, w, w_prev, U, last, tau, lam, l1, log_r, powers):
-    """Bring coordinate j from time last[j] < t to t: w[j] = w_j^(t), w_prev[j] = w_j^(t−1)."""
-    wp = _lazy_power(w[j], t - last[j] - 1, U[j], tau, lam, l1, log_r, powers)
-    w_prev[j] = wp
-    w[j] = _prox_step(wp, U[j], tau, lam, l1)
-    last[j] = t
+def _catch_up(st, j, k):
+    """k steps of eq. (6) on coordinate j with U_j fixed (no row touched it):
+    w_prev[j] = w_j^(t−1), w[j] = w_j^(t)."""
+    wp = _lazy_power(st.w[j], k - 1, st.U[j], st.tau, st.lam, st.l1, st.log_r, st.powers)
+    st.w_prev[j] = wp
+    st.w[j] = _prox_step(wp, st.U[j], st.tau, st.lam, st.l1)
 
 
-# --------------------------------------------------------------------------
-# the kernel
-# --------------------------------------------------------------------------
+@njit(inline="always", cache=True)
+def _extrapolated(st, j):
+    """w̄_j = w_j + θ(w_j − w_j^prev), eq. (8): where the batch's rows are read."""
+    return st.w[j] + st.theta * (st.w[j] - st.w_prev[j])
+
+
+@njit(inline="always", cache=True)
+def _dual_update(st, i, z, indices, data, start, end):
+    """Eq. (5) on α_i at x_i·w̄ = z (with the δ-perturbation's centre and weight);
+    ΔU += c_primal[i] Δα_i x_i. Returns Δα_i."""
+    q = st.q_dual[i]
+    a = st.alpha[i]
+    a_new = L.dual_step(st.code, q * a / (q + st.delta_dual), z, st.y[i], q + st.delta_dual, st.s)
+    st.alpha[i] = a_new
+    sparse_axpy(indices, data, start, end, (a_new - a) * st.c_primal[i], st.dU)
+    return a_new - a
+
+
+@njit(inline="always", cache=True)
+def _primal_update(st, j):
+    """Eq. (6) on coordinate j with U_j + ΔU_j; ΔU_j back to zero."""
+    st.w_prev[j] = st.w[j]
+    st.w[j] = _prox_step(st.w[j], st.U[j] + st.dU[j], st.tau, st.lam, st.l1)
+    st.dU[j] = 0.0
+
+
+@njit(inline="always", cache=True)
+def _dual_average(st, i, dalpha, indices, data, start, end):
+    """Eq. (7): U += (1/n) Δα_i x_i."""
+    c = dalpha * st.inv_n
+    if c != 0.0:
+        sparse_axpy(indices, data, start, end, c, st.U)
+
+
+_steps = minibatch_kernel(_catch_up, _extrapolated, _dual_update, _primal_update, _dual_average)
+
 
 @njit(cache=True, nogil=True)
 def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv_n,
@@ -133,51 +177,10 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
     in ΔU (1/m or 1/(p_i n)); inv_n: weight in U. ``dU`` is zero scratch of
     size d and is left zero. Returns the nonzeros touched.
     """
-    n_steps, m = batches.shape
     log_r = _log_ratio(lam, tau)
-    powers = power_table(log_r, n_steps)
-    zbar = np.empty(m)
-    dalpha = np.empty(m)
-    touched = 0
-    for k in range(n_steps):
-        t = t0 + k
-        for b in range(m):
-            i = batches[k, b]
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                if last[j] < t:  # the test here, not in the callee, keeps dense rows fast
-                    _catch_up(j, t, w, w_prev, U, last, tau, lam, l1, log_r, powers)
-        for b in range(m):
-            i = batches[k, b]
-            z = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                z += data[p] * (w[j] + theta * (w[j] - w_prev[j]))
-            zbar[b] = z
-            touched += indptr[i + 1] - indptr[i]
-        for b in range(m):
-            i = batches[k, b]
-            q = q_dual[i]
-            a = alpha[i]
-            a_new = L.dual_step(code, q * a / (q + delta_dual), zbar[b], y[i], q + delta_dual, s)
-            dalpha[b] = a_new - a
-            alpha[i] = a_new
-            sparse_axpy(indices, data, indptr[i], indptr[i + 1], dalpha[b] * c_primal[i], dU)
-        for b in range(m):
-            i = batches[k, b]
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                if last[j] == t:
-                    w_prev[j] = w[j]
-                    w[j] = _prox_step(w[j], U[j] + dU[j], tau, lam, l1)
-                    dU[j] = 0.0
-                    last[j] = t + 1
-        for b in range(m):
-            i = batches[k, b]
-            c = dalpha[b] * inv_n
-            if c != 0.0:
-                sparse_axpy(indices, data, indptr[i], indptr[i + 1], c, U)
-    return touched
+    st = _Step(y, code, s, q_dual, c_primal, inv_n, delta_dual, tau, theta, lam, l1, log_r,
+               power_table(log_r, batches.shape[0]), alpha, w, w_prev, U, dU)
+    return _steps(indptr, indices, data, batches, t0, last, st)
 
 
 @njit(cache=True, nogil=True)
