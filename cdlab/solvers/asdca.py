@@ -56,14 +56,19 @@ def _point(st, j):
 
 
 @njit(inline="always", cache=True)
-def _row_update(st, i, z, indices, data, start, end):
-    """α_i ← (1−θ)α_i + θ(−φ_i'(x_i·u)), and v = Xᵀα/(λn) follows."""
+def _row_update(st, i, z):
+    """α_i ← (1−θ)α_i + θ(−φ_i'(x_i·u))."""
     step = st.theta * (-L.loss_deriv(st.code, z, st.y[i], st.s) - st.alpha[i])
     st.alpha[i] += step
+    return step
+
+
+@njit(inline="always", cache=True)
+def _spread(st, i, step, indices, data, start, end):
+    """v = Xᵀα/(λn) follows α_i: v += Δα_i x_i/(λn)."""
     c = step / st.lam_n
     if c != 0.0:
         sparse_axpy(indices, data, start, end, c, st.v)
-    return step
 
 
 @njit(inline="always", cache=True)
@@ -72,7 +77,7 @@ def _settle(st, j):
     st.w[j] = _point(st, j)
 
 
-_steps = minibatch_kernel(_catch_up, _point, _row_update, _settle, no_row_finish)
+_steps = minibatch_kernel(_catch_up, _point, _row_update, _spread, _settle, no_row_finish)
 
 
 @njit(cache=True, nogil=True)
@@ -81,7 +86,7 @@ def asdca_chunk(indptr, indices, data, y, code, s, batches, theta, lam_n, t0, al
     holds w at time last[j]. Returns the nonzeros touched."""
     log_keep = math.log1p(-theta)
     st = _Step(y, code, s, theta, lam_n, log_keep, power_table(log_keep, batches.shape[0]), alpha, v, w)
-    return _steps(indptr, indices, data, batches, t0, last, st)
+    return _steps(indptr, indices, data, batches, t0, last, st, np.empty(batches.shape[1]))
 
 
 @njit(cache=True, nogil=True)

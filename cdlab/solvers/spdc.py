@@ -138,15 +138,19 @@ def _extrapolated(st, j):
 
 
 @njit(inline="always", cache=True)
-def _dual_update(st, i, z, indices, data, start, end):
-    """Eq. (5) on α_i at x_i·w̄ = z (with the δ-perturbation's centre and weight);
-    ΔU += c_primal[i] Δα_i x_i. Returns Δα_i."""
+def _dual_update(st, i, z):
+    """Eq. (5) on α_i at x_i·w̄ = z (with the δ-perturbation's centre and weight). Returns Δα_i."""
     q = st.q_dual[i]
     a = st.alpha[i]
     a_new = L.dual_step(st.code, q * a / (q + st.delta_dual), z, st.y[i], q + st.delta_dual, st.s)
     st.alpha[i] = a_new
-    sparse_axpy(indices, data, start, end, (a_new - a) * st.c_primal[i], st.dU)
     return a_new - a
+
+
+@njit(inline="always", cache=True)
+def _batch_change(st, i, dalpha, indices, data, start, end):
+    """ΔU += c_primal[i] Δα_i x_i (the batch's ΔU of eq. (6))."""
+    sparse_axpy(indices, data, start, end, dalpha * st.c_primal[i], st.dU)
 
 
 @njit(inline="always", cache=True)
@@ -165,7 +169,7 @@ def _dual_average(st, i, dalpha, indices, data, start, end):
         sparse_axpy(indices, data, start, end, c, st.U)
 
 
-_steps = minibatch_kernel(_catch_up, _extrapolated, _dual_update, _primal_update, _dual_average)
+_steps = minibatch_kernel(_catch_up, _extrapolated, _dual_update, _batch_change, _primal_update, _dual_average)
 
 
 @njit(cache=True, nogil=True)
@@ -180,7 +184,7 @@ def spdc_chunk(indptr, indices, data, y, code, s, batches, q_dual, c_primal, inv
     log_r = _log_ratio(lam, tau)
     st = _Step(y, code, s, q_dual, c_primal, inv_n, delta_dual, tau, theta, lam, l1, log_r,
                power_table(log_r, batches.shape[0]), alpha, w, w_prev, U, dU)
-    return _steps(indptr, indices, data, batches, t0, last, st)
+    return _steps(indptr, indices, data, batches, t0, last, st, np.empty(batches.shape[1]))
 
 
 @njit(cache=True, nogil=True)
