@@ -9,7 +9,7 @@ import cdlab
 from cdlab.data import list_datasets
 from cdlab.ui import datasource, presets, runner
 from cdlab.ui.cache import LRUCache, check_key
-from cdlab.ui.runner import BOTH, plan, sampling_choices
+from cdlab.ui.runner import BOTH, SQUARED_NORM, plan, sampling_choices
 from cdlab.ui.state import RENAMED_KEYS, SYNCED, Experiment, current_link, sync_link
 
 SMALL = dict(source="synthetic", n_samples=120, n_features=12, density=1.0, normalize="mean", max_passes=20.0,
@@ -45,7 +45,10 @@ def test_methods_and_sources_are_discovered():
         for choice in sampling_choices(m):
             parts = ("uniform", "importance") if choice == BOTH else (choice,)
             for part in parts:
-                assert part in spec.samplings or (part == "weighted" and "custom" in spec.samplings)
+                assert part in spec.samplings or (part == SQUARED_NORM and "custom" in spec.samplings)
+    # each name one meaning: the page's p ∝ ‖·‖² is not SPDC's Algorithm 2 ("weighted")
+    assert "weighted" in sampling_choices("spdc") and SQUARED_NORM not in sampling_choices("spdc")
+    assert SQUARED_NORM in sampling_choices("sdca") and "weighted" not in sampling_choices("sdca")
 
 
 def test_run_matches_direct_solve_and_certifies():
@@ -407,6 +410,30 @@ def test_a_link_with_the_old_key_spellings_still_restores_its_settings():
         assert location.query_params["max_time"] == 12.5 and location.query_params["normalize"] == normalize
     assert current_link("") == "" and current_link("?loss=hinge") == "?loss=hinge"
     assert current_link(old).startswith("?n_samples=150&normalize=rows&max_time=12.5&samplings=")
+
+
+def test_a_link_with_the_page_sampling_weighted_reads_it_as_squared_norm_with_a_warning():
+    """The page's p ∝ ‖·‖² was "weighted" before it was renamed squared_norm: a link with the old name
+    restores the new one and warns; SPDC's own "weighted" (its Algorithm 2) is kept, without a warning."""
+    from panel.io.location import Location
+    import json
+    import urllib.parse
+    import warnings
+
+    old = {"sdca": "weighted", "spdc": "weighted", "dual_cd": "uniform"}
+    search = "?" + urllib.parse.urlencode({"methods": json.dumps(sorted(old)), "samplings": json.dumps(old)})
+    location, s = Location(search=search), Experiment(auto_run=False)
+    s.hold()
+    with pytest.warns(DeprecationWarning, match="'weighted' for 'sdca' is now called 'squared_norm'") as caught:
+        sync_link(location, s)
+    assert len([w for w in caught if issubclass(w.category, DeprecationWarning)]) == 1  # sdca's only
+    assert s.samplings == {"sdca": SQUARED_NORM, "spdc": "weighted", "dual_cd": "uniform"}
+    assert location.query_params["samplings"] == s.samplings  # the URL shows the new name
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        current = {"sdca": SQUARED_NORM, "spdc": "weighted"}
+        assert current_link("?samplings=" + urllib.parse.quote(json.dumps(current))) == \
+            "?" + urllib.parse.urlencode({"samplings": json.dumps(current)})
 
 
 def test_plan_expands_both_samplings():

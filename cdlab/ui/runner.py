@@ -28,7 +28,10 @@ from ..verdict import SEED
 from .cache import LRUCache
 
 BOTH = "uniform + importance"
-SAMPLING_ORDER = ("uniform", "importance", "weighted", "permutation", "cyclic")
+# the page's own sampling, for a method that takes custom probabilities: p ∝ ‖·‖² (squared_norm_probabilities);
+# "weighted" is SPDC's Algorithm 2, a method's own sampling
+SQUARED_NORM = "squared_norm"
+SAMPLING_ORDER = ("uniform", "importance", SQUARED_NORM, "weighted", "permutation", "cyclic")
 PUBLISH_EVERY = 0.25  # seconds between UI updates while a run streams
 
 _RESULTS = LRUCache(maxsize=512)  # finished warm traces of one seed, keyed on primitives only
@@ -56,7 +59,7 @@ class RunSpec:
 def sampling_choices(method: str) -> list:
     """The samplings the dashboard offers for a method, from its MethodSpec."""
     spec = METHODS[method]
-    have = set(spec.samplings) | ({"weighted"} if "custom" in spec.samplings else set())
+    have = set(spec.samplings) | ({SQUARED_NORM} if "custom" in spec.samplings else set())
     names = [s for s in SAMPLING_ORDER if s in have]
     names += sorted(have - set(SAMPLING_ORDER) - {"custom"})
     if "uniform" in have and "importance" in have:
@@ -86,8 +89,8 @@ def squared_norm_probabilities(norms_sq):
 
 
 def sampling_argument(run: RunSpec, problem):
-    """What ``cdlab.solve`` takes for the run's sampling (an array for "weighted")."""
-    if run.sampling != "weighted" or "weighted" in METHODS[run.method].samplings:
+    """What ``cdlab.solve`` takes for the run's sampling (an array for SQUARED_NORM)."""
+    if run.sampling != SQUARED_NORM:
         return run.sampling
     features = METHODS[run.method].axis == "features"
     return squared_norm_probabilities(problem.col_norms_sq if features else problem.row_norms_sq)

@@ -9,10 +9,12 @@ served (``pn.state.execute``) or directly when used headless in tests.
 """
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
 import urllib.parse
+import warnings
 from contextlib import contextmanager
 from functools import partial
 
@@ -27,7 +29,7 @@ from ..solvers import METHODS
 from ..verdict import split_seeds
 from . import datasource, presets
 from .job import FINAL, Job, Settings
-from .runner import BOTH, PAGE_DEFAULTS, Budget, Worker, plan, sampling_choices
+from .runner import BOTH, PAGE_DEFAULTS, SQUARED_NORM, Budget, Worker, plan, sampling_choices
 
 INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalize",
           "data_seed", "omega", "upload_hash", "loss", "lam_rule", "log10_lam", "l1", "methods", "samplings",
@@ -37,6 +39,9 @@ SYNCED = ["preset"] + INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis", "log
 # a link's keys under their old names, read as the new ones for one more release (a link made before the
 # rename restores its setting)
 RENAMED_KEYS = {"normalise": "normalize", "max_seconds": "max_time"}
+# a link's sampling names before the rename, read as the new ones for one more release, with a
+# DeprecationWarning: the page's p ∝ ‖·‖² was "weighted", the name of SPDC's Algorithm 2
+RENAMED_SAMPLINGS = {"weighted": SQUARED_NORM}
 # While a job streams, the session's event loop waits at least LOOP_SHARE times as long as its last update
 # took before the next one: a big plot update (hundreds of ms) makes updates rarer instead of leaving
 # no time for the user's clicks.
@@ -399,12 +404,30 @@ class Experiment(param.Parameterized):
 
 def current_link(search: str) -> str:
     """A link's query string (``?a=1&b=x``) with every old key (RENAMED_KEYS) under its new name; where
-    the link gives both spellings, the new one wins. Values are kept as written."""
+    the link gives both spellings, the new one wins. Values are kept as written, but for a sampling
+    under its old name (RENAMED_SAMPLINGS), which is renamed with a DeprecationWarning."""
     pairs = urllib.parse.parse_qsl(search.lstrip("?"), keep_blank_values=True)
     given = {key for key, _ in pairs}
-    pairs = [(RENAMED_KEYS.get(key, key), value) for key, value in pairs
-             if RENAMED_KEYS.get(key) not in given]
+    pairs = [(RENAMED_KEYS.get(key, key), current_samplings(value) if key == "samplings" else value)
+             for key, value in pairs if RENAMED_KEYS.get(key) not in given]
     return "?" + urllib.parse.urlencode(pairs) if pairs else ""
+
+
+def current_samplings(value: str) -> str:
+    """A link's ``samplings`` (JSON, method -> sampling) with each old page sampling name under its new
+    one, where the method has no sampling of that name of its own (SPDC's "weighted" stays)."""
+    try:
+        samplings = json.loads(value)
+    except ValueError:
+        return value  # not JSON: the link sync reports it
+    if not isinstance(samplings, dict):
+        return value
+    renamed = {m: RENAMED_SAMPLINGS[s] for m, s in samplings.items()
+               if s in RENAMED_SAMPLINGS and m in METHODS and s not in sampling_choices(m)}
+    for method, new in renamed.items():
+        warnings.warn(f"the page's sampling {samplings[method]!r} for {method!r} is now called {new!r} "
+                      "(p ∝ ‖·‖²); the old name is read for one more release", DeprecationWarning, stacklevel=3)
+    return json.dumps({**samplings, **renamed}) if renamed else value
 
 
 def sync_link(location, state, on_error=None) -> set:

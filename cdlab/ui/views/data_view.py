@@ -1,5 +1,5 @@
 """The data: nonzeros per row and per column, and the sampling probabilities
-the face-off uses (importance, face-off eq. 14; weighted ∝ ‖·‖²)."""
+the face-off uses (importance, face-off eq. 14; squared_norm ∝ ‖·‖²)."""
 from __future__ import annotations
 
 import holoviews as hv
@@ -73,7 +73,7 @@ def sampling_plot(problem):
                                    label=f"importance, {what}"))
         w = squared_norm_probabilities(norms)
         curves.append(hv.Curve((rank, np.sort(w)[::-1] * size), kdims=["rank / size"], vdims=["probability × size"],
-                               label=f"weighted ∝‖·‖², {what}").opts(line_dash="dashed"))
+                               label=f"squared_norm ∝‖·‖², {what}").opts(line_dash="dashed"))
     curves.append(hv.HLine(1.0, label="uniform").opts(color="#999999", line_dash="dotted"))
     return hv.Overlay(curves).opts(
         hv.opts.Overlay(title="Sampling probabilities, sorted (× size: uniform = 1)", responsive=True,
