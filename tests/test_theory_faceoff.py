@@ -100,6 +100,21 @@ def test_faceoff_refuses_non_smooth_loss():
         theory.faceoff(cdlab.Problem(A, labels(A, rng), loss="hinge", lam=0.1))
 
 
+def test_faceoff_constants_of_a_non_smooth_loss_are_those_of_its_data():
+    """C_P, C_D (eq. 16) and Theorem 3 depend on X only: a hinge problem has them, equal to the
+    face-off's under any smooth loss on the same data, computed from the matrix by definition."""
+    rng = np.random.default_rng(1)
+    A = random_sparse(40, 12, 0.4, rng, 1.0)
+    hinge = cdlab.Problem(sp.csr_matrix(A), labels(A, rng), loss="hinge", lam=0.1)
+    constants = theory.faceoff_constants(hinge)
+    assert constants.problem is hinge and not hasattr(constants, "T_P_uniform")
+    C_P, C_D, F2 = theorem3_ratio(A)
+    assert (constants.C_P, constants.C_D, constants.frob_sq) == pytest.approx((C_P, C_D, F2), rel=1e-12)
+    smooth = theory.faceoff(hinge.with_params(loss="logistic"))
+    assert (constants.C_P, constants.C_D, constants.nnz) == (smooth.C_P, smooth.C_D, smooth.nnz)
+    assert constants.theorem3 == smooth.theorem3 and constants.theorem3["holds"]
+
+
 # ------------------------------------------------------------------ Theorem 3
 def theorem3_ratio(A):
     fnz, fsq = (A != 0).sum(0), (A ** 2).sum(0)

@@ -43,22 +43,30 @@ def _check_smooth(problem):
         raise ValueError("the face-off needs lam > 0")
 
 
-class FaceOff:
+class FaceOffConstants:
+    """The face-off's quantities that depend on X only, defined whatever the loss: nnz, ‖X‖_F²,
+    C_P and C_D (eq. 16) and Theorem 3 (``theorem3``)."""
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.nnz, self.frob_sq = float(problem.nnz), problem.frob_sq
+        self.C_P = problem.data.C_P
+        self.C_D = problem.data.C_D
+        self.theorem3 = theorem3_check(problem)
+
+
+class FaceOff(FaceOffConstants):
     """Every face-off quantity of one problem (attributes: see the module and ``cdlab.theory`` docstrings)."""
 
     def __init__(self, problem):
         _check_smooth(problem)
-        self.problem = problem
+        super().__init__(problem)
         n, d = problem.n_samples, problem.n_features
         c = problem.lam * problem.gamma * n
         self.c = c
         rn2, cn2 = problem.row_norms_sq, problem.col_norms_sq
         rnz, cnz = problem.row_nnz.astype(float), problem.col_nnz.astype(float)
-        nnz, F2 = float(problem.nnz), problem.frob_sq
-        self.nnz, self.frob_sq = nnz, F2
-
-        self.C_P = problem.data.C_P
-        self.C_D = problem.data.C_D
+        nnz, F2 = self.nnz, self.frob_sq
         # uniform sampling: p_j = 1/d, q_i = 1/n
         self.iters_primal_uniform = d * (1 + cn2.max() / c)
         self.iters_dual_uniform = n * (1 + rn2.max() / c)
@@ -75,7 +83,6 @@ class FaceOff:
         self.T_P_importance = nnz + self.C_P / c
         self.T_D_importance = nnz + self.C_D / c
 
-        self.theorem3 = theorem3_check(problem)
         self.prediction = self._predict()
 
     @staticmethod
@@ -156,6 +163,11 @@ def confidence_of(ratio) -> str:
 def faceoff(problem) -> FaceOff:
     """The face-off quantities of ``problem`` (a smooth loss, λ > 0)."""
     return FaceOff(problem)
+
+
+def faceoff_constants(problem) -> FaceOffConstants:
+    """C_P, C_D and Theorem 3 of ``problem``'s data, for any loss (a non-smooth one has no total work T)."""
+    return FaceOffConstants(problem)
 
 
 def theorem3_check(problem) -> dict:

@@ -108,14 +108,12 @@ def is_binary(problem) -> bool:
 
 
 def faceoff_of(problem, problem_key):
-    """(face-off, note). Non-smooth losses have no γ: C_P, C_D and Theorem 3
-    do not depend on the loss, so they come from the same data under the
-    squared loss, and the page says the T's are not defined."""
+    """(face-off, note). A non-smooth loss has no γ, so no total work T: its face-off is the
+    quantities of X alone (``theory.faceoff_constants``: C_P, C_D, Theorem 3), and the note says why."""
     theory = _theory()
     if problem.is_smooth:
         return _THEORY.get_or_compute(("faceoff", problem_key), lambda: theory.faceoff(problem)), ""
-    key = ("faceoff", problem_key[0], "squared", problem_key[2], problem_key[3])
-    fo = _THEORY.get_or_compute(key, lambda: theory.faceoff(problem.with_params(loss="squared")))
+    fo = _THEORY.get_or_compute(("faceoff constants", problem_key[0]), lambda: theory.faceoff_constants(problem))
     return fo, (f"the {problem.loss} loss is not smooth, so the face-off's total-work formulas (which "
                 "need γ) do not apply; C_P, C_D and Theorem 3 depend on X only and are shown")
 
