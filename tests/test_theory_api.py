@@ -47,6 +47,12 @@ def test_every_method_has_a_bound_with_the_contracted_attributes(heart):
         assert d["method"] == method and d["iterations"] == pytest.approx(it[1])
 
 
+def test_every_registered_method_has_a_bound_or_says_why_not():
+    """A new method file is found by the solvers package; the theory must then have its bound
+    (a bounds_*.py module, imported automatically) or its reason in NO_BOUND — not both."""
+    assert set(cdlab.METHODS) == set(BOUNDS) | set(NO_BOUND) and not set(BOUNDS) & set(NO_BOUND)
+
+
 def test_refusals_name_the_problem(heart):
     P, _ = heart
     with pytest.raises(ValueError, match="unknown method"):

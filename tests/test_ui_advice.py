@@ -88,7 +88,7 @@ def test_method_rows_grey_out_explain_and_hide_meaningless_samplings():
     s.methods = ["sdca", "primal_cd"]  # a chosen method stays un-greyed, so that it can be unticked
     assert not rows["primal_cd"].check.disabled
     for m, row in rows.items():
-        assert m in row.help.value and glossary.METHODS[m][0][:20] in row.help.value
+        assert m in row.help.value and glossary.METHODS[m][:20] in row.help.value
         one = len(row.sampling.options) == 1
         assert row.sampling.visible == (not one) and row.fixed.visible == one
     assert rows["gd"].fixed.object == "full gradient" and rows["asdca"].fixed.object == "uniform"

@@ -1,38 +1,34 @@
 """What the page's words mean: one line per method and per symbol, for the hover help.
 
-Methods: what each does and which coordinate it samples ("examples": rows of X, the dual side;
-"features": columns, the primal side; None: a full-gradient method, which samples nothing).
+Methods: what each does (which coordinate it samples is its MethodSpec's ``axis``).
 Symbols: as in theory.md and the face-off paper (Csiba & Richtárik 2016).
 """
 from __future__ import annotations
 
+from ..solvers import METHODS as SOLVERS
+
 METHODS = {
     "sdca": ("SDCA / Prox-SDCA: exact maximisation of the dual in one example's coordinate per step "
-             "(Shalev-Shwartz & Zhang 2013, 2016). Handles every loss, hinge included.", "examples"),
+             "(Shalev-Shwartz & Zhang 2013, 2016). Handles every loss, hinge included."),
     "dual_cd": ("Dual randomized coordinate descent (Quartz, serial; Csiba & Richtárik 2016, Alg. 2): a gradient "
-                "step θ/qᵢ in one example's dual coordinate.", "examples"),
+                "step θ/qᵢ in one example's dual coordinate."),
     "primal_cd": ("Primal randomized coordinate descent (NSync; Csiba & Richtárik 2016, Alg. 1): a gradient step "
-                  "in one feature wⱼ, reading column fⱼ of X. Needs a smooth loss.", "features"),
+                  "in one feature wⱼ, reading column fⱼ of X. Needs a smooth loss."),
     "spdc": ("Stochastic primal–dual coordinate method (Zhang & Xiao 2015): a dual coordinate step, a primal "
-             "proximal step and an extrapolation; accelerated, 1 + √(κ/n) per pass.", "examples"),
+             "proximal step and an extrapolation; accelerated, 1 + √(κ/n) per pass."),
     "asdca": ("Accelerated mini-batch SDCA (Shalev-Shwartz & Zhang 2013): SDCA on mini-batches of m examples with "
-              "Nesterov-style momentum; interpolates between SDCA (m = 1) and accelerated gradient (m = n).",
-              "examples"),
+              "Nesterov-style momentum; interpolates between SDCA (m = 1) and accelerated gradient (m = n)."),
     "appa": ("APPA (Frostig, Ge, Kakade & Sidford 2015): approximate proximal point; each stage solves a "
-             "better-conditioned problem with SDCA.", "examples"),
-    "accel_appa": ("Accelerated APPA (Frostig et al. 2015): APPA's stages with Nesterov extrapolation between them.",
-                   "examples"),
-    "dual_appa": ("Dual APPA (Frostig et al. 2015, Alg. 3): proximal point on the dual, SDCA inside.", "examples"),
-    "sgd": ("Stochastic gradient descent: one example's gradient per step, a decreasing step size.", "examples"),
-    "svrg": ("SVRG (Johnson & Zhang 2013): stochastic steps corrected by a full gradient taken once per epoch.",
-             "examples"),
-    "sag": ("SAG (Schmidt, Le Roux & Bach 2017): the average of the last gradient seen for every example.",
-            "examples"),
-    "saga": ("SAGA (Defazio, Bach & Lacoste-Julien 2014): SAG's table of gradients with an unbiased step.",
-             "examples"),
-    "gd": ("Gradient descent: the full gradient at each step (n rows read per step).", None),
-    "agd": ("Nesterov's accelerated gradient descent: full gradients with momentum.", None),
-    "lbfgs": ("L-BFGS (scipy): a quasi-Newton method on full gradients.", None),
+             "better-conditioned problem with SDCA."),
+    "accel_appa": "Accelerated APPA (Frostig et al. 2015): APPA's stages with Nesterov extrapolation between them.",
+    "dual_appa": "Dual APPA (Frostig et al. 2015, Alg. 3): proximal point on the dual, SDCA inside.",
+    "sgd": "Stochastic gradient descent: one example's gradient per step, a decreasing step size.",
+    "svrg": "SVRG (Johnson & Zhang 2013): stochastic steps corrected by a full gradient taken once per epoch.",
+    "sag": "SAG (Schmidt, Le Roux & Bach 2017): the average of the last gradient seen for every example.",
+    "saga": "SAGA (Defazio, Bach & Lacoste-Julien 2014): SAG's table of gradients with an unbiased step.",
+    "gd": "Gradient descent: the full gradient at each step (n rows read per step).",
+    "agd": "Nesterov's accelerated gradient descent: full gradients with momentum.",
+    "lbfgs": "L-BFGS (scipy): a quasi-Newton method on full gradients.",
 }
 
 SYMBOLS = {
@@ -53,15 +49,16 @@ SYMBOLS = {
 
 
 def method_help(method: str) -> str:
-    text, axis = METHODS.get(method, ("", "examples"))
+    """The method's line here (its MethodSpec's source where it has none) and what it samples (its axis)."""
+    spec = SOLVERS[method]
     where = {"examples": "samples examples (rows)", "features": "samples features (columns)",
-             None: "full gradient: samples nothing"}[axis]
-    return f"**{method}** — {text} ({where})"
+             "none": "full gradient: samples nothing"}[spec.axis]
+    return f"**{method}** — {METHODS.get(method, spec.source)} ({where})"
 
 
 def samples(method: str) -> bool:
     """Whether a method samples coordinates (full-gradient methods do not)."""
-    return METHODS.get(method, ("", "examples"))[1] is not None
+    return SOLVERS[method].axis != "none"
 
 
 def symbols_markdown() -> str:
