@@ -8,7 +8,11 @@ maximises the quadratic lower bound of D given by the 1-smoothness of g*).
 
 Dual RCD (Csiba & Richtárik, Algorithm 2; theory.md §4): with serial
 probabilities q, θ = min_k q_k λγn/(‖x_k‖² + λγn) and the gradient step
-Δ = (θ/q_i)(−φ_i'(x_i·w) − α_i); ``step="exact"`` uses SDCA's step instead.
+Δ = (θ/q_i)(−φ_i'(x_i·w) − α_i); ``step="exact"`` uses SDCA's step instead, and
+``step="coordinate"`` each coordinate's own s̄_i = λγn/(‖x_i‖² + λγn) in place
+of θ/q_i (``gradient_step_scale``): q_i s̄_i ≥ θ for every i, so each step's
+expected dual gain is still ≥ θ·gap and the face-off bound holds unchanged; it
+equals θ/q_i under importance sampling and is larger under any other.
 SDCA is its uniform special case with the exact step and shares the kernel.
 """
 from __future__ import annotations
@@ -51,12 +55,24 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     return touched
 
 
+DUAL_STEPS = ("gradient", "coordinate", "exact")
+
+
+def gradient_step_scale(problem, q, step):
+    """The factor s_i of the gradient step Δ = s_i(−φ_i'(x_i·w) − α_i) for each i under probabilities q:
+    θ/q_i with θ = min_k q_k s̄_k (``"gradient"``, face-off Algorithm 2) or s̄_i (``"coordinate"``), where
+    s̄_i = λγn/(‖x_i‖² + λγn) zeroes the quadratic term of the step's lower bound on the dual gain."""
+    lgn = problem.lam * problem.gamma * problem.n_samples
+    own = lgn / (problem.row_norms_sq + lgn)
+    return own if step == "coordinate" else np.min(q * own) / q
+
+
 class DualCDState(State):
     """State of a dual coordinate method: α, v = Xᵀα/(λn), w = S_{μ/λ}(v)."""
 
     def __init__(self, problem, sampling, rng, step="gradient"):
-        if step not in ("exact", "gradient"):
-            raise ValueError(f"step must be 'exact' or 'gradient', got {step!r}")
+        if step not in DUAL_STEPS:
+            raise ValueError(f"step must be one of {list(DUAL_STEPS)}, got {step!r}")
         super().__init__(problem, rng)
         n = problem.n_samples
         gamma = problem.gamma
@@ -71,10 +87,7 @@ class DualCDState(State):
         if self.exact:
             self.step_scale = np.zeros(1)
         else:
-            lgn = problem.lam * gamma * n
-            q = self.sampler.probs
-            theta = np.min(q * lgn / (problem.row_norms_sq + lgn))
-            self.step_scale = theta / q
+            self.step_scale = gradient_step_scale(problem, self.sampler.probs, step)
         self.alpha = np.zeros(n)
         self.v = np.zeros(problem.n_features)
         self.thresh = problem.l1 / problem.lam
@@ -96,9 +109,9 @@ def gradient_step_loss_rule(loss, options) -> str:
     """The θ/q_i gradient step (face-off Algorithm 2) uses the loss's smoothness γ: a non-smooth loss needs
     the exact step. The smooth stand-in offered must fit the labels: the smoothed hinge for the hinge (±1
     labels), the squared loss for the absolute loss (real-valued targets)."""
-    if options.get("step") != "gradient" or loss in L.SMOOTH_LOSSES:
+    if options.get("step") == "exact" or loss in L.SMOOTH_LOSSES:
         return ""
-    return (f"the gradient step needs a smooth loss, not {loss!r}; "
+    return (f"the {options.get('step')} step needs a smooth loss, not {loss!r}; "
             f"use step='exact' or loss='{L.NEAREST_SMOOTH[loss]}'")
 
 
