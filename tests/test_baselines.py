@@ -119,11 +119,11 @@ def test_measured_steps_stay_within_the_theory_layer_bound(method, data):
     Thm 6, Shamir & Zhang Thm 1 for the Pegasos step): the steps a run with the default options
     needs to reach P − P* ≤ ε stay below the bound's iterations for ε (checked at the first
     checkpoint below ε, so the measured count is, if anything, overstated). SVRG and SAGA run the
-    step of their theorems, step="L_max" (their default line search has no bound)."""
+    step of their theorems, step_size="L_max" (their default line search has no bound)."""
     from cdlab import theory
     problem = PROBLEMS[data]()
     p_star = cdlab.reference_optimum(problem)
-    options = {"step": "L_max"} if method in ("svrg", "saga") else {}
+    options = {"step_size": "L_max"} if method in ("svrg", "saga") else {}
     bound = theory.bound(method, problem, reference=p_star, **options)
     assert bound.quantity == "subopt" and bound.exact
     epsilons = (1e-3,) if method == "sgd" else (1e-3, 1e-6, 1e-9)  # SGD's bound is O(1/(λε))
@@ -142,13 +142,13 @@ def test_svrg_refusal_names_an_epoch_whose_bound_holds_and_the_run_meets_it():
     problem = PROBLEMS["a9a[:2000]/logistic"]().with_params(lam=1e-3)
     p_star = cdlab.reference_optimum(problem)
     with pytest.raises(ValueError, match="epoch_length=") as info:
-        theory.bound("svrg", problem, reference=p_star, step="L_max")
+        theory.bound("svrg", problem, reference=p_star, step_size="L_max")
     epoch = int(re.search(r"epoch_length=(\d+)", str(info.value)).group(1))
     L_max = problem.R ** 2 / problem.gamma + problem.lam
     assert epoch == int(np.ceil(50 * L_max / problem.lam)) > 2 * problem.n_samples
-    bound = theory.bound("svrg", problem, reference=p_star, epoch_length=epoch, step="L_max")
+    bound = theory.bound("svrg", problem, reference=p_star, epoch_length=epoch, step_size="L_max")
     assert bound.rate == pytest.approx(0.5, abs=1e-3)  # α = 1/4 + 1/4 up to the ceiling
-    res = cdlab.solve(problem, "svrg", epoch_length=epoch, step="L_max", tol=0, max_passes=300, reference=p_star,
+    res = cdlab.solve(problem, "svrg", epoch_length=epoch, step_size="L_max", tol=0, max_passes=300, reference=p_star,
                       callback=lambda row: row["subopt"] > 1e-6)
     for eps in (1e-3, 1e-6):
         assert first_steps(res.trace, "subopt", eps) <= bound.iterations(eps), eps
@@ -191,7 +191,7 @@ def test_constant_step_sgd_plateaus_at_a_floor_proportional_to_the_step():
     problem, p_star = _sgd_problem()
     floors = []
     for eta0 in (0.4, 0.1, 0.025):
-        _, sub = _sgd_mean_subopt(problem, p_star, 32, step="constant", eta0=eta0)
+        _, sub = _sgd_mean_subopt(problem, p_star, 32, schedule="constant", eta0=eta0)
         floors.append(sub[8:].mean())
     ratios = np.array(floors[:-1]) / np.array(floors[1:])
     assert np.all((ratios > 2) & (ratios < 8)), ratios
@@ -200,7 +200,7 @@ def test_constant_step_sgd_plateaus_at_a_floor_proportional_to_the_step():
 def test_decaying_step_sgd_keeps_improving():
     """η_t = η₀/√t: the noise floor shrinks like 1/√t (×64 passes → at least ×2.5 lower)."""
     problem, p_star = _sgd_problem()
-    _, sub = _sgd_mean_subopt(problem, p_star, 64, step="decaying", eta0=1.0)
+    _, sub = _sgd_mean_subopt(problem, p_star, 64, schedule="decaying", eta0=1.0)
     assert sub[64] <= sub[1] / 2.5 and sub[64] > 0
 
 
@@ -322,15 +322,15 @@ def test_lazy_sparse_updates_equal_the_dense_algorithm_step_by_step(method, loss
     for m in range(1, 61):
         if method.startswith("sgd"):
             rule = method.split("_")[1]
-            state = SGDState(problem, "uniform", None, step=rule, eta0=None if rule == "pegasos" else 0.3)
+            state = SGDState(problem, "uniform", None, schedule=rule, eta0=None if rule == "pegasos" else 0.3)
             eta = (lambda t: 1 / (lam * t)) if rule == "pegasos" else (lambda t: 0.3 / np.sqrt(t))
             expected = dense_sgd(Xd, y, loss, lam, order[:m], eta)
         elif method.startswith("svrg"):
             kappa, c = (0.7, center) if method == "svrg_prox_center" else (0.0, None)
-            state = SVRGState(problem, "uniform", None, step=0.05, epoch_length=9, center=c, kappa=kappa)
+            state = SVRGState(problem, "uniform", None, step_size=0.05, epoch_length=9, center=c, kappa=kappa)
             expected = dense_svrg(Xd, y, loss, lam, order[:m], 0.05, 9, kappa, c)
         else:
-            state = SAGState(problem, "uniform", None, step=0.2, saga=method == "saga")
+            state = SAGState(problem, "uniform", None, step_size=0.2, saga=method == "saga")
             expected = dense_sag(Xd, y, loss, lam, order[:m], 0.2, method == "saga")
         state.sampler = FixedOrder(order)
         state.run(m)
@@ -390,7 +390,7 @@ def test_default_step_certifies_unnormalised_shipped_data(method, case):
     res = cdlab.solve(problem, method, tol=1e-6, max_passes=300)
     assert res.converged, res
     if case[0] == "colon-cancer":
-        old = cdlab.solve(problem, method, step="L_max", tol=1e-6, max_passes=300)
+        old = cdlab.solve(problem, method, step_size="L_max", tol=1e-6, max_passes=300)
         assert old.trace.gap.iloc[-1] > 1e-4, old
 
 
@@ -457,11 +457,11 @@ def test_svrg_oracle_minimises_the_proximal_subproblem():
 
 # --------------------------------------------------------------------------- divergence
 @pytest.mark.parametrize("method,options", [
-    ("sgd", dict(step="constant", eta0=1e3)),
-    ("svrg", dict(step=1e3)),
-    ("sag", dict(step=1e3)),
-    ("saga", dict(step=1e3)),
-    ("gd", dict(step=1e3)),
+    ("sgd", dict(schedule="constant", eta0=1e3)),
+    ("svrg", dict(step_size=1e3)),
+    ("sag", dict(step_size=1e3)),
+    ("saga", dict(step_size=1e3)),
+    ("gd", dict(step_size=1e3)),
 ])
 def test_a_diverging_step_is_reported_not_drawn(method, options):
     problem = cdlab.Problem(*real("heart_scale"), loss="squared", lam=1e-3)
@@ -476,18 +476,18 @@ def test_pegasos_on_the_squared_loss_diverges_cleanly():
     """Pegasos' first step is 1/λ: with the unbounded squared-loss gradient and small λ it blows
     up — a real property of the step rule, reported as divergence with advice about the step."""
     problem = cdlab.Problem(*real("heart_scale"), loss="squared", lam=1e-4)
-    res = cdlab.solve(problem, "sgd", step="pegasos", max_passes=20)
+    res = cdlab.solve(problem, "sgd", schedule="pegasos", max_passes=20)
     assert res.diverged and len(res.trace) >= 1 and np.all(np.isfinite(res.trace.primal))
-    assert "try a smaller step (option 'step' or 'eta0')" in res.message
+    assert "try a smaller step (option 'schedule' or 'eta0')" in res.message
 
 
 @pytest.mark.parametrize("lam", [1e-2, 1e-4])
 def test_the_default_sgd_step_converges_on_the_squared_loss(lam):
-    """step='auto' picks the inverse step eta0/(1 + eta0·λt), eta0 = 1/L_max (Bottou 2012) for the
+    """schedule='auto' picks the inverse step eta0/(1 + eta0·λt), eta0 = 1/L_max (Bottou 2012) for the
     squared loss: on heart_scale as distributed the Pegasos default diverged at both λ."""
-    from cdlab.solvers.sgd import default_step
+    from cdlab.solvers.sgd import default_schedule
     problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss="squared", lam=lam)
-    assert default_step(problem) == "inverse"
+    assert default_schedule(problem) == "inverse"
     p_star = cdlab.reference_optimum(problem)
     res = cdlab.solve(problem, "sgd", max_passes=200, tol=0.0, reference=p_star)
     sub = res.trace.subopt.to_numpy()
@@ -516,7 +516,7 @@ def test_divergence_advice_speaks_of_what_the_method_has(monkeypatch):
     from cdlab.solvers.driver import divergence_advice
     for name, spec in METHODS.items():
         advice = divergence_advice(spec)
-        assert ("smaller step" in advice) == any(k in spec.options for k in ("step", "eta0")), (name, advice)
+        assert ("smaller step" in advice) == any(k in spec.options for k in ("step_size", "schedule", "eta0")), (name, advice)
 
     class Blowup:  # a state whose iterate leaves every bound after one chunk
         steps = nnz_touched = 0
@@ -590,17 +590,17 @@ def test_lbfgs_keeps_its_memory_across_checkpoints_and_stops_its_thread():
 
 
 @pytest.mark.parametrize("method,options,match", [
-    ("sgd", dict(step="pegasos"), "needs lam > 0"),
-    ("sgd", dict(step=0.1), "step must be one of"),
-    ("sgd", dict(step="constant", eta0=-1.0), "eta0 must be finite and > 0, got -1.0"),
-    ("sgd", dict(step="constant", eta0="big"), "eta0 must be a real number, got 'big'"),
-    ("sgd", dict(step="pegasos", eta0=0.5), "Pegasos step 1/\\(λt\\) has no eta0"),
-    ("svrg", dict(step=0.0), "step must be finite and > 0, got 0.0"),
+    ("sgd", dict(schedule="pegasos"), "needs lam > 0"),
+    ("sgd", dict(schedule=0.1), "schedule must be one of"),
+    ("sgd", dict(schedule="constant", eta0=-1.0), "eta0 must be finite and > 0, got -1.0"),
+    ("sgd", dict(schedule="constant", eta0="big"), "eta0 must be a real number, got 'big'"),
+    ("sgd", dict(schedule="pegasos", eta0=0.5), "Pegasos step 1/\\(λt\\) has no eta0"),
+    ("svrg", dict(step_size=0.0), "step_size must be finite and > 0, got 0.0"),
     ("svrg", dict(epoch_length=0), "epoch_length"),
     ("svrg", dict(epoch_length=2.5), "epoch_length"),
-    ("saga", dict(step="big"), r"step must be one of \['linesearch', 'L_max'\] or a number > 0, got 'big'"),
-    ("saga", dict(step=None), "step must be a real number, got None"),
-    ("gd", dict(step=float("nan")), "step must be finite and > 0, got nan"),
+    ("saga", dict(step_size="big"), r"step_size must be one of \['linesearch', 'L_max'\] or a number > 0, got 'big'"),
+    ("saga", dict(step_size=None), "step_size must be a real number, got None"),
+    ("gd", dict(step_size=float("nan")), "step_size must be finite and > 0, got nan"),
     ("lbfgs", dict(memory=0), "memory"),
 ])
 def test_bad_options_are_refused_before_any_work(method, options, match):

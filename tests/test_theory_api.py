@@ -14,7 +14,7 @@ ALL = ["sdca", "dual_cd", "primal_cd", "spdc", "asdca", "appa", "accel_appa", "d
        "agd", "gd"]
 # the options a bound is for where the default has none: SVRG's and SAGA's theorems are for η from L_max
 # (their default line search has no bound)
-BOUND_OPTIONS = {"svrg": {"step": "L_max"}, "saga": {"step": "L_max"}}
+BOUND_OPTIONS = {"svrg": {"step_size": "L_max"}, "saga": {"step_size": "L_max"}}
 
 
 @pytest.fixture(scope="module")
@@ -69,13 +69,13 @@ def test_refusals_name_the_problem(heart):
     with pytest.raises(ValueError, match="sum to 1"):
         theory.bound("dual_cd", P, np.full(P.n_samples, 0.5))
     with pytest.raises(ValueError, match="α = .* ≥ 1"):
-        theory.bound("svrg", P.with_params(lam=1e-4), step="L_max")
+        theory.bound("svrg", P.with_params(lam=1e-4), step_size="L_max")
     with pytest.raises(ValueError, match="line search"):
         theory.bound("saga", P)
     with pytest.raises(ValueError, match="θ ≤"):
         theory.bound("asdca", P, theta=0.9)
     with pytest.raises(ValueError, match="Pegasos"):
-        theory.bound("sgd", P, step="constant")
+        theory.bound("sgd", P, schedule="constant")
     with pytest.raises(ValueError, match="kappa_decay"):
         theory.bound("appa", P, kappa_decay=0.5)
     with pytest.raises(ValueError, match="κ ≥ 2μ"):
@@ -102,8 +102,8 @@ def test_evaluate(heart):
 
 # the non-coordinate bounds against runs: (method, sampling, options); the theorem's quantity
 SPOT = [("spdc", "uniform", {}), ("spdc", "weighted", {}), ("spdc", "uniform", {"batch_size": 4}),
-        ("asdca", "uniform", {"batch_size": 8}), ("saga", "uniform", {"step": "L_max"}), ("gd", "uniform", {}),
-        ("agd", "uniform", {}), ("svrg", "uniform", {"step": "L_max"}), ("sgd", "uniform", {})]
+        ("asdca", "uniform", {"batch_size": 8}), ("saga", "uniform", {"step_size": "L_max"}), ("gd", "uniform", {}),
+        ("agd", "uniform", {}), ("svrg", "uniform", {"step_size": "L_max"}), ("sgd", "uniform", {})]
 
 
 @pytest.mark.parametrize("method,sampling,opts", SPOT, ids=[f"{m}-{s}-{o}" for m, s, o in SPOT])

@@ -23,7 +23,7 @@ step). At the end of each chunk every coordinate is brought up to date (O(d)).
 
 Step (``step_rules``): by default η = 1/(L + λ) for SAG (Schmidt et al.'s
 practice; they prove 1/(16 L)) and 1/(2(L + λ)) for SAGA, L from SAG's line
-search (Schmidt et al. §4.6); ``step="L_max"`` is η = 1/(3 L_max),
+search (Schmidt et al. §4.6); ``step_size="L_max"`` is η = 1/(3 L_max),
 L_max = max_i ‖x_i‖²/γ + λ, the step of Defazio et al.'s Thm 1 for SAGA (the
 default before the line search). A step touches ‖x_i‖₀ nonzeros and is 1/n
 data pass.
@@ -92,11 +92,11 @@ def sag_chunk(indptr, indices, data, y, code, s, n, w, gbar, table, last, t0, a,
 class SAGState(State):
     """State of SAG / SAGA: w, the derivative table, ḡ and the catch-up clock."""
 
-    def __init__(self, problem, sampling, rng, step="linesearch", saga=False):
+    def __init__(self, problem, sampling, rng, step_size="linesearch", saga=False):
         if problem.gamma is None:
             raise ValueError(f"{'SAGA' if saga else 'SAG'} needs a smooth loss, not {problem.loss!r}")
         n, d = problem.n_samples, problem.n_features
-        self.step_rule = StepRule(problem, step, SAGA_STEPS if saga else SAG_STEPS, problem.lam)
+        self.step_rule = StepRule(problem, step_size, SAGA_STEPS if saga else SAG_STEPS, problem.lam)
         super().__init__(problem, rng)
         self.saga = saga
         self.sampler = make_sampler(sampling, n, what="examples")
@@ -138,12 +138,12 @@ register(MethodSpec(
     name="sag", make=SAGState, fixed={"saga": False}, kind="primal", axis="examples",
     source="Schmidt, Le Roux & Bach 2017, SAG Algorithm 1 (sparse JIT updates, §4.5)",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=("uniform", "permutation"),
+    samplings=("uniform", "permutation"), renamed={"step": "step_size"},
 ))
 
 register(MethodSpec(
     name="saga", make=SAGState, fixed={"saga": True}, kind="primal", axis="examples",
     source="Defazio, Bach & Lacoste-Julien 2014, SAGA (§2), L2 term as the prox",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=("uniform", "permutation"),
+    samplings=("uniform", "permutation"), renamed={"step": "step_size"},
 ))

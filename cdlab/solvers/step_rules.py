@@ -2,7 +2,8 @@
 
 Each method's step is η = c/(L + λ + κ) with its constant c for the rule
 (written beside the method; κ is APPA's proximal term, 0 otherwise) and L a
-smoothness constant of the loss terms φ_i(x_i·w), chosen by the rule:
+smoothness constant of the loss terms φ_i(x_i·w), chosen by the option
+``step_size``, one of:
 
 * ``"linesearch"`` (the default): SAG's line search on L (Schmidt, Le Roux &
   Bach 2017, "Minimizing finite sums with the stochastic average gradient",
@@ -61,8 +62,8 @@ class StepRule:
     counts the k steps it did, halves L after every n steps, and takes the larger L that
     :func:`lipschitz_search` found before the next step (a fixed rule ignores both)."""
 
-    def __init__(self, problem, step, constants, shift, what="step"):
-        self.rule = check_step(step, STEP_RULES, what)
+    def __init__(self, problem, step_size, constants, shift):
+        self.rule = check_step(step_size, STEP_RULES, "step_size")
         c = constants.get(self.rule, 1.0)
         self.c, self.shift, self.n = c, shift, problem.n_samples
         self.t = 0  # steps done since the last decay

@@ -20,7 +20,7 @@ w_j ← (1−ρ)^k w_j + b_j (1 − (1−ρ)^k)/ρ. A step then costs ‖x_i‖�
 φ_i'(x_i·w̃) are stored at the snapshot, so x_i·w̃ is never recomputed.
 
 Defaults: epoch length m = 2n, step η = 1/(10(L + λ + κ)) with L from SAG's
-line search (``step_rules``; Schmidt, Le Roux & Bach 2017 §4.6); ``step="L_max"``
+line search (``step_rules``; Schmidt, Le Roux & Bach 2017 §4.6); ``step_size="L_max"``
 is η = 1/(10 L_max), L_max = max_i ‖x_i‖²/γ + λ + κ (APPA's oracle uses it: its
 theorem is stated for that step). Work: a snapshot is one pass (nnz(X) nonzeros
 touched, one data pass, no "step"); an inner step touches ‖x_i‖₀ and is 1/n
@@ -30,7 +30,7 @@ our data_passes count the rows read, the same quantity up to that factor 2).
 Primal-oracle API (APPA's inner solver, and anyone who needs SVRG outside ``cdlab.solve``)::
 
     from cdlab.solvers.svrg import SVRGState
-    state = SVRGState(problem, "uniform", np.random.default_rng(0), step="L_max", epoch_length=None,
+    state = SVRGState(problem, "uniform", np.random.default_rng(0), step_size="L_max", epoch_length=None,
                       center=c, kappa=k, w0=w0)
     state.run(n_epochs * state.m)  # n_epochs full epochs (a snapshot + m inner steps each)
     state.w                        # the iterate; state.steps, .nnz_touched, .data_passes: the work
@@ -38,7 +38,7 @@ Primal-oracle API (APPA's inner solver, and anyone who needs SVRG outside ``cdla
 
 on P(w) + (κ/2)‖w − center‖². ``problem`` is a ``cdlab.Problem`` with a smooth
 loss, l1 = 0 and any λ ≥ 0; ``w0`` (the warm start, default 0) and ``center``
-(default 0) are length-d arrays, never modified; ``kappa`` ≥ 0; ``step``
+(default 0) are length-d arrays, never modified; ``kappa`` ≥ 0; ``step_size``
 "linesearch", "L_max" (1/(10 L_max), κ included) or a number; ``epoch_length`` None means 2n.
 """
 from __future__ import annotations
@@ -90,7 +90,7 @@ def svrg_chunk(indptr, indices, data, y, code, s, w, b, last, t0, a, log_a, rho,
 class SVRGState(State):
     """State of SVRG on f(w) = P(w) + (κ/2)‖w − c‖² (module docstring)."""
 
-    def __init__(self, problem, sampling, rng, step="linesearch", epoch_length=None, center=None, kappa=0.0, w0=None):
+    def __init__(self, problem, sampling, rng, step_size="linesearch", epoch_length=None, center=None, kappa=0.0, w0=None):
         if problem.l1 > 0:
             raise ValueError("SVRG here handles l1 = 0 only (no proximal step)")
         if problem.gamma is None:
@@ -100,7 +100,7 @@ class SVRGState(State):
         if epoch_length is None:
             epoch_length = 2 * n
         epoch_length = check_int("epoch_length", epoch_length)
-        self.step_rule = StepRule(problem, step, SVRG_STEPS, problem.lam + kappa)
+        self.step_rule = StepRule(problem, step_size, SVRG_STEPS, problem.lam + kappa)
         super().__init__(problem, rng)
         self.kappa = kappa
         self.sampler = make_sampler(sampling, n, what="examples")
@@ -180,5 +180,5 @@ register(MethodSpec(
     name="svrg", make=SVRGState, withheld=("center", "kappa", "w0"), kind="primal", axis="examples",
     source="Johnson & Zhang 2013, Procedure SVRG (option I); Frostig et al. 2015, Thm 2.2 (as APPA's oracle)",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=("uniform", "permutation"),
+    samplings=("uniform", "permutation"), renamed={"step": "step_size"},
 ))
