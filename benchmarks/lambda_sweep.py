@@ -6,8 +6,8 @@ orders of magnitude; every run starts at w = 0, gets "20 stages (or the
 equivalent)" (Figure 3's caption) and is scored by the *original* ERM objective
 F(w) = (1/n) Σ_i φ_i(x_i·w) + (λ₀/2)‖w‖² (λ₀ = 0 by default):
 
-    SGD        step θ/√t               cdlab.solve(P₀, "sgd", step="decaying", eta0=θ)
-    SVRG       step θ, stage n         cdlab.solve(P₀, "svrg", step=θ, epoch_length=n)
+    SGD        step θ/√t               cdlab.solve(P₀, "sgd", schedule="decaying", eta0=θ)
+    SVRG       step θ, stage n         cdlab.solve(P₀, "svrg", step_size=θ, epoch_length=n)
     SDCA       ridge θ                 cdlab.solve(P₀ with λ = λ₀ + θ, "sdca"), scored on F
     Dual APPA  proximal weight κ = θ   cdlab.solve(P₀, "dual_appa", kappa=θ)   (α⁰ = 0, w⁰ = 0)
 

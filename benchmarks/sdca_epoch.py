@@ -50,7 +50,7 @@ def best_of(fn, repeat):
 
 
 def sdca_epoch_seconds(problem, repeat):
-    state = DualCDState(problem, "permutation", np.random.default_rng(0), step="exact")
+    state = DualCDState(problem, "permutation", np.random.default_rng(0), update="exact")
     state.run(min(problem.n_samples, 1000))  # JIT warm-up
     return best_of(lambda: state.run(problem.n_samples), repeat)
 

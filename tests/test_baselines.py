@@ -105,7 +105,7 @@ def test_unregularised_least_squares_against_lstsq(method):
 
 
 @pytest.mark.parametrize("method,data", [
-    ("svrg", "a9a[:2000]/logistic"),  # the defaults (epoch 2n, η = 1/(10 L_max)) meet Thm 1's α < 1 here only
+    ("svrg", "a9a[:2000]/logistic"),  # epoch 2n, η = 1/(10 L_max) meet Thm 1's α < 1 here only
     ("saga", "a9a[:2000]/logistic"),
     ("saga", "colon-cancer/squared"),
     ("gd", "colon-cancer/squared"),
@@ -118,21 +118,23 @@ def test_measured_steps_stay_within_the_theory_layer_bound(method, data):
     """cdlab.theory.bound (Johnson & Zhang Thm 1, Defazio et al. Thm 1, Nesterov 2013 §3 and
     Thm 6, Shamir & Zhang Thm 1 for the Pegasos step): the steps a run with the default options
     needs to reach P − P* ≤ ε stay below the bound's iterations for ε (checked at the first
-    checkpoint below ε, so the measured count is, if anything, overstated)."""
+    checkpoint below ε, so the measured count is, if anything, overstated). SVRG and SAGA run the
+    step of their theorems, step_size="L_max" (their default line search has no bound)."""
     from cdlab import theory
     problem = PROBLEMS[data]()
     p_star = cdlab.reference_optimum(problem)
-    bound = theory.bound(method, problem, reference=p_star)
+    options = {"step_size": "L_max"} if method in ("svrg", "saga") else {}
+    bound = theory.bound(method, problem, reference=p_star, **options)
     assert bound.quantity == "subopt" and bound.exact
     epsilons = (1e-3,) if method == "sgd" else (1e-3, 1e-6, 1e-9)  # SGD's bound is O(1/(λε))
     res = cdlab.solve(problem, method, tol=0, max_passes=300, reference=p_star,
-                      callback=lambda row: row["subopt"] > min(epsilons))
+                      callback=lambda row: row["subopt"] > min(epsilons), **options)
     for eps in epsilons:
         assert first_steps(res.trace, "subopt", eps) <= bound.iterations(eps), eps
 
 
 def test_svrg_refusal_names_an_epoch_whose_bound_holds_and_the_run_meets_it():
-    """Where the default epoch 2n is too short for Johnson & Zhang's α < 1, the refusal names the epoch
+    """Where the default epoch 2n is too short for Johnson & Zhang's α < 1 at η = 1/(10 L_max), the refusal names the epoch
     50 L_max/μ (α = 1/2 at η = 1/(10 L_max)); with it the bound applies and a run stays within it."""
     import re
     from cdlab import theory
@@ -140,13 +142,13 @@ def test_svrg_refusal_names_an_epoch_whose_bound_holds_and_the_run_meets_it():
     problem = PROBLEMS["a9a[:2000]/logistic"]().with_params(lam=1e-3)
     p_star = cdlab.reference_optimum(problem)
     with pytest.raises(ValueError, match="epoch_length=") as info:
-        theory.bound("svrg", problem, reference=p_star)
+        theory.bound("svrg", problem, reference=p_star, step_size="L_max")
     epoch = int(re.search(r"epoch_length=(\d+)", str(info.value)).group(1))
     L_max = problem.R ** 2 / problem.gamma + problem.lam
     assert epoch == int(np.ceil(50 * L_max / problem.lam)) > 2 * problem.n_samples
-    bound = theory.bound("svrg", problem, reference=p_star, epoch_length=epoch)
+    bound = theory.bound("svrg", problem, reference=p_star, epoch_length=epoch, step_size="L_max")
     assert bound.rate == pytest.approx(0.5, abs=1e-3)  # α = 1/4 + 1/4 up to the ceiling
-    res = cdlab.solve(problem, "svrg", epoch_length=epoch, tol=0, max_passes=300, reference=p_star,
+    res = cdlab.solve(problem, "svrg", epoch_length=epoch, step_size="L_max", tol=0, max_passes=300, reference=p_star,
                       callback=lambda row: row["subopt"] > 1e-6)
     for eps in (1e-3, 1e-6):
         assert first_steps(res.trace, "subopt", eps) <= bound.iterations(eps), eps
@@ -189,7 +191,7 @@ def test_constant_step_sgd_plateaus_at_a_floor_proportional_to_the_step():
     problem, p_star = _sgd_problem()
     floors = []
     for eta0 in (0.4, 0.1, 0.025):
-        _, sub = _sgd_mean_subopt(problem, p_star, 32, step="constant", eta0=eta0)
+        _, sub = _sgd_mean_subopt(problem, p_star, 32, schedule="constant", eta0=eta0)
         floors.append(sub[8:].mean())
     ratios = np.array(floors[:-1]) / np.array(floors[1:])
     assert np.all((ratios > 2) & (ratios < 8)), ratios
@@ -198,7 +200,7 @@ def test_constant_step_sgd_plateaus_at_a_floor_proportional_to_the_step():
 def test_decaying_step_sgd_keeps_improving():
     """η_t = η₀/√t: the noise floor shrinks like 1/√t (×64 passes → at least ×2.5 lower)."""
     problem, p_star = _sgd_problem()
-    _, sub = _sgd_mean_subopt(problem, p_star, 64, step="decaying", eta0=1.0)
+    _, sub = _sgd_mean_subopt(problem, p_star, 64, schedule="decaying", eta0=1.0)
     assert sub[64] <= sub[1] / 2.5 and sub[64] > 0
 
 
@@ -239,6 +241,43 @@ def dense_sgd(X, y, loss, lam, order, eta):
     return w
 
 
+def _phi(loss, z, y):
+    return 0.5 * (z - y) ** 2 if loss == "squared" else np.logaddexp(0.0, -y * z)
+
+
+class DenseLineSearch:
+    """The line-search step of cdlab.solvers.step_rules written from its statement (Schmidt, Le Roux &
+    Bach 2017 §4.6, the decay applied whole): L starts at mean ‖x_i‖²/γ; before each step L is halved
+    if n steps were done since the last halving, then doubled while φ(z − g r/L) > φ(z) − g² r/(2L)
+    (r = ‖x_i‖², g = φ'(z), z = x_i·w) and L < r/γ; the step is η = c/(L + shift)."""
+
+    def __init__(self, X, y, loss, c, shift):
+        self.X, self.y, self.loss, self.c, self.shift = X, y, loss, c, shift
+        self.gamma = 1.0 if loss == "squared" else 4.0
+        self.L = np.mean(np.sum(X * X, axis=1)) / self.gamma
+        self.k = 0
+
+    def current(self):
+        """L after the steps done (a halving due after the last step included)."""
+        return self.L / 2 if self.k > 0 and self.k % self.X.shape[0] == 0 else self.L
+
+    def __call__(self, i, w):
+        self.L = self.current()
+        self.k += 1
+        z, r, yi = self.X[i] @ w, self.X[i] @ self.X[i], self.y[i]
+        g = _dphi(self.loss, z, yi)
+        if g * g * r >= 1e-16:
+            while self.L < r / self.gamma and (_phi(self.loss, z - g * r / self.L, yi)
+                                               > _phi(self.loss, z, yi) - g * g * r / (2 * self.L)):
+                self.L *= 2
+        return self.c / (self.L + self.shift)
+
+
+def _eta(eta, i, w):
+    """A step size, or a rule called with (i, w) before each step."""
+    return eta(i, w) if callable(eta) else eta
+
+
 def dense_svrg(X, y, loss, lam, order, eta, m, kappa=0.0, center=None):
     n, d = X.shape
     c = np.zeros(d) if center is None else center
@@ -249,7 +288,7 @@ def dense_svrg(X, y, loss, lam, order, eta, m, kappa=0.0, center=None):
             d_snap = _dphi(loss, X @ w_snap, y)
             g_snap = X.T @ d_snap / n
         v = (_dphi(loss, X[i] @ w, y[i]) - d_snap[i]) * X[i] + g_snap + lam * w + kappa * (w - c)
-        w = w - eta * v
+        w = w - _eta(eta, i, w) * v
     return w
 
 
@@ -258,12 +297,13 @@ def dense_sag(X, y, loss, lam, order, eta, saga):
     w, gbar, table = np.zeros(d), np.zeros(d), np.zeros(n)
     for i in order:
         g = _dphi(loss, X[i] @ w, y[i])
+        eta_k = _eta(eta, i, w)
         if saga:
-            w = (w - eta * ((g - table[i]) * X[i] + gbar)) / (1 + eta * lam)
+            w = (w - eta_k * ((g - table[i]) * X[i] + gbar)) / (1 + eta_k * lam)
             gbar = gbar + (g - table[i]) * X[i] / n
         else:
             gbar = gbar + (g - table[i]) * X[i] / n
-            w = (1 - eta * lam) * w - eta * gbar
+            w = (1 - eta_k * lam) * w - eta_k * gbar
         table[i] = g
     return w
 
@@ -282,21 +322,89 @@ def test_lazy_sparse_updates_equal_the_dense_algorithm_step_by_step(method, loss
     for m in range(1, 61):
         if method.startswith("sgd"):
             rule = method.split("_")[1]
-            state = SGDState(problem, "uniform", None, step=rule, eta0=None if rule == "pegasos" else 0.3)
+            state = SGDState(problem, "uniform", None, schedule=rule, eta0=None if rule == "pegasos" else 0.3)
             eta = (lambda t: 1 / (lam * t)) if rule == "pegasos" else (lambda t: 0.3 / np.sqrt(t))
             expected = dense_sgd(Xd, y, loss, lam, order[:m], eta)
         elif method.startswith("svrg"):
             kappa, c = (0.7, center) if method == "svrg_prox_center" else (0.0, None)
-            state = SVRGState(problem, "uniform", None, step=0.05, epoch_length=9, center=c, kappa=kappa)
+            state = SVRGState(problem, "uniform", None, step_size=0.05, epoch_length=9, center=c, kappa=kappa)
             expected = dense_svrg(Xd, y, loss, lam, order[:m], 0.05, 9, kappa, c)
         else:
-            state = SAGState(problem, "uniform", None, step=0.2, saga=method == "saga")
+            state = SAGState(problem, "uniform", None, step_size=0.2, saga=method == "saga")
             expected = dense_sag(Xd, y, loss, lam, order[:m], 0.2, method == "saga")
         state.sampler = FixedOrder(order)
         state.run(m)
         w, alpha = state.iterate()
         assert alpha is None
         np.testing.assert_allclose(w, expected, rtol=1e-10, atol=1e-12, err_msg=f"{method} after {m} steps")
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+@pytest.mark.parametrize("method", ["svrg", "sag", "saga"])
+def test_line_search_steps_equal_the_dense_algorithm_step_by_step(method, loss):
+    """The default step (SAG's line search, cdlab.solvers.step_rules) with its early-ended kernel calls and
+    catch-ups: after every m = 1 … 120 steps in one run(m) call the iterate equals the dense algorithm fed
+    DenseLineSearch's steps; the run crosses two halvings (n = 25) and doubles L on the way."""
+    from cdlab.solvers.saga import SAGA_STEPS, SAG_STEPS
+    from cdlab.solvers.svrg import SVRG_STEPS
+    X, y = synthetic_sparse(n=25, d=40, density=0.12, seed=7)
+    X = X.multiply(np.exp(np.linspace(-2, 2, 25))[:, None]).tocsr()  # row norms over two decades
+    lam = 0.05
+    problem = cdlab.Problem(X, y, loss=loss, lam=lam)
+    Xd = X.toarray()
+    order = np.random.default_rng(11).integers(0, 25, 120)
+    c = {"svrg": SVRG_STEPS, "sag": SAG_STEPS, "saga": SAGA_STEPS}[method]["linesearch"]
+    for m in (1, 2, 24, 25, 26, 51, 77, 120):
+        rule = DenseLineSearch(Xd, y, loss, c, lam)
+        if method == "svrg":
+            state = SVRGState(problem, "uniform", None, epoch_length=9)
+            expected = dense_svrg(Xd, y, loss, lam, order[:m], rule, 9)
+        else:
+            state = SAGState(problem, "uniform", None, saga=method == "saga")
+            expected = dense_sag(Xd, y, loss, lam, order[:m], rule, method == "saga")
+        state.sampler = FixedOrder(order)
+        state.run(m)
+        assert state.step_rule.L == rule.current() and state.eta == c / (rule.current() + lam)
+        np.testing.assert_allclose(state.iterate()[0], expected, rtol=1e-10, atol=1e-12,
+                                   err_msg=f"{method} after {m} steps")
+    assert rule.current() != np.mean(np.sum(Xd * Xd, axis=1)) / rule.gamma / 2 ** 4  # the search moved L
+
+
+# shipped data as it comes (no row scaling), where the old default η from L_max stalled: (name, rows, loss, λn)
+RAW = [("colon-cancer", None, "logistic", 1.0), ("mushrooms", 2000, "logistic", 0.01),
+       ("heart_scale", None, "squared", 1.0)]
+
+
+def raw_problem(name, rows, loss, lam_n):
+    X, y = cdlab.load_dataset(name)
+    X, y = (X, y) if rows is None else (X[:rows], y[:rows])
+    return cdlab.Problem(X, y, loss=loss, lam=lam_n / X.shape[0])
+
+
+@pytest.mark.parametrize("method", ["sag", "saga", "svrg"])
+@pytest.mark.parametrize("case", RAW, ids=[f"{c[0]}/{c[2]}/{c[3]}" for c in RAW])
+def test_default_step_certifies_unnormalised_shipped_data(method, case):
+    """The default step (SAG's line search on L) reaches the duality gap 1e-6 within 300 passes on raw
+    shipped data, as SDCA does; the theorem's step 1/(c L_max) is still > 1e-4 away on colon-cancer."""
+    problem = raw_problem(*case)
+    res = cdlab.solve(problem, method, tol=1e-6, max_passes=300)
+    assert res.converged, res
+    if case[0] == "colon-cancer":
+        old = cdlab.solve(problem, method, step_size="L_max", tol=1e-6, max_passes=300)
+        assert old.trace.gap.iloc[-1] > 1e-4, old
+
+
+def test_step_rule_constants_are_their_formulas():
+    """η = c/(L + λ + κ): L = max ‖x_i‖²/γ for "L_max", the line search's start mean ‖x_i‖²/γ, a number as given."""
+    from cdlab.solvers.step_rules import StepRule
+    problem = raw_problem("heart_scale", None, "logistic", 1.0)
+    sq = np.asarray(problem.X.multiply(problem.X).sum(axis=1)).ravel()
+    lam, kappa = problem.lam, 0.3
+    rules = {"linesearch": 0.5, "L_max": 0.25}
+    assert StepRule(problem, "L_max", rules, lam + kappa).eta == pytest.approx(0.25 / (sq.max() / 4 + lam + kappa),
+                                                                              rel=1e-14)
+    assert StepRule(problem, "linesearch", rules, lam).eta == pytest.approx(0.5 / (sq.mean() / 4 + lam), rel=1e-14)
+    assert StepRule(problem, 0.01, rules, lam).eta == 0.01
 
 
 def test_chunking_does_not_change_the_iterates():
@@ -349,11 +457,11 @@ def test_svrg_oracle_minimises_the_proximal_subproblem():
 
 # --------------------------------------------------------------------------- divergence
 @pytest.mark.parametrize("method,options", [
-    ("sgd", dict(step="constant", eta0=1e3)),
-    ("svrg", dict(step=1e3)),
-    ("sag", dict(step=1e3)),
-    ("saga", dict(step=1e3)),
-    ("gd", dict(step=1e3)),
+    ("sgd", dict(schedule="constant", eta0=1e3)),
+    ("svrg", dict(step_size=1e3)),
+    ("sag", dict(step_size=1e3)),
+    ("saga", dict(step_size=1e3)),
+    ("gd", dict(step_size=1e3)),
 ])
 def test_a_diverging_step_is_reported_not_drawn(method, options):
     problem = cdlab.Problem(*real("heart_scale"), loss="squared", lam=1e-3)
@@ -368,18 +476,18 @@ def test_pegasos_on_the_squared_loss_diverges_cleanly():
     """Pegasos' first step is 1/λ: with the unbounded squared-loss gradient and small λ it blows
     up — a real property of the step rule, reported as divergence with advice about the step."""
     problem = cdlab.Problem(*real("heart_scale"), loss="squared", lam=1e-4)
-    res = cdlab.solve(problem, "sgd", step="pegasos", max_passes=20)
+    res = cdlab.solve(problem, "sgd", schedule="pegasos", max_passes=20)
     assert res.diverged and len(res.trace) >= 1 and np.all(np.isfinite(res.trace.primal))
-    assert "try a smaller step (option 'step' or 'eta0')" in res.message
+    assert "try a smaller step (option 'schedule' or 'eta0')" in res.message
 
 
 @pytest.mark.parametrize("lam", [1e-2, 1e-4])
 def test_the_default_sgd_step_converges_on_the_squared_loss(lam):
-    """step='auto' picks the inverse step eta0/(1 + eta0·λt), eta0 = 1/L_max (Bottou 2012) for the
+    """schedule='auto' picks the inverse step eta0/(1 + eta0·λt), eta0 = 1/L_max (Bottou 2012) for the
     squared loss: on heart_scale as distributed the Pegasos default diverged at both λ."""
-    from cdlab.solvers.sgd import default_step
+    from cdlab.solvers.sgd import default_schedule
     problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss="squared", lam=lam)
-    assert default_step(problem) == "inverse"
+    assert default_schedule(problem) == "inverse"
     p_star = cdlab.reference_optimum(problem)
     res = cdlab.solve(problem, "sgd", max_passes=200, tol=0.0, reference=p_star)
     sub = res.trace.subopt.to_numpy()
@@ -408,7 +516,7 @@ def test_divergence_advice_speaks_of_what_the_method_has(monkeypatch):
     from cdlab.solvers.driver import divergence_advice
     for name, spec in METHODS.items():
         advice = divergence_advice(spec)
-        assert ("smaller step" in advice) == any(k in spec.options for k in ("step", "eta0")), (name, advice)
+        assert ("smaller step" in advice) == any(k in spec.options for k in ("step_size", "schedule", "eta0")), (name, advice)
 
     class Blowup:  # a state whose iterate leaves every bound after one chunk
         steps = nnz_touched = 0
@@ -482,17 +590,17 @@ def test_lbfgs_keeps_its_memory_across_checkpoints_and_stops_its_thread():
 
 
 @pytest.mark.parametrize("method,options,match", [
-    ("sgd", dict(step="pegasos"), "needs lam > 0"),
-    ("sgd", dict(step=0.1), "step must be one of"),
-    ("sgd", dict(step="constant", eta0=-1.0), "eta0 must be finite and > 0, got -1.0"),
-    ("sgd", dict(step="constant", eta0="big"), "eta0 must be a real number, got 'big'"),
-    ("sgd", dict(step="pegasos", eta0=0.5), "Pegasos step 1/\\(λt\\) has no eta0"),
-    ("svrg", dict(step=0.0), "step must be finite and > 0, got 0.0"),
+    ("sgd", dict(schedule="pegasos"), "needs lam > 0"),
+    ("sgd", dict(schedule=0.1), "schedule must be one of"),
+    ("sgd", dict(schedule="constant", eta0=-1.0), "eta0 must be finite and > 0, got -1.0"),
+    ("sgd", dict(schedule="constant", eta0="big"), "eta0 must be a real number, got 'big'"),
+    ("sgd", dict(schedule="pegasos", eta0=0.5), "Pegasos step 1/\\(λt\\) has no eta0"),
+    ("svrg", dict(step_size=0.0), "step_size must be finite and > 0, got 0.0"),
     ("svrg", dict(epoch_length=0), "epoch_length"),
     ("svrg", dict(epoch_length=2.5), "epoch_length"),
-    ("saga", dict(step="big"), r"step must be one of \['auto'\] or a number > 0, got 'big'"),
-    ("saga", dict(step=None), "step must be a real number, got None"),
-    ("gd", dict(step=float("nan")), "step must be finite and > 0, got nan"),
+    ("saga", dict(step_size="big"), r"step_size must be one of \['linesearch', 'L_max'\] or a number > 0, got 'big'"),
+    ("saga", dict(step_size=None), "step_size must be a real number, got None"),
+    ("gd", dict(step_size=float("nan")), "step_size must be finite and > 0, got nan"),
     ("lbfgs", dict(memory=0), "memory"),
 ])
 def test_bad_options_are_refused_before_any_work(method, options, match):

@@ -63,13 +63,13 @@ def test_solve_on_a_registry_dataset(tmp_path):
 def test_solve_on_a_libsvm_path(tmp_path, svm_file):
     out = tmp_path / "t.csv"
     proc = cdlab_cli("solve", svm_file, "--method", "dual_cd", "--loss", "smoothed_hinge", "--lam", "1e-2",
-                     "--sampling", "importance", "--option", "step=exact", "--seed", "3", "--max-passes", "5",
+                     "--sampling", "importance", "--option", "update=exact", "--seed", "3", "--max-passes", "5",
                      "--no-progress", "--out", out)
     assert proc.returncode == 0, proc.stderr
     trace = pd.read_csv(out)
     X, y = cdlab.load_dataset(str(svm_file))
     problem = cdlab.Problem(X, y, loss="smoothed_hinge", lam=1e-2)
-    result = cdlab.solve(problem, method="dual_cd", sampling="importance", step="exact", seed=3, max_passes=5)
+    result = cdlab.solve(problem, method="dual_cd", sampling="importance", update="exact", seed=3, max_passes=5)
     pd.testing.assert_frame_equal(trace.drop(columns="time"), result.trace.drop(columns="time"), rtol=1e-15)
     assert summary(proc.stdout)["status"] == result.status
     assert "subopt" not in trace and "P - P*" not in proc.stdout
@@ -79,7 +79,7 @@ def test_solve_on_a_libsvm_path(tmp_path, svm_file):
     (["heart_scale", "--loss", "bogus"], "unknown loss 'bogus'"),
     (["/no/such/file.svm"], "no such svmlight/LIBSVM file: /no/such/file.svm"),
     (["heart_scale", "--method", "nope"], "unknown method 'nope'"),
-    (["heart_scale", "--method", "sdca", "-o", "step=exact"], "got unknown option(s) ['step']"),
+    (["heart_scale", "--method", "sdca", "-o", "update=exact"], "got unknown option(s) ['update']"),
     (["heart_scale", "--loss", "squared", "--lam", "-1"], "--lam must be finite and ≥ 0, got -1.0"),
     (["heart_scale", "--method", "sdca", "--lam", "0"], "method 'sdca' needs lam > 0"),
     # flags are checked before the data are loaded: the (missing) file is never reached
@@ -126,7 +126,7 @@ def test_solve_failures_are_one_line_with_their_exit_code(args, code, message, c
 def test_a_diverged_run_has_its_own_exit_code(capsys):
     from cdlab.cli import EXIT_BAD_INPUT, EXIT_DIVERGED, EXIT_FAILED
     assert len({EXIT_DIVERGED, EXIT_BAD_INPUT, EXIT_FAILED, 0}) == 4
-    code = main(["solve", "heart_scale", "--method", "sgd", "--loss", "squared", "--lam", "1e-4", "-o", "step=pegasos",
+    code = main(["solve", "heart_scale", "--method", "sgd", "--loss", "squared", "--lam", "1e-4", "-o", "schedule=pegasos",
                  "--max-passes", "20", "--no-progress"])
     assert code == EXIT_DIVERGED
     out = capsys.readouterr().out

@@ -51,8 +51,8 @@ def test_options_are_the_states_keywords_with_their_defaults(name):
 def test_an_unknown_option_names_what_the_method_accepts():
     with pytest.raises(ValueError, match=r"method 'accel_appa' got unknown option\(s\) \['kappa_decay'\]"):
         cdlab.solve(PROBE, "accel_appa", kappa_decay=0.5)
-    with pytest.raises(ValueError, match=r"unknown option\(s\) \['step'\]; it accepts none"):
-        cdlab.solve(PROBE, "sdca", step="gradient")
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['update'\]; it accepts none"):
+        cdlab.solve(PROBE, "sdca", update="gradient")
 
 
 def test_first_is_the_first_row_at_eps():
@@ -84,3 +84,44 @@ def test_a_method_refuses_a_loss_exactly_where_its_spec_says(name):
         assert bool(checked) == bool(refusal), (loss, checked, refusal)
         if not refusal:
             spec.make(problem, "uniform", np.random.default_rng(0), **spec.options)  # no refusal left in make
+
+
+# an option's old name, its new name and a value for each: accepted for a release, with a DeprecationWarning
+RENAMED = [("dual_cd", "step", "update", "exact"), ("sgd", "step", "schedule", "constant"),
+           ("gd", "step", "step_size", 0.1), ("sag", "step", "step_size", "L_max"),
+           ("saga", "step", "step_size", "L_max"), ("svrg", "step", "step_size", "L_max")]
+
+
+def test_each_step_concept_has_one_name():
+    """dual_cd's update rule is ``update``, SGD's schedule ``schedule`` (its size ``eta0``), the step size of
+    gd, sag, saga and svrg ``step_size``; no method takes ``step`` under its own name any more."""
+    assert {(m, old, new) for m, old, new, _ in RENAMED} == {
+        (m, old, new) for m, spec in METHODS.items() for old, new in spec.renamed.items()}
+    for name, spec in METHODS.items():
+        assert "step" not in spec.options, name
+        assert set(spec.renamed.values()) <= set(spec.options), name
+
+
+@pytest.mark.parametrize("method,old,new,value", RENAMED, ids=[r[0] for r in RENAMED])
+def test_an_old_option_name_warns_and_runs_as_the_new_one(method, old, new, value):
+    problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss="logistic", lam=1e-2)
+    extra = {"eta0": 0.1} if method == "sgd" else {}
+    current = cdlab.solve(problem, method, max_passes=3, seed=1, **{new: value}, **extra)
+    with pytest.warns(DeprecationWarning, match=f"{old}= is renamed {new}="):
+        former = cdlab.solve(problem, method, max_passes=3, seed=1, **{old: value}, **extra)
+    assert former.options == current.options and old not in former.options
+    cols = [c for c in current.trace.columns if c != "time"]
+    assert former.trace[cols].equals(current.trace[cols])
+    with pytest.raises(ValueError, match=f"{old} is the old name of {new}; pass {new} only"):
+        cdlab.solve(problem, method, **{old: value, new: value}, **extra)
+
+
+def test_a_bound_takes_the_old_option_name_with_a_warning():
+    from cdlab import theory
+    problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss="logistic", lam=1e-2)
+    with pytest.warns(DeprecationWarning, match="step= is renamed update="):
+        former = theory.bound("dual_cd", problem, step="exact")
+    assert former.iterations(1e-6) == theory.bound("dual_cd", problem, update="exact").iterations(1e-6)
+    with pytest.warns(DeprecationWarning, match="step= is renamed step_size="):
+        former = theory.bound("saga", problem, step="L_max")
+    assert former.iterations(1e-6) == theory.bound("saga", problem, step_size="L_max").iterations(1e-6)

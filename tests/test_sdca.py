@@ -316,7 +316,7 @@ def test_reference_false_means_none():
     (dict(sampling=np.ones(3) / 3), "length 3"),
     (dict(foo=1), "unknown option"),
     (dict(max_passes=0), "max_passes"),
-    (dict(method="dual_cd", step="gradient"), "smooth loss"),
+    (dict(method="dual_cd", update="gradient"), "smooth loss"),
     (dict(sampling="importance"), "smooth loss"),
     (dict(reference="abc"), "reference must be a real number, got 'abc'"),
     (dict(reference=np.nan), "reference must be finite, got nan"),

@@ -241,7 +241,7 @@ def test_grid_format_example_and_errors(tmp_path):
     assert {c["dataset"]["path"] for c in configs if isinstance(c["dataset"], dict) and "path" in c["dataset"]} \
         == {str(tmp_path / "data" / "test.svm")}
     assert {tuple(sorted(c["options"].items())) for c in configs if c["method"] == "dual_cd"} \
-        == {(("step", "exact"),), (("step", "gradient"),)}
+        == {(("update", "exact"),), (("update", "gradient"),)}
 
     path = tmp_path / "g.yaml"
     path.write_text("datasets: [heart_scale]\nlam: [1e-3, 1e-4]\nloss: smoothed_hinge\ns: [0.5, 1.0]\n")

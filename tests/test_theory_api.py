@@ -12,6 +12,9 @@ from _helpers import bounds_synthetic, mean_scaled_dataset
 
 ALL = ["sdca", "dual_cd", "primal_cd", "spdc", "asdca", "appa", "accel_appa", "dual_appa", "sgd", "svrg", "saga",
        "agd", "gd"]
+# the options a bound is for where the default has none: SVRG's and SAGA's theorems are for η from L_max
+# (their default line search has no bound)
+BOUND_OPTIONS = {"svrg": {"step_size": "L_max"}, "saga": {"step_size": "L_max"}}
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +28,7 @@ def test_every_method_has_a_bound_with_the_contracted_attributes(heart):
     P, p_star = heart
     assert set(ALL) <= set(BOUNDS)
     for method in ALL:
-        b = theory.bound(method, P, "uniform", reference=p_star)
+        b = theory.bound(method, P, "uniform", reference=p_star, **BOUND_OPTIONS.get(method, {}))
         assert isinstance(b.expr, sympy.Expr) and b.source and b.quantity in ("gap", "subopt")
         assert b.expr.free_symbols <= set(theory.SYMBOLS.values())
         tex = b.latex()
@@ -72,11 +75,13 @@ def test_refusals_name_the_problem(heart):
     with pytest.raises(ValueError, match="sum to 1"):
         theory.bound("dual_cd", P, np.full(P.n_samples, 0.5))
     with pytest.raises(ValueError, match="α = .* ≥ 1"):
-        theory.bound("svrg", P.with_params(lam=1e-4))
+        theory.bound("svrg", P.with_params(lam=1e-4), step_size="L_max")
+    with pytest.raises(ValueError, match="line search"):
+        theory.bound("saga", P)
     with pytest.raises(ValueError, match="θ ≤"):
         theory.bound("asdca", P, theta=0.9)
     with pytest.raises(ValueError, match="Pegasos"):
-        theory.bound("sgd", P, step="constant")
+        theory.bound("sgd", P, schedule="constant")
     with pytest.raises(ValueError, match="kappa_decay"):
         theory.bound("appa", P, kappa_decay=0.5)
     with pytest.raises(ValueError, match="κ ≥ 2μ"):
@@ -103,8 +108,8 @@ def test_evaluate(heart):
 
 # the non-coordinate bounds against runs: (method, sampling, options); the theorem's quantity
 SPOT = [("spdc", "uniform", {}), ("spdc", "weighted", {}), ("spdc", "uniform", {"batch_size": 4}),
-        ("asdca", "uniform", {"batch_size": 8}), ("saga", "uniform", {}), ("gd", "uniform", {}),
-        ("agd", "uniform", {}), ("svrg", "uniform", {}), ("sgd", "uniform", {})]
+        ("asdca", "uniform", {"batch_size": 8}), ("saga", "uniform", {"step_size": "L_max"}), ("gd", "uniform", {}),
+        ("agd", "uniform", {}), ("svrg", "uniform", {"step_size": "L_max"}), ("sgd", "uniform", {})]
 
 
 @pytest.mark.parametrize("method,sampling,opts", SPOT, ids=[f"{m}-{s}-{o}" for m, s, o in SPOT])

@@ -40,7 +40,7 @@ def test_loss_conflict_fixes_make_the_runs_go():
               samplings={"dual_cd": "uniform", "primal_cd": "uniform"})
     notice = loss_notice(s.methods, s.samplings, s.loss)
     assert "dual_cd and primal_cd do not take the hinge loss" in notice.message
-    assert "loss=" not in notice.message and "step=" not in notice.message  # no Python syntax
+    assert "loss=" not in notice.message and "update=" not in notice.message  # no Python syntax
     labels = [fix.label for fix in notice.fixes]
     assert labels == ["Use the smoothed hinge loss", "Replace dual_cd and primal_cd with sdca"]
     for fix in notice.fixes:

@@ -48,7 +48,7 @@ def add_parser(subparsers):
     p.add_argument("--reference", action="store_true",
                    help="compute P* (certified, cached on disk) and report P − P* (trace column subopt)")
     p.add_argument("--option", "-o", action="append", default=[], metavar="NAME=VALUE",
-                   help="a method option, e.g. -o step=exact (repeatable; values parsed as JSON when they can be)")
+                   help="a method option, e.g. -o update=exact (repeatable; values parsed as JSON when they can be)")
     p.add_argument("--out", metavar="CSV", help="write the trace to this CSV file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -42,7 +42,7 @@ EXAMPLE = """\
     seeds: [0, 1, 2]
     options: {}                     # method options of every method: a dict, or a list of dicts (variants)
     method_options:                 # per method, replaces `options` for that method
-      dual_cd: [{step: exact}, {step: gradient}]
+      dual_cd: [{update: exact}, {update: gradient}]
     max_passes: 50
     tol: 1.0e-8
     eval_every: 1.0

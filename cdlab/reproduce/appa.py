@@ -6,8 +6,8 @@ knob, called λ there and θ here, swept over orders of magnitude; every run sta
 "20 stages (or the equivalent)" and is scored by the original ERM objective
 F(w) = (1/n) Σ_i φ_i(x_i·w) + (λ₀/2)‖w‖² (λ₀ = 0):
 
-    SGD        step θ/√t               cdlab.solve(F, "sgd", step="decaying", eta0=θ)
-    SVRG       step θ, stage n         cdlab.solve(F, "svrg", step=θ, epoch_length=n)
+    SGD        step θ/√t               cdlab.solve(F, "sgd", schedule="decaying", eta0=θ)
+    SVRG       step θ, stage n         cdlab.solve(F, "svrg", step_size=θ, epoch_length=n)
     SDCA       ridge θ                 cdlab.solve(F with λ = λ₀ + θ, "sdca"), scored on F
     Dual APPA  proximal weight κ = θ   cdlab.solve(F, "dual_appa", kappa=θ)   (α⁰ = 0, w⁰ = 0)
 
@@ -49,12 +49,12 @@ def run_one(base, method, theta, passes=20, seed=0):
 
     n = base.n_samples
     if method == "svrg":
-        res = cdlab.solve(base, "svrg", max_passes=passes, tol=0.0, seed=seed, step=theta, epoch_length=n)
+        res = cdlab.solve(base, "svrg", max_passes=passes, tol=0.0, seed=seed, step_size=theta, epoch_length=n)
     else:
         target = int(np.ceil(passes)) * n
         common = dict(max_passes=np.inf, max_steps=target, tol=0.0, seed=seed, eval_every=1.0)
         if method == "sgd":
-            res = cdlab.solve(base, "sgd", step="decaying", eta0=theta, **common)
+            res = cdlab.solve(base, "sgd", schedule="decaying", eta0=theta, **common)
         elif method == "sdca":
             res = cdlab.solve(base.with_params(lam=base.lam + theta), "sdca", **common)
         elif method in ("dual_appa", "dual_appa_gradient"):

@@ -41,10 +41,10 @@ def sdca_vs_sgd(ctx):
     problem, p_star = problem_and_optimum(ctx.quick, ctx.seed)
     common = dict(max_passes=PASSES, tol=0, seed=ctx.seed, reference=p_star)
     runs = {"SDCA": cdlab.solve(problem, "sdca", **common),
-            "SGD Pegasos 1/(λt)": cdlab.solve(problem, "sgd", step="pegasos", **common)}
+            "SGD Pegasos 1/(λt)": cdlab.solve(problem, "sgd", schedule="pegasos", **common)}
     tuned = []
     for step, eta0 in ctx.bar([(s, e) for s in ("constant", "decaying") for e in ETA0], "SGD step grid"):
-        run = cdlab.solve(problem, "sgd", step=step, eta0=eta0, **common)
+        run = cdlab.solve(problem, "sgd", schedule=step, eta0=eta0, **common)
         tuned.append(dict(step=step, eta0=eta0, diverged=run.diverged, subopt=float(run.trace.subopt.iloc[-1]), run=run))
     grid = pd.DataFrame(tuned)
     best_at_edge = []

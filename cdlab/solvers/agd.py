@@ -12,7 +12,8 @@ so the elastic net is handled exactly by the prox, never by a subgradient.
 
 * ``gd``: Nesterov 2013 §3, the primal gradient method x⁺ = T_L(x) with
   backtracking (L ← 2L until f(T) ≤ f(x) + ⟨∇f(x), T − x⟩ + (L/2)‖T − x‖²,
-  then L ← L/2 for the next iteration), or a fixed ``step`` 1/L.
+  then L ← L/2 for the next iteration) (``step_size="linesearch"``), or a fixed
+  ``step_size`` 1/L.
 * ``agd``: Nesterov 2013 §4, the accelerated method (4.9) with μ = λ the
   strong convexity of Ψ, γ_u = γ_d = 2: find a from a²/(A + a) = 2(1 + λA)/L,
   y = (A x + a v)/(A + a), T = T_L(y), L ← 2L until
@@ -91,9 +92,9 @@ class FullGradientState(State):
 class GDState(FullGradientState):
     """Proximal gradient descent (Nesterov 2013 §3) with backtracking or a fixed step."""
 
-    def __init__(self, problem, sampling, rng, step="linesearch"):
+    def __init__(self, problem, sampling, rng, step_size="linesearch"):
         super().__init__(problem)
-        self.step = check_step(step, ("linesearch",))
+        self.step_size = check_step(step_size, ("linesearch",), "step_size")
         self.x = np.zeros(problem.n_features)
         self.fx = self.gx = None
 
@@ -101,10 +102,10 @@ class GDState(FullGradientState):
         if self.gx is None:
             self.fx, self.gx = self.f_grad(self.x)
         for _ in range(n_steps):
-            if self.step == "linesearch":
+            if self.step_size == "linesearch":
                 self._backtrack()
             else:
-                self.x = self.prox(self.x, self.gx, 1.0 / self.step)
+                self.x = self.prox(self.x, self.gx, 1.0 / self.step_size)
                 self.fx, self.gx = self.f_grad(self.x)
             self.steps += 1
 
@@ -168,7 +169,7 @@ class AGDState(FullGradientState):
 
 
 register(MethodSpec(
-    name="gd", make=GDState, kind="primal", axis="none",
+    name="gd", make=GDState, kind="primal", axis="none", renamed={"step": "step_size"},
     source="Nesterov 2013, Gradient methods for minimizing composite functions, §3 (primal gradient method)",
     losses=SMOOTH_LOSSES, supports_l1=True, needs_lam=False,
 ))

@@ -189,7 +189,7 @@ class SVRGOracle:
     def start(self, center, kappa, epoch_length):
         s = self.state
         if s is None or s.kappa != kappa or s.epoch_length != epoch_length:
-            self.state = SVRGState(self.p, "uniform", self.rng, epoch_length=epoch_length,
+            self.state = SVRGState(self.p, "uniform", self.rng, step_size="L_max", epoch_length=epoch_length,
                                    center=center, kappa=kappa, w0=center)
         else:
             s.restart(center, center)

@@ -50,6 +50,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .._checks import renamed
 from ..losses import ALL_LOSSES, SMOOTH_LOSSES  # noqa: F401  (the methods' loss sets, read from here)
 from ..sampling import check_sampling
 
@@ -109,7 +110,9 @@ class MethodSpec:
     ``batch_size``. ``samplings`` lists accepted sampling names; "custom" means
     an array of probabilities is accepted too. ``axis`` is what a sampling
     draws: "examples" (rows of X), "features" (columns) or "none" (a
-    full-gradient method samples nothing).
+    full-gradient method samples nothing). ``renamed`` maps an option's old
+    name to its new one: the old name is accepted for one more release, with a
+    DeprecationWarning (:meth:`current_names`).
     """
 
     name: str
@@ -127,6 +130,7 @@ class MethodSpec:
     # (loss, options) -> why the method refuses that loss with those options ('' if it takes it): for a
     # refusal that depends on an option (dual_cd's gradient step, SPDC without δ); ``losses`` is the rest
     loss_rule: Callable | None = None
+    renamed: dict = field(default_factory=dict)  # old option name -> its new name
     options: dict = field(init=False)
     batch: bool = field(init=False)
 
@@ -141,6 +145,14 @@ class MethodSpec:
         object.__setattr__(self, "batch", any(p.name == "batch_size" for p in params))
         if self.fixed:
             object.__setattr__(self, "make", functools.partial(self.make, **self.fixed))
+
+    def current_names(self, options) -> dict:
+        """``options`` with each old name of ``renamed`` replaced by its new one (``_checks.renamed`` warns)."""
+        options = dict(options)
+        for old, new in self.renamed.items():
+            if old in options:
+                options[new] = renamed(new, options.get(new), old, options.pop(old))
+        return options
 
     def loss_refusal(self, loss, options=None) -> str:
         """Why the method refuses ``loss`` with ``options`` (its defaults where not given); '' if it takes it.

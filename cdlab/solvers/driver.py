@@ -83,7 +83,7 @@ def divergence_advice(spec) -> str:
     """What to try when ``spec``'s method diverges, in terms of the options it has."""
     if spec.advice:
         return spec.advice
-    steps = [name for name in ("step", "eta0") if name in spec.options]
+    steps = [name for name in ("step_size", "schedule", "eta0") if name in spec.options]
     if steps:
         return "try a smaller step (option " + " or ".join(repr(s) for s in steps) + ")"
     return (f"{spec.name} has no step size to reduce: its updates depend only on the data, so check their "
@@ -107,6 +107,7 @@ def prepare(problem, method="sdca", sampling="uniform", max_passes=Budget.max_pa
     """Check every argument of a run (cheap, no work on the data) and return it ready to
     :meth:`~Run.execute`. The arguments are :func:`solve`'s but ``reference``."""
     spec = get_method(method)
+    options = spec.current_names(options)
     spec.check(problem, sampling, options)
     budget = Budget(max_passes=max_passes, max_steps=max_steps, max_time=max_time, tol=tol, eval_every=eval_every)
     budget.check(problem)

@@ -8,7 +8,11 @@ maximises the quadratic lower bound of D given by the 1-smoothness of g*).
 
 Dual RCD (Csiba & Richtárik, Algorithm 2; theory.md §4): with serial
 probabilities q, θ = min_k q_k λγn/(‖x_k‖² + λγn) and the gradient step
-Δ = (θ/q_i)(−φ_i'(x_i·w) − α_i); ``step="exact"`` uses SDCA's step instead.
+Δ = (θ/q_i)(−φ_i'(x_i·w) − α_i) (``update="gradient"``); ``update="exact"`` uses
+SDCA's step instead, and ``update="coordinate"`` each coordinate's own s̄_i = λγn/(‖x_i‖² + λγn) in place
+of θ/q_i (``gradient_step_scale``): q_i s̄_i ≥ θ for every i, so each step's
+expected dual gain is still ≥ θ·gap and the face-off bound holds unchanged; it
+equals θ/q_i under importance sampling and is larger under any other.
 SDCA is its uniform special case with the exact step and shares the kernel.
 """
 from __future__ import annotations
@@ -51,12 +55,24 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     return touched
 
 
+UPDATES = ("gradient", "coordinate", "exact")
+
+
+def gradient_step_scale(problem, q, update):
+    """The factor s_i of the gradient step Δ = s_i(−φ_i'(x_i·w) − α_i) for each i under probabilities q:
+    θ/q_i with θ = min_k q_k s̄_k (``update="gradient"``, face-off Algorithm 2) or s̄_i (``"coordinate"``), where
+    s̄_i = λγn/(‖x_i‖² + λγn) zeroes the quadratic term of the step's lower bound on the dual gain."""
+    lgn = problem.lam * problem.gamma * problem.n_samples
+    own = lgn / (problem.row_norms_sq + lgn)
+    return own if update == "coordinate" else np.min(q * own) / q
+
+
 class DualCDState(State):
     """State of a dual coordinate method: α, v = Xᵀα/(λn), w = S_{μ/λ}(v)."""
 
-    def __init__(self, problem, sampling, rng, step="gradient"):
-        if step not in ("exact", "gradient"):
-            raise ValueError(f"step must be 'exact' or 'gradient', got {step!r}")
+    def __init__(self, problem, sampling, rng, update="gradient"):
+        if update not in UPDATES:
+            raise ValueError(f"update must be one of {list(UPDATES)}, got {update!r}")
         super().__init__(problem, rng)
         n = problem.n_samples
         gamma = problem.gamma
@@ -67,14 +83,11 @@ class DualCDState(State):
                              "(its weights ‖x_i‖² + λγn use the smoothness γ); use sampling='uniform' "
                              "or pass an array of probabilities")
         self.sampler = make_sampler(sampling, n, problem.row_norms_sq, problem.lam, gamma or 1.0, n, what="examples")
-        self.exact = step == "exact"
+        self.exact = update == "exact"
         if self.exact:
             self.step_scale = np.zeros(1)
         else:
-            lgn = problem.lam * gamma * n
-            q = self.sampler.probs
-            theta = np.min(q * lgn / (problem.row_norms_sq + lgn))
-            self.step_scale = theta / q
+            self.step_scale = gradient_step_scale(problem, self.sampler.probs, update)
         self.alpha = np.zeros(n)
         self.v = np.zeros(problem.n_features)
         self.thresh = problem.l1 / problem.lam
@@ -96,14 +109,14 @@ def gradient_step_loss_rule(loss, options) -> str:
     """The θ/q_i gradient step (face-off Algorithm 2) uses the loss's smoothness γ: a non-smooth loss needs
     the exact step. The smooth stand-in offered must fit the labels: the smoothed hinge for the hinge (±1
     labels), the squared loss for the absolute loss (real-valued targets)."""
-    if options.get("step") != "gradient" or loss in L.SMOOTH_LOSSES:
+    if options.get("update") == "exact" or loss in L.SMOOTH_LOSSES:
         return ""
-    return (f"the gradient step needs a smooth loss, not {loss!r}; "
-            f"use step='exact' or loss='{L.NEAREST_SMOOTH[loss]}'")
+    return (f"the {options.get('update')} step needs a smooth loss, not {loss!r}; "
+            f"use update='exact' or loss='{L.NEAREST_SMOOTH[loss]}'")
 
 
 register(MethodSpec(
-    name="sdca", make=DualCDState, fixed={"step": "exact"}, kind="dual", axis="examples",
+    name="sdca", make=DualCDState, fixed={"update": "exact"}, kind="dual", axis="examples",
     source="Shalev-Shwartz & Zhang, SDCA / Prox-SDCA (slides)",
     losses=ALL_LOSSES, supports_l1=True,
     samplings=("uniform", "permutation", "cyclic", "importance", "custom"),
@@ -112,6 +125,6 @@ register(MethodSpec(
 register(MethodSpec(
     name="dual_cd", make=DualCDState, kind="dual", axis="examples",
     source="Csiba & Richtárik 2016, Algorithm 2 (Quartz serial)",
-    losses=ALL_LOSSES, supports_l1=True, loss_rule=gradient_step_loss_rule,
+    losses=ALL_LOSSES, supports_l1=True, loss_rule=gradient_step_loss_rule, renamed={"step": "update"},
     samplings=("uniform", "importance", "custom", "permutation", "cyclic"),
 ))

@@ -21,9 +21,12 @@ SAGA), so k missed steps are applied in closed form when j is next read
 the dense algorithm's up to rounding (tests/test_baselines.py checks it step by
 step). At the end of each chunk every coordinate is brought up to date (O(d)).
 
-Default step η = 1/(3 L_max), L_max = max_i ‖x_i‖²/γ + λ (Defazio et al.'s
-step for SAGA; Schmidt et al. prove 1/(16 L) for SAG and use 1/L in practice).
-A step touches ‖x_i‖₀ nonzeros and is 1/n data pass.
+Step (``step_rules``): by default η = 1/(L + λ) for SAG (Schmidt et al.'s
+practice; they prove 1/(16 L)) and 1/(2(L + λ)) for SAGA, L from SAG's line
+search (Schmidt et al. §4.6); ``step_size="L_max"`` is η = 1/(3 L_max),
+L_max = max_i ‖x_i‖²/γ + λ, the step of Defazio et al.'s Thm 1 for SAGA (the
+default before the line search). A step touches ‖x_i‖₀ nonzeros and is 1/n
+data pass.
 """
 from __future__ import annotations
 
@@ -33,15 +36,25 @@ from numba import njit
 from .. import losses as L
 from ..sampling import make_sampler
 from ._kernels import affine_constants, affine_power_tables, catch_up_all, catch_up_dot
-from .agd import check_step, smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
+from .step_rules import StepRule, lipschitz_search
+
+# c in η = c/(L + λ) per rule: with the line search, Schmidt et al.'s 1/L (SAG) and 1/(2L) for SAGA
+# (Defazio et al.'s Thm 1 step 1/(2(μn + L)) without its μn term); with L_max, 1/(3 L_max) (Defazio et
+# al.'s Thm 1 step for SAGA, used for both).
+SAG_STEPS = {"linesearch": 1.0, "L_max": 1.0 / 3.0}
+SAGA_STEPS = {"linesearch": 0.5, "L_max": 1.0 / 3.0}
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sag_chunk(indptr, indices, data, y, code, s, n, w, gbar, table, last, t0, a, log_a, rho, eta,
-              saga, order):
-    """len(order) SAG (saga=False) or SAGA (saga=True) steps; returns nonzeros touched.
+              saga, order, row_sq, inv_gamma, L_est, search):
+    """Up to len(order) SAG (saga=False) or SAGA (saga=True) steps.
 
+    Returns (nonzeros touched, steps done, L found): with ``search`` the chunk
+    stops before the first step whose line search (``step_rules.lipschitz_search``)
+    needs an L above ``L_est``, and returns that L; else it does every step and
+    returns L found = 0.
     The untouched-coordinate recurrence is w_j ← a w_j + a'·(−η ḡ_j) with
     a' = 1 (SAG, a = 1 − ηλ) or a' = a (SAGA, a = 1/(1 + ηλ)); ``catch_up_all``
     uses b = −η ḡ in both cases (the prox form's factor is inside affine_powers).
@@ -53,6 +66,10 @@ def sag_chunk(indptr, indices, data, y, code, s, n, w, gbar, table, last, t0, a,
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
         z = catch_up_dot(indices, data, start, end, w, gbar, -eta, last, t, a, log_a, rho, pk, qk)
+        if search:
+            L_new = lipschitz_search(code, z, y[i], s, row_sq[i], inv_gamma, L_est)
+            if L_new > L_est:
+                return touched, k, L_new
         g = L.loss_deriv(code, z, y[i], s)
         delta = g - table[i]
         table[i] = g
@@ -69,37 +86,48 @@ def sag_chunk(indptr, indices, data, y, code, s, n, w, gbar, table, last, t0, a,
                 w[j] = a * w[j] - eta * gbar[j]
                 last[j] = t + 1
         touched += end - start
-    return touched
+    return touched, order.shape[0], 0.0
 
 
 class SAGState(State):
     """State of SAG / SAGA: w, the derivative table, ḡ and the catch-up clock."""
 
-    def __init__(self, problem, sampling, rng, step="auto", saga=False):
+    def __init__(self, problem, sampling, rng, step_size="linesearch", saga=False):
         if problem.gamma is None:
             raise ValueError(f"{'SAGA' if saga else 'SAG'} needs a smooth loss, not {problem.loss!r}")
-        step = check_step(step, ("auto",))
         n, d = problem.n_samples, problem.n_features
+        self.step_rule = StepRule(problem, step_size, SAGA_STEPS if saga else SAG_STEPS, problem.lam)
         super().__init__(problem, rng)
         self.saga = saga
         self.sampler = make_sampler(sampling, n, what="examples")
-        self.eta = 1.0 / (3.0 * smooth_constant(problem)) if step == "auto" else step
-        self.rho = self.eta * problem.lam
-        self.a, self.log_a = affine_constants(self.rho, prox_form=saga)
+        self._set_constants()
         self.w = np.zeros(d)
         self.gbar = np.zeros(d)
         self.table = np.zeros(n)
         self.last = np.zeros(d, dtype=np.int64)
         self.steps_per_pass = n
 
+    def _set_constants(self):
+        self.eta = self.step_rule.eta
+        self.rho = self.eta * self.p.lam
+        self.a, self.log_a = affine_constants(self.rho, prox_form=self.saga)
+
     def advance(self, n_steps):
-        p = self.p
+        p, rule = self.p, self.step_rule
         order = self.sampler.draw(self.rng, n_steps)
-        touched = sag_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
-                            float(p.n_samples), self.w, self.gbar, self.table, self.last, 0,
-                            self.a, self.log_a, self.rho, self.eta, self.saga, order)
-        catch_up_all(self.w, -self.eta * self.gbar, self.last, n_steps, self.a, self.log_a, self.rho)
-        self.last[:] = 0
+        touched = done = 0
+        while done < n_steps:
+            nnz, k, L_new = sag_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
+                                      float(p.n_samples), self.w, self.gbar, self.table, self.last, 0,
+                                      self.a, self.log_a, self.rho, self.eta, self.saga,
+                                      order[done:done + rule.steps_left(n_steps - done)],
+                                      p.row_norms_sq, rule.inv_gamma, rule.L, rule.search)
+            catch_up_all(self.w, -self.eta * self.gbar, self.last, k, self.a, self.log_a, self.rho)
+            self.last[:] = 0
+            touched += nnz
+            done += k
+            rule.after_chunk(k, L_new)
+            self._set_constants()
         return touched
 
     def iterate(self):
@@ -110,12 +138,12 @@ register(MethodSpec(
     name="sag", make=SAGState, fixed={"saga": False}, kind="primal", axis="examples",
     source="Schmidt, Le Roux & Bach 2017, SAG Algorithm 1 (sparse JIT updates, §4.5)",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=("uniform", "permutation"),
+    samplings=("uniform", "permutation"), renamed={"step": "step_size"},
 ))
 
 register(MethodSpec(
     name="saga", make=SAGState, fixed={"saga": True}, kind="primal", axis="examples",
     source="Defazio, Bach & Lacoste-Julien 2014, SAGA (§2), L2 term as the prox",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=("uniform", "permutation"),
+    samplings=("uniform", "permutation"), renamed={"step": "step_size"},
 ))

@@ -2,7 +2,7 @@
 
 Step t = 1, 2, ...: pick i, w ← (1 − η_t λ) w − η_t φ_i'(x_i·w) x_i, with a
 subgradient (``losses.loss_deriv``) for the hinge and absolute losses, and
-η_t one of
+η_t from the ``schedule``, one of
 
 * ``"pegasos"`` η_t = 1/(λt) (Shalev-Shwartz, Singer, Srebro & Cotter 2011,
   Pegasos, without the optional projection); needs λ > 0. Safe for losses
@@ -22,7 +22,7 @@ subgradient (``losses.loss_deriv``) for the hinge and absolute losses, and
 * ``"auto"`` (the default): ``"pegasos"`` for a loss with bounded slope and
   λ > 0, ``"inverse"`` for the squared loss with λ > 0 (or any loss when
   eta0 is given: Pegasos has none), ``"decaying"`` when λ = 0 — a step that
-  converges for every loss sgd accepts (``default_step``).
+  converges for every loss sgd accepts (``default_schedule``).
 
 ``eta0`` defaults to 1/L_max, L_max = max_i ‖x_i‖²/γ + λ (γ = 1 for a
 non-smooth loss: a scale, not a theorem). The iterate reported is the last one.
@@ -48,8 +48,8 @@ PEGASOS, CONSTANT, DECAYING, INVERSE = 0, 1, 2, 3
 _RULES = {"pegasos": PEGASOS, "constant": CONSTANT, "decaying": DECAYING, "inverse": INVERSE}
 
 
-def default_step(problem, eta0=None) -> str:
-    """The rule ``step="auto"`` stands for on ``problem`` (module docstring); Pegasos has no
+def default_schedule(problem, eta0=None) -> str:
+    """The schedule ``schedule="auto"`` stands for on ``problem`` (module docstring); Pegasos has no
     eta0, so a given eta0 picks the inverse step in its place."""
     if problem.lam <= 0:
         return "decaying"
@@ -95,22 +95,22 @@ def sgd_chunk(indptr, indices, data, y, code, s, lam, rule, eta0, t0, u, scale, 
 
 
 class SGDState(State):
-    def __init__(self, problem, sampling, rng, step="auto", eta0=None):
-        if not isinstance(step, str) or step not in ("auto", *_RULES):
-            raise ValueError(f"step must be one of {['auto', *_RULES]} (set its size with eta0), got {step!r}")
-        if step == "auto":
-            step = default_step(problem, eta0)
-        if step == "pegasos" and eta0 is not None:
+    def __init__(self, problem, sampling, rng, schedule="auto", eta0=None):
+        if not isinstance(schedule, str) or schedule not in ("auto", *_RULES):
+            raise ValueError(f"schedule must be one of {['auto', *_RULES]} (set its size with eta0), got {schedule!r}")
+        if schedule == "auto":
+            schedule = default_schedule(problem, eta0)
+        if schedule == "pegasos" and eta0 is not None:
             # silently ignoring it would let a user believe the step was tuned
             raise ValueError("eta0 sets the 'constant', 'decaying' and 'inverse' steps; the Pegasos step 1/(λt) has no "
-                             "eta0 (pass step='inverse', 'constant' or 'decaying' to use it)")
-        if step == "pegasos" and problem.lam <= 0:
-            raise ValueError("the Pegasos step 1/(λt) needs lam > 0; use step='decaying' or 'constant' with eta0")
+                             "eta0 (pass schedule='inverse', 'constant' or 'decaying' to use it)")
+        if schedule == "pegasos" and problem.lam <= 0:
+            raise ValueError("the Pegasos step 1/(λt) needs lam > 0; use schedule='decaying' or 'constant' with eta0")
         if problem.l1 > 0:
             raise ValueError("SGD here handles l1 = 0 only")
         self.eta0 = 1.0 / smooth_constant(problem) if eta0 is None else check_step(eta0, (), "eta0")
         super().__init__(problem, rng)
-        self.rule = _RULES[step]
+        self.rule = _RULES[schedule]
         self.sampler = make_sampler(sampling, problem.n_samples, what="examples")
         self.u = np.zeros(problem.n_features)
         self.scale = 1.0
@@ -132,5 +132,5 @@ register(MethodSpec(
     source="Shalev-Shwartz et al. 2011 (Pegasos step 1/(λt)); Bottou 2012 (step eta0/(1 + eta0·λt)); "
            "Frostig et al. 2015 §5 (step eta0/√t)",
     losses=ALL_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=ORDERS,
+    samplings=ORDERS, renamed={"step": "schedule"},
 ))

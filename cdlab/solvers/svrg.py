@@ -19,8 +19,10 @@ missed steps are applied at once when j is next read (``_kernels.catch_up_dot``)
 w_j ← (1−ρ)^k w_j + b_j (1 − (1−ρ)^k)/ρ. A step then costs ‖x_i‖₀, not d; the
 φ_i'(x_i·w̃) are stored at the snapshot, so x_i·w̃ is never recomputed.
 
-Defaults: epoch length m = 2n, step η = 1/(10 L_max) with
-L_max = max_i ‖x_i‖²/γ + λ + κ. Work: a snapshot is one pass (nnz(X) nonzeros
+Defaults: epoch length m = 2n, step η = 1/(10(L + λ + κ)) with L from SAG's
+line search (``step_rules``; Schmidt, Le Roux & Bach 2017 §4.6); ``step_size="L_max"``
+is η = 1/(10 L_max), L_max = max_i ‖x_i‖²/γ + λ + κ (APPA's oracle uses it: its
+theorem is stated for that step). Work: a snapshot is one pass (nnz(X) nonzeros
 touched, one data pass, no "step"); an inner step touches ‖x_i‖₀ and is 1/n
 data pass (Johnson & Zhang count 2 gradients per inner step, m + n per epoch:
 our data_passes count the rows read, the same quantity up to that factor 2).
@@ -28,7 +30,7 @@ our data_passes count the rows read, the same quantity up to that factor 2).
 Primal-oracle API (APPA's inner solver, and anyone who needs SVRG outside ``cdlab.solve``)::
 
     from cdlab.solvers.svrg import SVRGState
-    state = SVRGState(problem, "uniform", np.random.default_rng(0), step="auto", epoch_length=None,
+    state = SVRGState(problem, "uniform", np.random.default_rng(0), step_size="L_max", epoch_length=None,
                       center=c, kappa=k, w0=w0)
     state.run(n_epochs * state.m)  # n_epochs full epochs (a snapshot + m inner steps each)
     state.w                        # the iterate; state.steps, .nnz_touched, .data_passes: the work
@@ -36,8 +38,8 @@ Primal-oracle API (APPA's inner solver, and anyone who needs SVRG outside ``cdla
 
 on P(w) + (κ/2)‖w − center‖². ``problem`` is a ``cdlab.Problem`` with a smooth
 loss, l1 = 0 and any λ ≥ 0; ``w0`` (the warm start, default 0) and ``center``
-(default 0) are length-d arrays, never modified; ``kappa`` ≥ 0; ``step``
-"auto" means 1/(10 L_max) (with κ included); ``epoch_length`` None means 2n.
+(default 0) are length-d arrays, never modified; ``kappa`` ≥ 0; ``step_size``
+"linesearch", "L_max" (1/(10 L_max), κ included) or a number; ``epoch_length`` None means 2n.
 """
 from __future__ import annotations
 
@@ -48,14 +50,19 @@ from .. import losses as L
 from ..sampling import make_sampler
 from .._checks import check_int, check_real
 from ._kernels import affine_constants, affine_power_tables, catch_up_all, catch_up_dot, loss_grad
-from .agd import check_step, smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
+from .step_rules import StepRule, lipschitz_search
+
+# c in η = c/(L + λ + κ): Johnson & Zhang's 1/(10 L) for either rule
+SVRG_STEPS = {"linesearch": 0.5, "L_max": 0.1}
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def svrg_chunk(indptr, indices, data, y, code, s, w, b, last, t0, a, log_a, rho, eta,
-               snap_deriv, order):
-    """len(order) SVRG inner steps with just-in-time updates; returns nonzeros touched.
+               snap_deriv, order, row_sq, inv_gamma, L_est, search):
+    """Up to len(order) SVRG inner steps with just-in-time updates; returns (nonzeros
+    touched, steps done, L found), as ``saga.sag_chunk`` (a line search that needs an L
+    above ``L_est`` ends the chunk before its step).
 
     ``last[j]`` is the step at which w_j was last brought up to date; steps are
     numbered t0, t0 + 1, ... inside the current epoch.
@@ -67,19 +74,23 @@ def svrg_chunk(indptr, indices, data, y, code, s, w, b, last, t0, a, log_a, rho,
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
         z = catch_up_dot(indices, data, start, end, w, b, 1.0, last, t, a, log_a, rho, pk, qk)
+        if search:
+            L_new = lipschitz_search(code, z, y[i], s, row_sq[i], inv_gamma, L_est)
+            if L_new > L_est:
+                return touched, k, L_new
         delta = eta * (L.loss_deriv(code, z, y[i], s) - snap_deriv[i])
         for p in range(start, end):
             j = indices[p]
             w[j] = a * w[j] + b[j] - delta * data[p]
             last[j] = t + 1
         touched += end - start
-    return touched
+    return touched, order.shape[0], 0.0
 
 
 class SVRGState(State):
     """State of SVRG on f(w) = P(w) + (κ/2)‖w − c‖² (module docstring)."""
 
-    def __init__(self, problem, sampling, rng, step="auto", epoch_length=None, center=None, kappa=0.0, w0=None):
+    def __init__(self, problem, sampling, rng, step_size="linesearch", epoch_length=None, center=None, kappa=0.0, w0=None):
         if problem.l1 > 0:
             raise ValueError("SVRG here handles l1 = 0 only (no proximal step)")
         if problem.gamma is None:
@@ -89,14 +100,12 @@ class SVRGState(State):
         if epoch_length is None:
             epoch_length = 2 * n
         epoch_length = check_int("epoch_length", epoch_length)
-        step = check_step("auto" if step is None else step, ("auto",))
+        self.step_rule = StepRule(problem, step_size, SVRG_STEPS, problem.lam + kappa)
         super().__init__(problem, rng)
         self.kappa = kappa
         self.sampler = make_sampler(sampling, n, what="examples")
         self.epoch_length = epoch_length
-        self.eta = 1.0 / (10.0 * smooth_constant(problem, kappa)) if step == "auto" else step
-        self.rho = self.eta * (problem.lam + kappa)
-        self.a, self.log_a = affine_constants(self.rho)
+        self._set_constants()
         self.w = np.zeros(d)
         self.center = np.zeros(d)
         self.restart(np.zeros(d) if w0 is None else w0, center)
@@ -119,14 +128,22 @@ class SVRGState(State):
         self.center[:] = 0.0 if center is None else center
         self.pos = self.epoch_length  # epoch finished: snapshot due
 
+    def _set_constants(self):
+        self.eta = self.step_rule.eta
+        self.rho = self.eta * (self.p.lam + self.kappa)
+        self.a, self.log_a = affine_constants(self.rho)
+
     def _snapshot(self):
         p = self.p
         loss_grad(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w, self.snap_grad, self.snap_deriv)
         self.nnz_touched += p.nnz
         self.data_passes += 1.0
-        self.b[:] = -self.eta * (self.snap_grad - self.kappa * self.center)
+        self._set_b()
         self.last[:] = 0
         self.pos = 0
+
+    def _set_b(self):
+        self.b[:] = -self.eta * (self.snap_grad - self.kappa * self.center)
 
     def run(self, n_steps):
         p = self.p
@@ -135,13 +152,21 @@ class SVRGState(State):
         while done < n_steps:
             if self.pos == self.epoch_length:
                 self._snapshot()
-            k = min(n_steps - done, self.epoch_length - self.pos)
-            self.nnz_touched += svrg_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w,
-                                           self.b, self.last, self.pos, self.a, self.log_a, self.rho, self.eta,
-                                           self.snap_deriv, order[done:done + k])
+            rule = self.step_rule
+            nnz, k, L_new = svrg_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w,
+                                       self.b, self.last, self.pos, self.a, self.log_a, self.rho, self.eta,
+                                       self.snap_deriv,
+                                       order[done:done + rule.steps_left(min(n_steps - done,
+                                                                             self.epoch_length - self.pos))],
+                                       p.row_norms_sq, rule.inv_gamma, rule.L, rule.search)
+            self.nnz_touched += nnz
             self.pos += k
             done += k
             catch_up_all(self.w, self.b, self.last, self.pos, self.a, self.log_a, self.rho)
+            if rule.search:
+                rule.after_chunk(k, L_new)
+                self._set_constants()
+                self._set_b()
         self.steps += n_steps
         self.data_passes += n_steps / p.n_samples
 
@@ -155,5 +180,5 @@ register(MethodSpec(
     name="svrg", make=SVRGState, withheld=("center", "kappa", "w0"), kind="primal", axis="examples",
     source="Johnson & Zhang 2013, Procedure SVRG (option I); Frostig et al. 2015, Thm 2.2 (as APPA's oracle)",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
-    samplings=("uniform", "permutation"),
+    samplings=("uniform", "permutation"), renamed={"step": "step_size"},
 ))

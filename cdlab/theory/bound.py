@@ -203,7 +203,8 @@ def bound(method, problem, sampling="uniform", **options) -> Bound:
     """The complexity bound of ``method`` on ``problem`` (see the module docstring).
 
     ``options`` are the method's options that change its guarantee
-    (``batch_size``, ``step``, ``kappa``, ...) plus ``reference`` (P*, or
+    (``batch_size``, ``step_size``, ``update``, ``kappa``, ...; an old name the
+    method's spec lists as ``renamed`` is accepted with a DeprecationWarning) plus ``reference`` (P*, or
     True to compute it), ``eps0`` (override ε₀) and ``quantity``.
     Raises ValueError for an unknown method, a loss or sampling the theorem
     does not cover, or parameters outside its assumptions.
@@ -212,4 +213,7 @@ def bound(method, problem, sampling="uniform", **options) -> Bound:
         raise ValueError(f"no bound for {method!r}: {NO_BOUND[method]}")
     if method not in BOUNDS:
         raise ValueError(f"unknown method {method!r}; bounds exist for {sorted(BOUNDS)}")
+    from ..solvers import METHODS
+    if method in METHODS:
+        options = METHODS[method].current_names(options)
     return BOUNDS[method](problem, sampling, **options)

@@ -34,14 +34,22 @@ def _smooth_l2(method, problem):
         raise ValueError(f"the {method} bound needs λ > 0 (strong convexity)")
 
 
-def _step_value(step, what="step"):
-    """A numeric step size: 'auto' means the solver's default."""
-    if step in (None, "auto"):
-        return None
+def _variance_reduced_step(method, step, fixed):
+    """The step a SAGA or SVRG bound is for: ``fixed`` (the theorem's η) for step_size="L_max", or a number.
+    The solvers' default, SAG's line search (``cdlab.solvers.step_rules``), picks steps no theorem
+    covers, so it has no bound."""
+    if step in (None, "linesearch"):
+        raise ValueError(f"{method}'s default step comes from SAG's line search on L (Schmidt, Le Roux & Bach "
+                         f"2017 §4.6), which no theorem covers; the bound is for step_size='L_max' or a number")
+    return fixed if step == "L_max" else _step_value(step)
+
+
+def _step_value(step, what="step_size"):
+    """A numeric step size."""
     try:
         value = float(step)
     except (TypeError, ValueError):
-        raise ValueError(f"{what} must be 'auto' or a positive number, got {step!r}") from None
+        raise ValueError(f"{what} must be a rule's name or a positive number, got {step!r}") from None
     if not value > 0:
         raise ValueError(f"{what} must be > 0, got {value}")
     return value
@@ -49,8 +57,8 @@ def _step_value(step, what="step"):
 
 @register_bound("sgd")
 def sgd_bound(problem, sampling="uniform", **options):
-    """SGD with the Pegasos step 1/(λt) on an L-Lipschitz loss: ``step="pegasos"``, or the
-    solver's default ``step="auto"`` where it picks Pegasos (``cdlab.solvers.sgd.default_step``:
+    """SGD with the Pegasos step 1/(λt) on an L-Lipschitz loss: ``schedule="pegasos"``, or the
+    solver's default ``schedule="auto"`` where it picks Pegasos (``cdlab.solvers.sgd.default_schedule``:
     λ > 0, a loss of bounded slope, no eta0). The inverse step auto picks for the squared loss
     has no bound here.
 
@@ -60,13 +68,13 @@ def sgd_bound(problem, sampling="uniform", **options):
     its expectation corollary): G²(1 + log T)/(2λT). T solves c(1 + log T) = T,
     T = −c·W₋₁(−1/(ec)).
     """
-    _check_options("sgd", options, {"step", "eta0", "iterate", "reference", "eps0"})
-    from ..solvers.sgd import default_step
+    _check_options("sgd", options, {"schedule", "eta0", "iterate", "reference", "eps0"})
+    from ..solvers.sgd import default_schedule
 
-    step = options.get("step", "auto")
-    rule = default_step(problem, options.get("eta0")) if step == "auto" else step
+    schedule = options.get("schedule", "auto")
+    rule = default_schedule(problem, options.get("eta0")) if schedule == "auto" else schedule
     if rule != "pegasos":
-        how = f"step={step!r}" + (f" (here {rule!r})" if step == "auto" else "")
+        how = f"schedule={schedule!r}" + (f" (here {rule!r})" if schedule == "auto" else "")
         raise ValueError(f"only the Pegasos step 1/(λt) has a bound, not {how}: a constant step converges to a "
                          "noise ball, and the decaying eta0/√t and inverse eta0/(1 + eta0·λt) steps have no "
                          "bound with constants here")
@@ -96,15 +104,15 @@ def sgd_bound(problem, sampling="uniform", **options):
 def svrg_bound(problem, sampling="uniform", **options):
     """SVRG (Johnson & Zhang 2013, Thm 1): with step η < 1/(4L), L = L_max, inner
     loop m and α = 1/(μη(1 − 2Lη)m) + 2Lη/(1 − 2Lη) < 1,
-    E[P(w̃_s) − P*] ≤ α^s (P(w̃₀) − P*) after s epochs (μ = μ_F)."""
-    _check_options("svrg", options, {"step", "epoch_length", "reference", "eps0"})
+    E[P(w̃_s) − P*] ≤ α^s (P(w̃₀) − P*) after s epochs (μ = μ_F). For ``step_size="L_max"``
+    (η = 1/(10 L_max)) or a number; the default line search has none."""
+    _check_options("svrg", options, {"step_size", "epoch_length", "reference", "eps0"})
     _smooth_l2("SVRG", problem)
     if sampling != "uniform":
         raise ValueError(f"the SVRG bound needs i.i.d. uniform sampling, not {sampling!r}")
     from .symbols import evaluate
     Lm = evaluate(L_max, problem)
-    step = _step_value(options.get("step"))
-    step = 1.0 / (10.0 * Lm) if step is None else step
+    step = _variance_reduced_step("SVRG", options.get("step_size"), 1.0 / (10.0 * Lm))
     m_in = options.get("epoch_length") or 2 * problem.n_samples
     if step >= 1 / (4 * Lm):
         raise ValueError(f"SVRG Thm 1 needs η < 1/(4 L_max) = {1 / (4 * Lm):.3g}; got η = {step:.3g}")
@@ -116,8 +124,8 @@ def svrg_bound(problem, sampling="uniform", **options):
         m_half = int(np.ceil(50 * Lm / mu))  # η = 1/(10 L_max), m = 50 L_max/μ: α = 1/4 + 1/4
         raise ValueError(f"SVRG Thm 1 gives no rate here: α = {a_val:.3g} ≥ 1 with η = {step:.3g} and an epoch "
                          f"of {m_in}; it needs an epoch longer than {need:.3g} steps (κ = L_max/μ = {Lm / mu:.3g}; "
-                         f"no step helps an epoch shorter than 16κ). For a bound run svrg with "
-                         f"epoch_length={m_half} (α = 1/2 at the default step), at some cost in practice")
+                         f"no step helps an epoch shorter than 16κ). For a bound run svrg with step_size='L_max' and "
+                         f"epoch_length={m_half} (α = 1/2 at that step), at some cost in practice")
     eps_start, how = primal_eps0(problem, options.get("reference"), options.get("eps0"))
     expr = epoch * sp.log(eps0 / eps) / sp.log(1 / alpha)
     return Bound("svrg", problem, sampling, expr, nnz / n + nnz / epoch,
@@ -134,15 +142,15 @@ def saga_bound(problem, sampling="uniform", **options):
     """SAGA (Defazio, Bach & Lacoste-Julien 2014, Thm 1 with step 1/(3L)):
     E‖w_k − w*‖² ≤ (1 − min(1/(4n), μ/(3L)))^k [‖w₀ − w*‖² + (2n/(3L)) B_f(w₀, w*)],
     L = L_max, μ = λ; with B_f ≤ (L/2)‖w₀ − w*‖² and ‖w₀ − w*‖² ≤ 2ε₀/λ, then
-    P − P* ≤ (L_P/2)‖w − w*‖²."""
-    _check_options("saga", options, {"step", "reference", "eps0"})
+    P − P* ≤ (L_P/2)‖w − w*‖². For ``step_size="L_max"`` (the default line search has none)."""
+    _check_options("saga", options, {"step_size", "reference", "eps0"})
     _smooth_l2("SAGA", problem)
     if sampling != "uniform":
         raise ValueError(f"the SAGA bound needs i.i.d. uniform sampling, not {sampling!r}")
     from .symbols import evaluate
-    step = _step_value(options.get("step"))
+    step = _variance_reduced_step("SAGA", options.get("step_size"), None)
     if step is not None and abs(step * 3 * evaluate(L_max, problem) - 1) > 1e-9:
-        raise ValueError("the SAGA bound is stated for the step 1/(3 L_max) (step='auto')")
+        raise ValueError("the SAGA bound is stated for the step 1/(3 L_max) (step_size='L_max')")
     rho = sp.Min(1 / (4 * n), lam / (3 * L_max))
     prefactor = (L_P / 2) * (2 / lam) * (1 + n / 3)
     eps_start, how = primal_eps0(problem, options.get("reference"), options.get("eps0"))
@@ -161,7 +169,7 @@ def _full_gradient_L(problem, step):
     from .symbols import evaluate
     value = _step_value(step)
     if 1 / value < evaluate(L_f, problem):
-        raise ValueError(f"a fixed step needs 1/step ≥ L_f = ‖X‖₂²/(γn) = {evaluate(L_f, problem):.3g}")
+        raise ValueError(f"a fixed step needs 1/step_size ≥ L_f = ‖X‖₂²/(γn) = {evaluate(L_f, problem):.3g}")
     return sp.Float(1 / value)
 
 
@@ -171,9 +179,9 @@ def gd_bound(problem, sampling="uniform", **options):
     with constant L gives P(w⁺) − P* ≤ L/(L + λ) (P(w) − P*) (three-point
     inequality of the (L + λ)-strongly convex prox problem with u = (1 − t)w + t w*,
     t = λ/(L + λ)); every accepted L ≤ L̂ (see _full_gradient_L)."""
-    _check_options("gd", options, {"step", "reference", "eps0"})
+    _check_options("gd", options, {"step_size", "reference", "eps0"})
     _smooth_l2("gradient descent", problem)
-    Lh = _full_gradient_L(problem, options.get("step"))
+    Lh = _full_gradient_L(problem, options.get("step_size"))
     eps_start, how = primal_eps0(problem, options.get("reference"), options.get("eps0"))
     rate = lam / (Lh + lam)
     return Bound("gd", problem, sampling, sp.log(eps0 / eps) / rate, nnz,

@@ -141,13 +141,15 @@ def sdca_bound(problem, sampling="uniform", **options):
 
 @register_bound("dual_cd")
 def dual_cd_bound(problem, sampling="uniform", **options):
-    """Dual RCD (Quartz serial): gradient step (smooth losses) or exact step, any serial sampling."""
-    _check_options("dual_cd", options, {"reference", "eps0", "quantity", "step"})
-    step = options.pop("step", "gradient")
-    if step not in ("gradient", "exact"):
-        raise ValueError(f"step must be 'gradient' or 'exact', got {step!r}")
-    if step == "gradient" and not problem.is_smooth:
-        raise ValueError(f"the gradient step needs a smooth loss, not {problem.loss!r}")
+    """Dual RCD (Quartz serial): gradient step (smooth losses) or exact step, any serial sampling. The
+    per-coordinate step s̄_i = λγn/(‖x_i‖² + λγn) (``update="coordinate"``) has the same bound: its
+    lower bound on coordinate i's dual gain is s̄_i G_i, and Σ_i q_i s̄_i G_i ≥ min_k q_k s̄_k Σ_i G_i = θ·n·G."""
+    _check_options("dual_cd", options, {"reference", "eps0", "quantity", "update"})
+    update = options.pop("update", "gradient")
+    if update not in ("gradient", "coordinate", "exact"):
+        raise ValueError(f"update must be 'gradient', 'coordinate' or 'exact', got {update!r}")
+    if update != "exact" and not problem.is_smooth:
+        raise ValueError(f"the {update} step needs a smooth loss, not {problem.loss!r}")
     return _dual_bound("dual_cd", problem, sampling, options, SRC_DUAL)
 
 

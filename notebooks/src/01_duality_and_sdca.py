@@ -187,10 +187,10 @@ print(f"gap after 1 pass: {trace.gap.iloc[1]:.2e}; after {trace.passes.iloc[-1]:
 
 # %%
 ETA0 = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
-sgd_runs = {"SGD Pegasos 1/(λt)": cdlab.solve(problem, "sgd", step="pegasos", max_passes=PASSES, tol=0,
+sgd_runs = {"SGD Pegasos 1/(λt)": cdlab.solve(problem, "sgd", schedule="pegasos", max_passes=PASSES, tol=0,
                                              seed=SEED, reference=p_star)}
 for step in ("constant", "decaying"):
-    tried = [cdlab.solve(problem, "sgd", step=step, eta0=eta0, max_passes=PASSES, tol=0, seed=SEED,
+    tried = [cdlab.solve(problem, "sgd", schedule=step, eta0=eta0, max_passes=PASSES, tol=0, seed=SEED,
                          reference=p_star) for eta0 in ETA0]
     best = min((r for r in tried if not r.diverged), key=lambda r: r.trace.subopt.iloc[-1])
     assert best.options["eta0"] not in (ETA0[0], ETA0[-1]), "the best step is at an end of the grid: widen it"

@@ -85,7 +85,7 @@ assert eigenvalues[0] < 1e-10 * eigenvalues[-1]
 R2 = cdlab.Problem(X, y, loss="squared", lam=1e-3).R ** 2
 print(f"R² = {R2:.2f}: R²/λ = {R2 / 1e-3:.3g} and {R2 / 1e-6:.3g} against n = {n}")
 assert R2 / 1e-3 < n < R2 / 1e-6 / 10
-METHODS = {"sdca": {}, "svrg": {}, "sgd": {"step": "decaying"}, "appa": {}, "dual_appa": {}}
+METHODS = {"sdca": {}, "svrg": {}, "sgd": {"schedule": "decaying"}, "appa": {}, "dual_appa": {}}
 curves, final = [], []
 for lam in (1e-3, 1e-6):
     problem, p_star = cdlab.Problem(X, y, loss="squared", lam=lam), optimum(lam)
@@ -133,8 +133,8 @@ assert at[1e-6]["sgd"] < at[1e-6]["sdca"]
 #
 # | method | θ is | how it is run |
 # |---|---|---|
-# | SGD | step θ/√t | `cdlab.solve(F, "sgd", step="decaying", eta0=θ)` |
-# | SVRG | step θ, stage n | `cdlab.solve(F, "svrg", step=θ, epoch_length=n)` |
+# | SGD | step θ/√t | `cdlab.solve(F, "sgd", schedule="decaying", eta0=θ)` |
+# | SVRG | step θ, stage n | `cdlab.solve(F, "svrg", step_size=θ, epoch_length=n)` |
 # | SDCA | ridge θ | `cdlab.solve(F with λ = θ, "sdca")`, scored on F |
 # | Dual APPA | proximal weight κ = θ | `cdlab.solve(F, "dual_appa", kappa=θ, dual_start="zero")` |
 # | Dual APPA, Algorithm 3's start | proximal weight κ = θ | `cdlab.solve(F, "dual_appa", kappa=θ, dual_start="gradient")` |
@@ -155,9 +155,9 @@ def sweep_point(method, theta):
     """(diverged, F(w) after 20 passes) for one method and one value of its knob."""
     common = dict(max_passes=20, tol=0.0, seed=SEED)
     if method == "sgd":
-        run = cdlab.solve(F, "sgd", step="decaying", eta0=theta, **common)
+        run = cdlab.solve(F, "sgd", schedule="decaying", eta0=theta, **common)
     elif method == "svrg":
-        run = cdlab.solve(F, "svrg", step=theta, epoch_length=n, **common)
+        run = cdlab.solve(F, "svrg", step_size=theta, epoch_length=n, **common)
     elif method == "sdca":
         run = cdlab.solve(F.with_params(lam=theta), "sdca", **common)
     else:
