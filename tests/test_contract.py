@@ -125,3 +125,21 @@ def test_a_bound_takes_the_old_option_name_with_a_warning():
     with pytest.warns(DeprecationWarning, match="step= is renamed step_size="):
         former = theory.bound("saga", problem, step="L_max")
     assert former.iterations(1e-6) == theory.bound("saga", problem, step_size="L_max").iterations(1e-6)
+
+
+@pytest.mark.parametrize("method", ["sag", "saga", "svrg"])
+def test_the_old_step_value_auto_is_the_L_max_rule_with_a_warning(method):
+    """``step="auto"`` was the name of the L_max rule; it runs (and bounds) as ``step_size="L_max"``."""
+    from cdlab import theory
+    problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss="logistic", lam=1e-2)
+    current = cdlab.solve(problem, method, max_passes=3, seed=1, step_size="L_max")
+    with pytest.warns(DeprecationWarning, match="step_size='auto' is renamed step_size='L_max'"):
+        former = cdlab.solve(problem, method, max_passes=3, seed=1, step="auto")
+    assert former.options == current.options
+    cols = [c for c in current.trace.columns if c != "time"]
+    assert former.trace[cols].equals(current.trace[cols])
+    if method != "sag":  # sag has no bound of its own
+        extra = {"epoch_length": 20000} if method == "svrg" else {}  # an epoch long enough for Thm 1
+        with pytest.warns(DeprecationWarning, match="step_size='auto' is renamed"):
+            bound = theory.bound(method, problem, step_size="auto", **extra)
+        assert bound.iterations(1e-6) == theory.bound(method, problem, step_size="L_max", **extra).iterations(1e-6)

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -112,7 +113,8 @@ class MethodSpec:
     draws: "examples" (rows of X), "features" (columns) or "none" (a
     full-gradient method samples nothing). ``renamed`` maps an option's old
     name to its new one: the old name is accepted for one more release, with a
-    DeprecationWarning (:meth:`current_names`).
+    DeprecationWarning (:meth:`current_names`); ``renamed_values`` maps, per
+    option, a named value's old spelling to its new one, likewise.
     """
 
     name: str
@@ -131,6 +133,7 @@ class MethodSpec:
     # refusal that depends on an option (dual_cd's gradient step, SPDC without δ); ``losses`` is the rest
     loss_rule: Callable | None = None
     renamed: dict = field(default_factory=dict)  # old option name -> its new name
+    renamed_values: dict = field(default_factory=dict)  # option -> {old value name: new value name}
     options: dict = field(init=False)
     batch: bool = field(init=False)
 
@@ -147,11 +150,18 @@ class MethodSpec:
             object.__setattr__(self, "make", functools.partial(self.make, **self.fixed))
 
     def current_names(self, options) -> dict:
-        """``options`` with each old name of ``renamed`` replaced by its new one (``_checks.renamed`` warns)."""
+        """``options`` with each old name of ``renamed`` and each old value of ``renamed_values``
+        replaced by its new one (both warn)."""
         options = dict(options)
         for old, new in self.renamed.items():
             if old in options:
                 options[new] = renamed(new, options.get(new), old, options.pop(old))
+        for name, values in self.renamed_values.items():
+            value = options.get(name)
+            if isinstance(value, str) and value in values:
+                warnings.warn(f"{name}={value!r} is renamed {name}={values[value]!r}; the old value will be "
+                              f"removed in the next release", DeprecationWarning, stacklevel=3)
+                options[name] = values[value]
         return options
 
     def loss_refusal(self, loss, options=None) -> str:

@@ -139,6 +139,7 @@ register(MethodSpec(
     source="Schmidt, Le Roux & Bach 2017, SAG Algorithm 1 (sparse JIT updates, §4.5)",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
     samplings=("uniform", "permutation"), renamed={"step": "step_size"},
+    renamed_values={"step_size": {"auto": "L_max"}},  # the L_max rule's old name
 ))
 
 register(MethodSpec(
@@ -146,4 +147,5 @@ register(MethodSpec(
     source="Defazio, Bach & Lacoste-Julien 2014, SAGA (§2), L2 term as the prox",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
     samplings=("uniform", "permutation"), renamed={"step": "step_size"},
+    renamed_values={"step_size": {"auto": "L_max"}},  # the L_max rule's old name
 ))

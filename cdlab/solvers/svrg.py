@@ -181,4 +181,5 @@ register(MethodSpec(
     source="Johnson & Zhang 2013, Procedure SVRG (option I); Frostig et al. 2015, Thm 2.2 (as APPA's oracle)",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
     samplings=("uniform", "permutation"), renamed={"step": "step_size"},
+    renamed_values={"step_size": {"auto": "L_max"}},  # the L_max rule's old name
 ))
