@@ -68,17 +68,18 @@ def test_missing_peer_is_reported_not_fatal(monkeypatch):
 
 
 def test_two_thread_table_races_cdlabs_parallel_methods():
-    """With threads (1, 2): cdlab's methods with a parallel mode rerun on n_jobs=2, certified; the
-    two-thread table divides the peers' two-thread seconds by the faster of cdlab's one- and two-thread best."""
+    """With threads (1, 2): cdlab's methods with a parallel mode within TWO_THREAD_REACH of its fastest
+    rerun on n_jobs=2, certified; the two-thread table divides the peers' two-thread seconds by the
+    faster of cdlab's one- and two-thread best."""
     case = race.Case("toy", lambda: dense(60, 8, 0), "logistic", 1.0)
     out = race.race_case(case, repeats=1, threads=(1, 2), cap=5.0, verbose=False)
-    info, ours2, peers = out["info"], out["ours2"], out["peers"]
-    parallel = [f"{m} {s}" for m, s in race.applicable(race.make_problem(*dense(60, 8, 0), "logistic", 1.0))
-                if cdlab.METHODS[m].parallel]
-    assert list(ours2.solver) == parallel and parallel
+    info, ours, ours2, peers = out["info"], out["ours"], out["ours2"], out["peers"]
+    near = [solver for solver, secs in zip(ours.solver, ours.seconds) if solver != "auto"
+            and cdlab.METHODS[solver.split()[0]].parallel and secs <= race.TWO_THREAD_REACH * info["best_s"]]
+    assert list(ours2.solver) == near and near
     assert (ours2.status == "converged").all() and (ours2.gap <= info["eps"]).all(), ours2
     assert info["best2_s"] == min(info["best_s"], ours2.seconds.min())
-    assert info["best2"] in set(out["ours"].solver) | {f"{s} n_jobs=2" for s in ours2.solver}
+    assert info["best2"] in set(ours.solver) | {f"{s} n_jobs=2" for s in ours2.solver}
     two = peers[peers.threads == 2]
     table = race.ratio_table({case.label: out}, threads=2)
     if len(two.seconds.dropna()):
