@@ -226,3 +226,33 @@ def test_estimator_and_cli_take_n_jobs(capsys, tmp_path):
     assert cdlab_main(["solve", "heart_scale", "--method", "primal_cd", "--n-jobs", "2"]) == 2
     err = capsys.readouterr().err
     assert "cdlab solve: error: method 'primal_cd' has no parallel mode" in err
+
+
+@pytest.mark.parametrize("layer,serialised", [("workqueue", True), ("omp", False), ("tbb", False)])
+def test_launches_are_serialised_only_under_a_layer_that_is_not_thread_safe(monkeypatch, layer, serialised):
+    """numba's workqueue layer cannot take launches from two Python threads at once: under it a
+    second parallel section waits for the first; under omp or tbb it does not."""
+    from cdlab.solvers import _threads
+    monkeypatch.setattr(_threads, "_layer", layer)
+    inside, release, second_in = threading.Event(), threading.Event(), threading.Event()
+
+    def first():
+        with _threads.parallel_section(2):
+            inside.set()
+            release.wait(30)
+
+    def second():
+        with _threads.parallel_section(2):
+            second_in.set()
+
+    a = threading.Thread(target=first)
+    a.start()
+    assert inside.wait(30)
+    b = threading.Thread(target=second)
+    b.start()
+    # serialised: it cannot enter while the first holds the lock (0.5 s of trying); else it enters (≤ 30 s)
+    entered_while_held = second_in.wait(0.5 if serialised else 30)
+    release.set()
+    a.join(30)
+    b.join(30)
+    assert second_in.is_set() and entered_while_held is not serialised
