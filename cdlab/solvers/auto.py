@@ -36,6 +36,7 @@ the driver like any other method (same checkpoints, same certificate):
 from __future__ import annotations
 
 from . import driver
+from ._threads import check_n_jobs
 from .base import get_method
 
 AUTO = "auto"
@@ -150,7 +151,7 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     if extra:
         raise ValueError(f"method='auto' takes no method options, got {sorted(extra)}")
     choice = choose(problem)
-    n_jobs = driver.check_n_jobs(kwargs.get("n_jobs", 1))
+    n_jobs = check_n_jobs(kwargs.get("n_jobs", 1))
     if n_jobs > 1 and not get_method(choice["method"]).parallel:
         kwargs = {**kwargs, "n_jobs": 1}
         choice["reason"] += (f"; n_jobs={n_jobs} not used: {choice['method']} has no parallel mode (methods with one: "

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .._checks import check_real
 from ._kernels import certificate_sweep, parallel_certificate_sweep
-from ._threads import check_n_jobs, parallel_section, row_blocks  # noqa: F401  (check_n_jobs: auto's too)
+from ._threads import check_n_jobs, parallel_section, row_blocks
 from .base import METHODS, STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
 from .budget import Budget
 
