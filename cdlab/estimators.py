@@ -45,6 +45,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .problem import Problem, check_sparse_structure
 from .solvers import solve
+from .solvers._threads import check_n_jobs
 
 
 def _store_params(estimator, params):
@@ -69,6 +70,10 @@ class _CDLinearModel(BaseEstimator):
                 raise ValueError(f"{type(self).__name__}: {name} must be a number, got {value!r}")
         if not self.lam > 0:
             raise ValueError(f"{type(self).__name__}: lam must be > 0, got {self.lam}")
+        try:
+            check_n_jobs(self.n_jobs)
+        except ValueError as exc:
+            raise ValueError(f"{type(self).__name__}: {exc}") from None
         if not self.max_passes > 0:
             raise ValueError(f"{type(self).__name__}: max_passes must be > 0, got {self.max_passes}")
         if self.fit_intercept and not self.intercept_scaling > 0:
@@ -97,7 +102,7 @@ class _CDLinearModel(BaseEstimator):
         loss_params = {"s": float(self.s)} if self.loss == "smoothed_hinge" else {}
         problem = Problem(Xa, y_signed, loss=self.loss, lam=self.lam, l1=self.l1, **loss_params)
         result = solve(problem, method=self.method, sampling=self.sampling, max_passes=self.max_passes,
-                       tol=self.tol, seed=self.seed)
+                       tol=self.tol, seed=self.seed, n_jobs=self.n_jobs)
         if not result.converged:
             last = result.trace.iloc[-1]
             why = result.message or (f"stopped ({result.status}) at duality gap {last.gap:.3g} > tol={self.tol:g} "
@@ -139,7 +144,9 @@ class CDClassifier(ClassifierMixin, _CDLinearModel):
         None: "uniform", or auto's pick with method="auto".
     tol : float, stop when the duality gap ≤ tol.
     max_passes : float, budget in passes over the nonzeros.
-    seed : int, seeds the solver: equal seeds give equal models.
+    seed : int, seeds the solver: equal seeds give equal models (with n_jobs=1).
+    n_jobs : int ≥ 1, threads of the solver's parallel mode (SDCA and dual CD: PASSCoDe-Wild,
+        still certified, not bit-reproducible; see ``cdlab.solve``).
     fit_intercept : bool, append a constant feature (a regularised bias).
     intercept_scaling : float, the value of that feature.
     s : float, smoothing of the smoothed hinge (theory.md §2).
@@ -153,7 +160,7 @@ class CDClassifier(ClassifierMixin, _CDLinearModel):
     _losses = CLASSIFICATION_LOSSES
 
     def __init__(self, loss="logistic", lam=1e-3, l1=0.0, method="sdca", sampling=None, tol=1e-4,
-                 max_passes=1000, seed=0, fit_intercept=True, intercept_scaling=1.0, s=1.0):
+                 max_passes=1000, seed=0, fit_intercept=True, intercept_scaling=1.0, s=1.0, n_jobs=1):
         _store_params(self, locals())
 
     def fit(self, X, y):
@@ -218,7 +225,7 @@ class CDRegressor(RegressorMixin, _CDLinearModel):
     _losses = REGRESSION_LOSSES
 
     def __init__(self, loss="squared", lam=1e-3, l1=0.0, method="sdca", sampling=None, tol=1e-4,
-                 max_passes=1000, seed=0, fit_intercept=True, intercept_scaling=1.0):
+                 max_passes=1000, seed=0, fit_intercept=True, intercept_scaling=1.0, n_jobs=1):
         _store_params(self, locals())
 
     def fit(self, X, y):

@@ -65,3 +65,27 @@ def test_missing_peer_is_reported_not_fatal(monkeypatch):
     notes = dict(zip(out["peers"].peer, out["peers"].note))
     assert notes["snapml"].startswith("unavailable: ModuleNotFoundError")
     assert np.isfinite(out["peers"].set_index("peer").seconds["liblinear dual (LinearSVC)"])
+
+
+def test_two_thread_table_races_cdlabs_parallel_methods():
+    """With threads (1, 2): cdlab's fastest method with a parallel mode, within TWO_THREAD_REACH of its
+    fastest, reruns on n_jobs=2, certified; the two-thread table divides the peers' two-thread seconds
+    by the faster of cdlab's one- and two-thread best."""
+    case = race.Case("toy", lambda: dense(60, 8, 0), "logistic", 1.0)
+    out = race.race_case(case, repeats=1, threads=(1, 2), cap=5.0, verbose=False)
+    info, ours, ours2, peers = out["info"], out["ours"], out["ours2"], out["peers"]
+    parallel = {solver: secs for solver, secs in zip(ours.solver, ours.seconds)
+                if solver != "auto" and cdlab.METHODS[solver.split()[0]].parallel}
+    fastest = min(parallel, key=parallel.get)
+    rerun = parallel[fastest] <= race.TWO_THREAD_REACH * info["best_s"]
+    assert len(ours2) == rerun
+    if rerun:
+        assert list(ours2.solver) == [fastest]
+        assert (ours2.status == "converged").all() and (ours2.gap <= info["eps"]).all(), ours2
+        assert info["best2_s"] == min(info["best_s"], ours2.seconds.iloc[0])
+        assert info["best2"] in (info["best"], f"{fastest} n_jobs=2")
+    two = peers[peers.threads == 2]
+    table = race.ratio_table({case.label: out}, threads=2)
+    if len(two.seconds.dropna()):
+        assert table["cdlab s"].iloc[0] == info["best2_s"]
+        assert table["best peer ÷ cdlab"].iloc[0] == pytest.approx(two.seconds.min() / info["best2_s"])

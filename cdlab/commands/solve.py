@@ -40,6 +40,9 @@ def add_parser(subparsers):
                    help=f"budget in passes over the nonzeros (default {Budget.max_passes:g})")
     p.add_argument("--tol", type=float, default=Budget.tol, help=f"stop at duality gap ≤ tol (default {Budget.tol:g})")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-jobs", type=int, default=1, metavar="N",
+                   help="threads: > 1 runs SDCA / dual CD as PASSCoDe-Wild (lock-free, still certified, "
+                        "not bit-reproducible) with parallel certificates (default 1)")
     p.add_argument("--eval-every", type=float, default=Budget.eval_every, help="checkpoint interval in passes")
     p.add_argument("--max-time", type=float, default=Budget.max_time, help="budget in solver seconds")
     p.add_argument("--normalize", nargs="?", const="rows", default="none", choices=NORMALIZE,
@@ -77,6 +80,7 @@ def check_args(args):
     check_real("--eval-every", args.eval_every, low=0.0, low_open=True)
     check_real("--tol", args.tol, finite=False)  # --tol -inf means "run the budget out"; NaN is never meant
     check_int("--seed", args.seed, minimum=0)
+    check_int("--n-jobs", args.n_jobs, minimum=1)
     if args.max_time is not None:
         check_real("--max-time", args.max_time, low=0.0)
     if args.out:
@@ -95,6 +99,7 @@ def run(args) -> int:
     from ..problem import Problem
     from ..solvers import get_method, solve
     from ..solvers.auto import AUTO, choose
+    from ..solvers.driver import check_parallel
 
     # cheap checks first: a typo should not cost loading a large file
     auto = args.method == AUTO
@@ -106,6 +111,8 @@ def run(args) -> int:
     if auto and args.sampling not in (None, AUTO):
         raise ValueError(f"--method auto picks the sampling too; leave --sampling out, got {args.sampling!r}")
     check_args(args)
+    if spec is not None:
+        check_parallel(spec, args.n_jobs)
     wall = time.perf_counter()
     X, y = load(args.data, args.normalize)
     problem = Problem(X, y, loss=loss, lam=args.lam, l1=args.l1, s=args.s)
@@ -135,7 +142,7 @@ def run(args) -> int:
 
         result = solve(problem, method=args.method, sampling=args.sampling, max_passes=args.max_passes, tol=args.tol,
                        seed=args.seed, callback=progress, reference=reference, max_time=args.max_time,
-                       eval_every=args.eval_every, **options)
+                       eval_every=args.eval_every, n_jobs=args.n_jobs, **options)
     wall = time.perf_counter() - wall
     last = result.trace.iloc[-1]
     lines = [("method", f"{result.method} ({result.sampling})" + (f", auto: {result.auto_reason}" if auto else "")),

@@ -22,7 +22,8 @@
   coordinates it touched. The method supplies its 1-D updates as @njit functions.
 * ``loss_grad``: the full gradient in one row-order sweep (agd, gd, svrg's
   snapshot, lbfgs); ``certificate_sweep``: Xw and Xᵀα in one row-order
-  sweep (the driver's checkpoints).
+  sweep (the driver's checkpoints); ``parallel_certificate_sweep`` and
+  ``parallel_xt_alpha``: the n_jobs mode's, over row blocks, one per thread.
 
 Every helper is ``inline="always"`` (except the O(d)/O(nnz) sweeps), so a
 kernel written with them compiles to the same loop as one written out.
@@ -32,7 +33,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .. import losses as L
 
@@ -270,6 +271,18 @@ def loss_grad(indptr, indices, data, y, code, s, w, grad, deriv):
 # --------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, lo, hi):
+    """``certificate_sweep`` over the rows lo..hi − 1 only."""
+    for i in range(lo, hi):
+        start, end = indptr[i], indptr[i + 1]
+        zi = sparse_dot(indices, data, start, end, w)
+        z[i] = zi
+        if alpha_from_w:
+            alpha[i] = -L.loss_deriv(code, zi, y[i], s)
+        sparse_axpy(indices, data, start, end, alpha[i], xt_alpha)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha):
     """What a checkpoint reads of X, in one row-order sweep: z = Xw and
     xt_alpha = Xᵀα (to be zero on entry), each row read once for z_i = x_i·w and
@@ -277,10 +290,33 @@ def certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w,
     α_i = −φ_i'(z_i), the dual point of a primal method. Sums run in the order
     of scipy's CSR and CSC products, so P, D and the gap that ``Problem`` computes
     from these are bit for bit the ones it computes from w and α alone."""
-    for i in range(y.shape[0]):
-        start, end = indptr[i], indptr[i + 1]
-        zi = sparse_dot(indices, data, start, end, w)
-        z[i] = zi
-        if alpha_from_w:
-            alpha[i] = -L.loss_deriv(code, zi, y[i], s)
-        sparse_axpy(indices, data, start, end, alpha[i], xt_alpha)
+    certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, 0, y.shape[0])
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def parallel_certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, bounds):
+    """``certificate_sweep`` with the rows cut into the blocks of ``bounds``
+    (``_threads.row_blocks``), one per thread: z and α are written row by row,
+    disjoint across blocks; each block sums its own Xᵀα, and the partial sums are
+    added in block order (so a run's sums do not depend on thread timing)."""
+    n_blocks = bounds.shape[0] - 1
+    partial = np.zeros((n_blocks, xt_alpha.shape[0]))
+    for b in prange(n_blocks):
+        certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, partial[b],
+                         bounds[b], bounds[b + 1])
+    for b in range(n_blocks):
+        xt_alpha += partial[b]
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def parallel_xt_alpha(indptr, indices, data, alpha, out, bounds):
+    """out += Xᵀα over the row blocks of ``bounds``, one per thread, each summing its
+    own partial product, added in block order."""
+    n_blocks = bounds.shape[0] - 1
+    partial = np.zeros((n_blocks, out.shape[0]))
+    for b in prange(n_blocks):
+        part = partial[b]
+        for i in range(bounds[b], bounds[b + 1]):
+            sparse_axpy(indices, data, indptr[i], indptr[i + 1], alpha[i], part)
+    for b in range(n_blocks):
+        out += partial[b]

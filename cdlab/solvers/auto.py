@@ -36,6 +36,8 @@ the driver like any other method (same checkpoints, same certificate):
 from __future__ import annotations
 
 from . import driver
+from ._threads import check_n_jobs
+from .base import get_method
 
 AUTO = "auto"
 # κ = R²/(λγn) above which auto runs accelerated SDCA instead of SDCA; set above every
@@ -131,6 +133,9 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     the choice: ``result.method``/``result.sampling`` are what ran, ``result.auto_reason``
     says why, and ``result.trace.attrs["auto"]`` holds the choice and its numbers.
     ``sampling=None`` means "uniform" for a named method and auto's pick for "auto".
+    ``n_jobs`` > 1 with "auto": used when the pick has a parallel mode; otherwise the
+    pick runs on one thread and ``auto_reason`` says so (a named method without one
+    refuses n_jobs > 1).
     ``reference``: P*, or True to compute it (:func:`cdlab.reference.resolve_reference`,
     after every other argument is checked), or None/False for none.
     """
@@ -146,6 +151,11 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     if extra:
         raise ValueError(f"method='auto' takes no method options, got {sorted(extra)}")
     choice = choose(problem)
+    n_jobs = check_n_jobs(kwargs.get("n_jobs", 1))
+    if n_jobs > 1 and not get_method(choice["method"]).parallel:
+        kwargs = {**kwargs, "n_jobs": 1}
+        choice["reason"] += (f"; n_jobs={n_jobs} not used: {choice['method']} has no parallel mode (methods with one: "
+                             f"{driver.parallel_methods()}), so it runs on one thread")
     run = driver.prepare(problem, choice["method"], choice["sampling"], **kwargs)
     result = run.execute(resolve_reference(problem, reference))
     result.auto_reason = choice["reason"]

@@ -108,7 +108,8 @@ class MethodSpec:
     signature with its default, but ``batch_size`` and the names in
     ``withheld`` — is read from that signature, so each default is written
     once, where the state takes it. ``batch`` says whether ``make`` takes
-    ``batch_size``. ``samplings`` lists accepted sampling names; "custom" means
+    ``batch_size``; ``parallel``, whether it takes ``n_jobs`` (the run's
+    ``n_jobs`` argument, not an option: a parallel mode). ``samplings`` lists accepted sampling names; "custom" means
     an array of probabilities is accepted too. ``axis`` is what a sampling
     draws: "examples" (rows of X), "features" (columns) or "none" (a
     full-gradient method samples nothing). ``renamed`` maps an option's old
@@ -136,16 +137,18 @@ class MethodSpec:
     renamed_values: dict = field(default_factory=dict)  # option -> {old value name: new value name}
     options: dict = field(init=False)
     batch: bool = field(init=False)
+    parallel: bool = field(init=False)
 
     def __post_init__(self):
         if self.axis not in AXES:
             raise ValueError(f"axis must be one of {AXES}, got {self.axis!r}")
         params = list(inspect.signature(self.make).parameters.values())[STATE_ARGS:]
-        skip = set(self.fixed) | set(self.withheld) | {"batch_size"}
+        skip = set(self.fixed) | set(self.withheld) | {"batch_size", "n_jobs"}
         options = {p.name: p.default for p in params if p.name not in skip
                    and p.default is not inspect.Parameter.empty}
         object.__setattr__(self, "options", options)
         object.__setattr__(self, "batch", any(p.name == "batch_size" for p in params))
+        object.__setattr__(self, "parallel", any(p.name == "n_jobs" for p in params))
         if self.fixed:
             object.__setattr__(self, "make", functools.partial(self.make, **self.fixed))
 

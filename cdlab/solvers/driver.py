@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from .._checks import check_real
-from ._kernels import certificate_sweep
-from .base import STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
+from ._kernels import certificate_sweep, parallel_certificate_sweep
+from ._threads import check_n_jobs, parallel_section, row_blocks
+from .base import METHODS, STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
 from .budget import Budget
 
 # Divergence, reported rather than drawn as a curve: non-finite iterates, or the
@@ -44,10 +45,11 @@ RATE_SLACK = 2.0
 SLICE_NNZ = 2_000_000
 
 
-def _checkpoint(problem, w, alpha):
+def _checkpoint(problem, w, alpha, n_jobs=1):
     """(α, P(w), D(α), gap); α = α(w) when the state reports none. With lam > 0,
-    Xw and Xᵀα come from one pass over X (``_kernels.certificate_sweep``) and
-    Problem turns them into the certificates; with lam = 0 there is no dual."""
+    Xw and Xᵀα come from one pass over X (``_kernels.certificate_sweep``; with
+    n_jobs > 1 its parallel form over n_jobs row blocks) and Problem turns them
+    into the certificates; with lam = 0 there is no dual."""
     if problem.lam <= 0:
         if alpha is None:
             alpha = problem.alpha_from_w(w)
@@ -58,8 +60,12 @@ def _checkpoint(problem, w, alpha):
     X = problem.X
     z = np.empty(problem.n_samples)
     v = np.zeros(problem.n_features)
-    certificate_sweep(X.indptr, X.indices, X.data, problem.y, problem.loss_code, problem.s, w, alpha, from_w,
-                      z, v)
+    args = (X.indptr, X.indices, X.data, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
+    if n_jobs == 1:
+        certificate_sweep(*args)
+    else:
+        with parallel_section(n_jobs):
+            parallel_certificate_sweep(*args, row_blocks(X.indptr, n_jobs))
     v /= problem.lam * problem.n_samples
     return alpha, problem.primal(w, z=z), problem.dual(alpha, v=v), problem.gap(w, alpha, z=z, v=v)
 
@@ -103,11 +109,12 @@ def _run_sliced(state, steps, size, stop):
 
 def prepare(problem, method="sdca", sampling="uniform", max_passes=Budget.max_passes, tol=Budget.tol, seed=0,
             callback=None, max_time=Budget.max_time, eval_every=Budget.eval_every, cancel=None,
-            max_steps=Budget.max_steps, **options) -> "Run":
+            max_steps=Budget.max_steps, n_jobs=1, **options) -> "Run":
     """Check every argument of a run (cheap, no work on the data) and return it ready to
     :meth:`~Run.execute`. The arguments are :func:`solve`'s but ``reference``."""
     spec = get_method(method)
     options = spec.current_names(options)
+    n_jobs = check_parallel(spec, n_jobs)
     spec.check(problem, sampling, options)
     budget = Budget(max_passes=max_passes, max_steps=max_steps, max_time=max_time, tol=tol, eval_every=eval_every)
     budget.check(problem)
@@ -116,7 +123,21 @@ def prepare(problem, method="sdca", sampling="uniform", max_passes=Budget.max_pa
         rng = np.random.default_rng(seed)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"seed must be None or a non-negative integer, got {seed!r} ({exc})") from None
-    return Run(problem, spec, sampling, budget, stop, rng, {**spec.options, **options})
+    return Run(problem, spec, sampling, budget, stop, rng, {**spec.options, **options}, n_jobs)
+
+
+def check_parallel(spec, n_jobs) -> int:
+    """n_jobs for ``spec``'s method: an integer ≥ 1, and 1 unless the method has a parallel mode."""
+    n_jobs = check_n_jobs(n_jobs)
+    if n_jobs > 1 and not spec.parallel:
+        raise ValueError(f"method {spec.name!r} has no parallel mode, so n_jobs must be 1, got {n_jobs}; "
+                         f"methods with one: {parallel_methods()}")
+    return n_jobs
+
+
+def parallel_methods() -> list:
+    """The methods that take n_jobs > 1 (their state takes ``n_jobs``: ``MethodSpec.parallel``)."""
+    return sorted(name for name, spec in METHODS.items() if spec.parallel)
 
 
 def solve(problem, method="sdca", sampling="uniform", *, reference=None, **kwargs):
@@ -144,6 +165,11 @@ def solve(problem, method="sdca", sampling="uniform", *, reference=None, **kwarg
         the run when set: it is checked at every checkpoint and between slices
         of about ``SLICE_NNZ`` nonzeros within a checkpoint interval (a run
         cancelled mid-interval records its last row there).
+    n_jobs : int ≥ 1, threads: > 1 runs a method's parallel mode (``parallel_methods()``:
+        SDCA and dual CD, as PASSCoDe-Wild, ``cdlab.solvers.dual_cd``) and the checkpoints'
+        certificate pass over n_jobs row blocks; still certified, but not reproducible bit for
+        bit (thread timing decides which lock-free updates race). 1: the serial kernels,
+        reproducible from the seed.
     **options : method options (see ``cdlab.METHODS[method].options``).
     """
     run = prepare(problem, method, sampling, **kwargs)
@@ -166,6 +192,7 @@ class Run:
     stop: "_Stop"
     rng: np.random.Generator
     options: dict
+    n_jobs: int = 1
 
     def execute(self, reference=None) -> Result:
         """Build the state, run the loop to a stopping rule and return the Result.
@@ -174,12 +201,13 @@ class Run:
             reference = check_reference(reference)
         problem, spec = self.problem, self.spec
         clock = time.perf_counter()  # max_time counts from here: construction, steps, checkpoints, callbacks
-        state = spec.make(problem, self.sampling, self.rng, **self.options)
-        trace = _Trace(problem, state, reference)
+        threads = {"n_jobs": self.n_jobs} if spec.parallel else {}
+        state = spec.make(problem, self.sampling, self.rng, **self.options, **threads)
+        trace = _Trace(problem, state, reference, self.n_jobs)
         status = _loop(problem, state, spec.kind, self.budget, self.stop, trace, clock)
         message = divergence_message(spec, state.steps) if status == "diverged" else ""
         frame = trace.frame()
-        frame.attrs.update(method=spec.name, status=status, message=message, reference=reference)
+        frame.attrs.update(method=spec.name, status=status, message=message, reference=reference, n_jobs=self.n_jobs)
         return Result(w=trace.w, alpha=trace.alpha, trace=frame, method=spec.name,
                       sampling=self.sampling, status=status, options=self.options, message=message)
 
@@ -214,8 +242,8 @@ class _Trace:
     """The checkpoints: evaluation of P, D and the gap, and the stored rows (at most
     MAX_TRACE_ROWS + 1: checkpoints 0, stride, 2·stride, ... and the last one)."""
 
-    def __init__(self, problem, state, reference):
-        self.problem, self.state, self.reference = problem, state, reference
+    def __init__(self, problem, state, reference, n_jobs=1):
+        self.problem, self.state, self.reference, self.n_jobs = problem, state, reference, n_jobs
         self.rows, self.stride, self.count = [], 1, 0
         self.elapsed = 0.0  # solver seconds: the timed chunks only
         self.first = self.last = self.w = self.alpha = None
@@ -233,7 +261,7 @@ class _Trace:
         # must not corrupt the last good iterate the result returns
         w = np.array(w, copy=True)
         alpha = None if alpha is None else np.array(alpha, copy=True)
-        alpha, primal, dual, gap = _checkpoint(problem, w, alpha)
+        alpha, primal, dual, gap = _checkpoint(problem, w, alpha, self.n_jobs)
         row = dict(steps=state.steps, nnz_touched=state.nnz_touched,
                    passes=state.nnz_touched / problem.nnz, data_passes=state.data_passes,
                    time=self.elapsed, primal=primal, dual=dual, gap=gap)

@@ -14,15 +14,33 @@ of θ/q_i (``gradient_step_scale``): q_i s̄_i ≥ θ for every i, so each step'
 expected dual gain is still ≥ θ·gap and the face-off bound holds unchanged; it
 equals θ/q_i under importance sampling and is larger under any other.
 SDCA is its uniform special case with the exact step and shares the kernel.
+
+``n_jobs`` > 1 runs PASSCoDe-Wild (Hsieh, Yu & Dhillon 2015, "PASSCoDe:
+Parallel ASynchronous Stochastic dual Co-ordinate Descent", ICML, Algorithm 1
+with Wild updates): the chunk's draws are cut into n_jobs contiguous blocks,
+one per thread, and each thread runs the serial kernel on its block against
+the shared α, v and w, with no locks and no atomic adds (numba has no atomic
+float add on the CPU, so the Atomic variant is not offered). Updates to v that
+race are lost, so v drifts from v(α) = Xᵀα/(λn), as the paper's analysis of
+Wild says; α itself stays dual-feasible (each α_i written is some exact step's
+result). The certificate therefore never trusts the shared v: at every
+checkpoint :meth:`DualCDState.iterate` recomputes v = v(α) and w = S_{μ/λ}(v)
+from α (a parallel Xᵀα), the threads go on from there, and the gap reported is
+P(w(α)) − D(α). Two threads drawing the same example in one chunk (i.i.d.
+sampling) may both step it; one write wins, which is again a feasible α.
+Runs with n_jobs > 1 depend on thread timing and are not reproducible bit for
+bit; n_jobs = 1 is the serial kernel, reproducible from the seed.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .. import losses as L
 from ..sampling import make_sampler
-from ._kernels import scalar_soft_threshold, sparse_axpy, sparse_dot
+from ..problem import soft_threshold
+from ._kernels import parallel_xt_alpha, scalar_soft_threshold, sparse_axpy, sparse_dot
+from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
 
 
@@ -67,10 +85,24 @@ def gradient_step_scale(problem, q, update):
     return own if update == "coordinate" else np.min(q * own) / q
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def passcode_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
+                   alpha, v, w, order, step_scale, exact, n_blocks):
+    """PASSCoDe-Wild (module docstring): ``dual_cd_chunk`` on n_blocks contiguous
+    blocks of ``order`` at once, one per thread, on the shared α, v, w without locks.
+    Returns the nonzeros touched, summed over the threads."""
+    m = order.shape[0]
+    touched = np.zeros(n_blocks, np.int64)
+    for b in prange(n_blocks):
+        touched[b] = dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
+                                   order[m * b // n_blocks:m * (b + 1) // n_blocks], step_scale, exact)
+    return touched.sum()
+
+
 class DualCDState(State):
     """State of a dual coordinate method: α, v = Xᵀα/(λn), w = S_{μ/λ}(v)."""
 
-    def __init__(self, problem, sampling, rng, update="gradient"):
+    def __init__(self, problem, sampling, rng, update="gradient", n_jobs=1):
         if update not in UPDATES:
             raise ValueError(f"update must be one of {list(UPDATES)}, got {update!r}")
         super().__init__(problem, rng)
@@ -93,15 +125,30 @@ class DualCDState(State):
         self.thresh = problem.l1 / problem.lam
         self.w = self.v if self.thresh == 0 else np.zeros(problem.n_features)
         self.steps_per_pass = self.sampler.steps_per_pass(problem.row_nnz)
+        self.n_jobs = n_jobs
 
     def advance(self, n_steps):
         p = self.p
         order = self.sampler.draw(self.rng, n_steps)
-        return dual_cd_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
-                             p.lam * p.n_samples, self.thresh, p.row_norms_sq,
-                             self.alpha, self.v, self.w, order, self.step_scale, self.exact)
+        args = (p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, p.lam * p.n_samples, self.thresh,
+                p.row_norms_sq, self.alpha, self.v, self.w, order, self.step_scale, self.exact)
+        if self.n_jobs == 1:
+            return dual_cd_chunk(*args)
+        with parallel_section(self.n_jobs):
+            return passcode_chunk(*args, self.n_jobs)
 
     def iterate(self):
+        """(w, α); with n_jobs > 1, first v = v(α) and w = S_{μ/λ}(v) recomputed from α
+        (the module docstring's certified point)."""
+        if self.n_jobs > 1:
+            p = self.p
+            self.v[:] = 0.0
+            with parallel_section(self.n_jobs):
+                parallel_xt_alpha(p.X.indptr, p.X.indices, p.X.data, self.alpha, self.v,
+                                  row_blocks(p.X.indptr, self.n_jobs))
+            self.v /= p.lam * p.n_samples
+            if self.thresh > 0:
+                self.w[:] = soft_threshold(self.v, self.thresh)
         return self.w, self.alpha
 
 

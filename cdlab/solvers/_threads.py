@@ -1,0 +1,70 @@
+"""The ``n_jobs`` mode's threads: the argument's rule, and the section every parallel kernel runs in.
+
+``n_jobs`` is the number of blocks a parallel kernel cuts its work into, one per thread
+(PASSCoDe's threads, the certificate pass's row blocks). The threads are numba's
+(``@njit(parallel=True)``, ``prange``); a run uses min(n_jobs, ``numba.config.NUMBA_NUM_THREADS``)
+of them (NUMBA_NUM_THREADS defaults to the number of cores), so n_jobs above that still cuts
+n_jobs blocks but runs some of them one after another.
+
+numba's threads are set per calling thread (``numba.set_num_threads`` is thread-local), so
+:func:`parallel_section` sets them around each launch and restores them after. Of numba's
+threading layers, "tbb" and "omp" take launches from several Python threads at once (the page
+runs each job in its own thread); "workqueue", the fallback when neither is installed, does
+not, so under it (and before the first launch has told which layer numba picked) launches are
+serialised by one process-wide lock.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+import numba
+import numpy as np
+
+from .._checks import check_int
+
+# launches under a layer that is not thread-safe take this lock, one at a time
+_LAUNCH_LOCK = threading.Lock()
+THREAD_SAFE_LAYERS = ("tbb", "omp")
+_layer = None  # numba.threading_layer(), known once a parallel kernel has run
+
+
+def check_n_jobs(n_jobs) -> int:
+    """n_jobs: an integer ≥ 1 (1 = the serial kernels, bit for bit)."""
+    return check_int("n_jobs", n_jobs, minimum=1)
+
+
+def worker_threads(n_jobs: int) -> int:
+    """The threads a launch with ``n_jobs`` blocks uses: at most numba's thread count."""
+    return max(1, min(n_jobs, numba.config.NUMBA_NUM_THREADS))
+
+
+@contextmanager
+def parallel_section(n_jobs: int):
+    """Run a parallel kernel's launch on :func:`worker_threads` threads, serialised by a
+    process-wide lock unless numba's threading layer is thread-safe."""
+    global _layer
+    locked = _layer not in THREAD_SAFE_LAYERS
+    if locked:
+        _LAUNCH_LOCK.acquire()
+    try:
+        previous = numba.get_num_threads()
+        numba.set_num_threads(worker_threads(n_jobs))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(previous)
+        if _layer is None:
+            _layer = numba.threading_layer()
+    finally:
+        if locked:
+            _LAUNCH_LOCK.release()
+
+
+def row_blocks(indptr, n_blocks: int) -> np.ndarray:
+    """Bounds (n_blocks + 1 row indices, 0 to n) that cut the rows of a CSR matrix into
+    ``n_blocks`` contiguous blocks of about equal nonzeros, one per thread."""
+    targets = indptr[-1] * np.arange(n_blocks + 1) / n_blocks
+    bounds = np.searchsorted(indptr, targets, side="left").astype(np.int64)
+    bounds[0], bounds[-1] = 0, indptr.shape[0] - 1
+    return np.maximum.accumulate(bounds)
