@@ -114,7 +114,7 @@ def test_the_certified_point_is_recomputed_from_alpha_not_read_from_the_shared_v
     |v − v(α)| near 1 after one epoch): iterate() must return w(α) whatever v holds. A lost
     update is simulated by corrupting v."""
     problem = problem_on("reuters_moneyfx", "logistic", l1=1e-4)
-    state = DualCDState(problem, "permutation", np.random.default_rng(0), step="exact", n_jobs=2)
+    state = DualCDState(problem, "permutation", np.random.default_rng(0), update="exact", n_jobs=2)
     state.run(2 * problem.n_samples)
     state.v += np.random.default_rng(1).standard_normal(problem.n_features)
     w, alpha = state.iterate()
