@@ -187,16 +187,28 @@ def applicable(problem):
 
 def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=None):
     """One row per cdlab method (``runs``: (method, sampling) pairs, default every applicable
-    one): median seconds of the whole solve call to gap ≤ eps, on n_jobs threads."""
+    one): median seconds of the whole solve call to gap ≤ eps, on n_jobs threads.
+
+    The repeats go round-robin over the methods (method 1, 2, …, auto, then again), so
+    a change in the shared machine's load falls on every method alike instead of on
+    whichever ran during it: auto ÷ best compares runs taken side by side."""
     rows = []
     runs = applicable(problem) if runs is None else list(runs)
     if with_auto:
         runs.append(("auto", "auto"))
-    for method, sampling in runs:
-        kw = {} if method == "auto" else {"sampling": sampling}
-        call = lambda: cdlab.solve(problem, method=method, tol=eps, max_passes=max_passes, seed=0,  # noqa: E731
-                                   n_jobs=n_jobs, **kw)
-        seconds, spread, res, _ = timed(call, repeats)
+    calls = [lambda method=method, sampling=sampling: cdlab.solve(
+        problem, method=method, tol=eps, max_passes=max_passes, seed=0, n_jobs=n_jobs,
+        **({} if method == "auto" else {"sampling": sampling})) for method, sampling in runs]
+    times, results = [[] for _ in runs], [None] * len(runs)
+    for _ in range(repeats):
+        for k, call in enumerate(calls):
+            gc.collect()  # as timed() does: no collection of the previous run's garbage inside the timing
+            t0 = time.perf_counter()
+            results[k] = call()
+            times[k].append(time.perf_counter() - t0)
+    for (method, sampling), ts, res in zip(runs, times, results):
+        seconds = float(np.median(ts))
+        spread = (max(ts) - min(ts)) / seconds if seconds > 0 else 0.0
         last = res.trace.iloc[-1]
         ok = res.status == "converged"
         rows.append(dict(solver=f"{method} {sampling}" if method != "auto" else "auto", seconds=seconds if ok else np.nan,

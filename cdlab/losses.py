@@ -218,6 +218,10 @@ def _lambert_w_exp(ell):
     return w
 
 
+# The logistic step's Newton stops after a step this small (its error is then < 1e-14; _logistic_root_left).
+NEWTON_STEP_TOL = 1e-7
+
+
 @njit(inline="always", cache=True)
 def _logistic_root_left(b, one_minus_b, c, q, sc, smc):
     """The root t of h(t) = t − c + q(σ(t) − b) when σ(c) > b, so that it lies in
@@ -239,9 +243,11 @@ def _logistic_root_left(b, one_minus_b, c, q, sc, smc):
     if b > 0.0:
         logit_b = math.log(b) - math.log(one_minus_b)
         lo = max(lo, logit_b)
-        # W(e^ℓ) ≥ ℓ − log ℓ ≥ ℓ/2 for ℓ ≥ 1, so c − W ≤ logit b whenever logit b ≥ c − ℓ/2:
-        # the usual SDCA step (b near the root) skips computing W
-        t = logit_b if (ell >= 1.0 and logit_b >= c - 0.5 * ell) else max(logit_b, c - _lambert_w_exp(ell))
+        # c − W(e^ℓ) > logit b  ⇔  W(e^ℓ) < g = c − logit b  ⇔  ℓ < g + log g (W(x e^x) = x, W increasing):
+        # W is computed only when it gives the larger start, which the usual SDCA step (b near the
+        # root) never needs
+        g = c - logit_b
+        t = logit_b if (g <= 0.0 or ell >= g + math.log(g)) else c - _lambert_w_exp(ell)
     else:
         t = c - _lambert_w_exp(ell)
     t = min(max(t, lo), hi)
@@ -256,13 +262,13 @@ def _logistic_root_left(b, one_minus_b, c, q, sc, smc):
         else:
             break
         t_new = t - h / (1.0 + q * sg * sm)
-        # |t − root| ≤ |h|/h' ≈ |t_new − t| and Newton converges
-        # quadratically (|h''|/h' = qσ'|1−2σ|/(1+qσ') < 1), so after a Newton step below 1e-10
-        # the error in t_new is far below 1e-12, hence so is the relative
-        # error of b⁺ and 1 − b⁺ (|d log b| = (1 − b)|dt| ≤ |dt|). When h is
-        # rounding-level the bracket has shrunk onto t and t_new may sit on
-        # or just outside it: t is then a root to working precision.
-        if abs(t_new - t) <= 1e-10:
+        # The error of t is |t − root| ≈ |t_new − t| = δ, and Newton's error after the step is
+        # e ≤ (|h''|/2h')·δ² with |h''|/h' = qσ'|1−2σ|/(1+qσ') < 1 (h' varies by e^δ ≈ 1 over the
+        # step), so e < δ²/2: after a step of δ ≤ NEWTON_STEP_TOL = 1e-7 the error in t_new is below
+        # 1e-14, hence so is the relative error of b⁺ and 1 − b⁺ (|d log b| = (1 − b)|dt| ≤ |dt|),
+        # and no further Newton step (a further exp) is needed. When h is rounding-level the bracket
+        # has shrunk onto t and t_new may sit on or just outside it: t is then a root to working precision.
+        if abs(t_new - t) <= NEWTON_STEP_TOL:
             if lo <= t_new <= hi:
                 t = t_new
             break

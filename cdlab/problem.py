@@ -63,7 +63,7 @@ def _check_scale(lam, data):
 
 
 # what a Problem takes from its Data (problem.X is problem.data.X, ...)
-DATA_ATTRIBUTES = frozenset({"X", "X_csc", "y", "n_samples", "n_features", "nnz", "row_nnz", "col_nnz",
+DATA_ATTRIBUTES = frozenset({"X", "y", "n_samples", "n_features", "nnz", "row_nnz", "col_nnz",
                              "row_norms_sq", "col_norms_sq", "frob_sq", "R", "max_bytes", "shape"})
 
 
@@ -121,6 +121,11 @@ class Problem:
         # instance attributes that are the data's own arrays: solvers read them in loops
         self.__dict__.update({name: getattr(data, name) for name in DATA_ATTRIBUTES})
         self._hash = None
+
+    @property
+    def X_csc(self):
+        """X in CSC, built on first use for the methods that read columns (``Data.X_csc``)."""
+        return self.data.X_csc
 
     # ---------------------------------------------------------------- facts
     @property
@@ -194,7 +199,7 @@ class Problem:
         """v(α) = Xᵀα/(λn)."""
         if self.lam <= 0:
             raise ValueError("the dual needs lam > 0")
-        return (self.X_csc.T @ self._check_alpha(alpha)) / (self.lam * self.n_samples)
+        return (self.X.T @ self._check_alpha(alpha)) / (self.lam * self.n_samples)
 
     def w_from_alpha(self, alpha):
         """w(α) = S_{μ/λ}(v(α)) (the primal point the dual certifies)."""

@@ -4,7 +4,9 @@ import pytest
 import scipy.sparse as sp
 
 import cdlab
+from cdlab.data import make_synthetic
 from cdlab.problem import default_max_bytes, problem_bytes, soft_threshold
+from _helpers import check_certified, synthetic_problem
 
 LOSSES = ["squared", "logistic", "hinge", "smoothed_hinge", "absolute"]
 
@@ -318,3 +320,33 @@ def test_method_must_be_one_name():
     X, y = small_data()
     with pytest.raises(TypeError, match=r"method must be the name of one method \(a str\), got list \['sdca'\]"):
         cdlab.solve(cdlab.Problem(X, y), method=["sdca"])
+
+
+def _has_csc(problem):
+    """Whether the data's CSC copy has been built (Data.X_csc is built on first use and kept)."""
+    return "X_csc" in vars(problem.data)
+
+
+ROW_METHODS = sorted(name for name, spec in cdlab.METHODS.items() if spec.axis != "features")
+COLUMN_METHODS = sorted(name for name, spec in cdlab.METHODS.items() if spec.axis == "features")
+
+
+@pytest.mark.parametrize("method", ROW_METHODS)
+def test_methods_that_read_rows_never_build_the_csc_copy(method):
+    X, y = make_synthetic(60, 12, seed=0, normalize="rows")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=0.05)
+    assert not _has_csc(problem)  # building a Problem does not
+    res = cdlab.solve(problem, method=method, max_passes=3, seed=0)
+    assert np.isfinite(res.trace.gap.iloc[-1])  # certified at every checkpoint, from rows only
+    problem.w_from_alpha(res.alpha)
+    assert not _has_csc(problem)
+
+
+@pytest.mark.parametrize("method", COLUMN_METHODS)
+def test_methods_that_read_columns_build_it_once_and_certify(method):
+    problem = synthetic_problem("logistic", n=80, d=20, seed=1)
+    assert not _has_csc(problem)
+    check_certified(problem, method, tol=1e-9)
+    built = problem.data.X_csc
+    assert _has_csc(problem) and problem.X_csc is built and problem.with_params(lam=1.0).X_csc is built
+    np.testing.assert_array_equal(built.toarray(), problem.X.toarray())

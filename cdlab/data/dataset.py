@@ -19,6 +19,7 @@ import functools
 import hashlib
 
 import numpy as np
+import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ._input import as_csr, as_labels, check_max_bytes, first_nonfinite
@@ -64,24 +65,30 @@ class Data:
             raise ValueError(f"X has no nonzero entries (shape {X.shape}): every example is zero")
         self.y = as_labels(y, n)
 
-        sq = X.copy()
         with np.errstate(over="ignore"):  # an overflow is refused by _check_norms
-            sq.data **= 2
+            sq = sp.csr_matrix((X.data ** 2, X.indices, X.indptr), shape=X.shape)  # X's index arrays, shared
         row_norms_sq = np.asarray(sq.sum(axis=1)).ravel()
         col_norms_sq = np.asarray(sq.sum(axis=0)).ravel()
         del sq
         _check_norms(row_norms_sq, col_norms_sq)
 
         self.X = X
-        self.X_csc = X.tocsc()
-        self.X_csc.sort_indices()
         self.n_samples, self.n_features = n, d
         self.nnz = int(X.nnz)
         self.row_nnz = np.diff(X.indptr).astype(np.int64)
-        self.col_nnz = np.diff(self.X_csc.indptr).astype(np.int64)
+        self.col_nnz = np.bincount(X.indices, minlength=d).astype(np.int64)
         self.row_norms_sq, self.col_norms_sq = row_norms_sq, col_norms_sq
         self.frob_sq = float(self.row_norms_sq.sum())
         self.R = float(np.sqrt(self.row_norms_sq.max()))
+
+    @functools.cached_property
+    def X_csc(self):
+        """X in CSC (sorted indices): built on first use and kept, for the methods that read
+        columns (``MethodSpec.axis == "features"``). It doubles X's memory, so nothing that
+        reads rows only (the dual methods, the certificates, Xᵀα as ``X.T @ α``) asks for it."""
+        Xc = self.X.tocsc()
+        Xc.sort_indices()
+        return Xc
 
     @property
     def shape(self):
@@ -109,7 +116,7 @@ class Data:
         X = self.X
         n, d = X.shape
         if min(n, d) <= SPECTRAL_DENSE_MAX:  # the smaller Gram matrix, formed sparse, is small and dense
-            G = (X @ X.T) if n <= d else (self.X_csc.T @ self.X_csc)
+            G = (X @ X.T) if n <= d else (X.T @ X)
             val = float(np.linalg.eigvalsh(G.toarray())[-1])
         else:
             op = spla.LinearOperator((d, d), matvec=lambda v: X.T @ (X @ v), dtype=float)
@@ -125,8 +132,8 @@ class Data:
             return 0.0
         if d > GRAM_MIN_MAX_FEATURES:
             raise ValueError(f"λ_min(XᵀX) for d = {d} features is too costly here; pass mu_F=... explicitly")
-        A = self.X_csc
-        return max(float(np.linalg.eigvalsh((A.T @ A).toarray())[0]), 0.0)
+        X = self.X
+        return max(float(np.linalg.eigvalsh((X.T @ X).toarray())[0]), 0.0)
 
     # ------------------------------------------------------------ identity
     def hash_update(self, h):

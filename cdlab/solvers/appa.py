@@ -154,7 +154,7 @@ class SDCAOracle:
         """Primal-to-dual start (eq. 7): α = −φ'(X s), w = c_s + Xᵀα/((κ+λ)n); returns the nnz read."""
         p = self.p
         self.alpha = L.neg_deriv(p.loss_code, p.X @ center, p.y, p.s)
-        self.w = self._c(center, kappa) + (p.X_csc.T @ self.alpha) / ((kappa + p.lam) * p.n_samples)
+        self.w = self._c(center, kappa) + (p.X.T @ self.alpha) / ((kappa + p.lam) * p.n_samples)
         self.center[:], self.kappa = center, kappa
         return 2 * p.nnz
 

@@ -164,7 +164,7 @@ def _appa_common(method, problem, options):
         raise ValueError(f"kappa (the proximal weight) must be > 0, got {k}")
     if options.get("eps0") is None and options.get("reference") is None and problem.lam == 0:
         # no dual without λ: P(0) − P* ≤ ‖∇P(0)‖²/(2μ) (strong convexity)
-        grad = problem.X_csc.T @ (-problem.alpha_from_w(np.zeros(problem.n_features))) / problem.n_samples
+        grad = problem.X.T @ (-problem.alpha_from_w(np.zeros(problem.n_features))) / problem.n_samples
         eps_start, how = max(float(grad @ grad) / (2 * mu), 1e-300), "‖∇P(0)‖²/(2μ) ≥ P(0) − P*"
     else:
         eps_start, how = primal_eps0(problem, options.get("reference"), options.get("eps0"))
