@@ -399,6 +399,34 @@ def test_layout_holds_at_1024_px(browser, server):
         pg.close()
 
 
+CUT_TITLES = r"""() => {
+    // the results table's column titles whose text is wider than their box (shown cut, with an ellipsis);
+    // the filler column after the last has no title
+    const out = [];
+    const walk = (root) => {
+        for (const el of root.querySelectorAll('*')) {
+            if (el.classList.contains('tabulator-col-title') && el.textContent.trim() && el.scrollWidth > el.clientWidth)
+                out.push(el.textContent);
+            if (el.shadowRoot) walk(el.shadowRoot);
+        }
+    };
+    walk(document);
+    return out;
+}"""
+
+
+def test_results_titles_are_whole_at_every_width(browser, server):
+    """No column title of the results table is cut ("passes→ε" was "passe…" at 1400 px)."""
+    for width in (1024, 1400, 1920):
+        pg = new_page(browser, viewport={"width": width, "height": 1000})
+        try:
+            open_app(pg, server)
+            assert "passes→ε" in text(pg, ".cdlab-results")
+            assert pg.evaluate(CUT_TITLES) == [], width
+        finally:
+            pg.close()
+
+
 def test_incompatible_choice_is_explained(page, server):
     open_app(page, server)
     before = select(page, ".cdlab-loss", "hinge")

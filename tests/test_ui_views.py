@@ -8,7 +8,7 @@ import panel as pn
 import pytest
 
 from cdlab.ui import build_app
-from cdlab.ui.runner import BOTH
+from cdlab.ui.runner import BOTH, plan
 from cdlab.ui.state import Experiment
 from cdlab.ui.views import (ConvergenceView, DataView, FaceoffCard, Figure1View, ResultsView, TheoryCard)
 from cdlab.ui.views.convergence import KEY_BOUND, KEY_TARGET, TARGET_SPAN, convergence_plot, key_other
@@ -137,6 +137,17 @@ def test_faceoff_card_numbers(done):
     table = results_table(done.traces, done.run_status, done.target, done.runs())
     assert won["passes"] == pytest.approx(table["passes to target"].min())
     assert f"Measured winner:** <span class='cdlab-measured'>{won['label']}" in text
+
+
+def test_faceoff_card_says_which_methods_its_prediction_compares(done):
+    """A plan without both face-off methods (the ill-conditioned preset runs sdca and others) gets the
+    prediction with a note naming the methods it compares and which of them the plan runs."""
+    assert "prediction below compares" not in faceoff_markdown(done.analysis, {}, {}, done.target, done.runs())
+    for methods, which in ((["sdca", "svrg"], "neither primal_cd nor dual_cd"), (["dual_cd", "sdca"], "only dual_cd")):
+        runs = plan(methods, {m: "uniform" for m in methods}, {})
+        text = faceoff_markdown(done.analysis, {}, {}, done.target, runs)
+        assert f"runs {which}: the prediction below compares primal_cd with dual_cd" in text, text
+        assert text.index("prediction below compares") < text.index("Predicted winner")
 
 
 def test_faceoff_card_for_a_nonsmooth_loss():

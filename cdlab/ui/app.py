@@ -66,7 +66,6 @@ def _serve_session(state, compiling, notice):
     # the link's own settings, read before sync writes every synced setting into the URL
     given = sync_link(pn.state.location, state, on_error=sync_failed)
     state.complete_preset(given)
-    WARMUP.ensure_started()
 
     def poll():
         text = WARMUP.message()
@@ -79,6 +78,9 @@ def _serve_session(state, compiling, notice):
         callback = pn.state.add_periodic_callback(poll, period=500)
 
     def first_job():
+        # the kernels load once the page is shown: a thread loading them holds the GIL while the page's
+        # models are built and sent (a run waits for them: Job)
+        WARMUP.ensure_started()
         state.complete_preset(given)  # the link as the browser sent it back may name the preset again
         state.release()
         state.start(solve=state.auto_run)

@@ -315,8 +315,9 @@ class Experiment(param.Parameterized):
             return self._apply
 
         lock = threading.Lock()
-        # busy: an update waits or runs; running: it has taken its snapshot; dirty: asked for while running
-        flags = dict(busy=False, running=False, dirty=False, next=0.0)
+        # busy: an update waits or runs; running: it has taken its snapshot; dirty: asked for while running;
+        # timer: the throttle's timer while an update waits on it
+        flags = dict(busy=False, running=False, dirty=False, next=0.0, timer=None)
 
         def apply(live):
             t0 = time.monotonic()
@@ -339,19 +340,29 @@ class Experiment(param.Parameterized):
             if doc.session_context is None:
                 return  # the tab was closed (its job is being cancelled)
             with lock:
+                # the job's last update does not wait on the throttle (none follows it, so it leaves the
+                # loop free for clicks anyway): it replaces an update still waiting on its timer
+                if live.done and flags["timer"] is not None and not flags["running"]:
+                    flags["timer"].cancel()
+                    flags["timer"], flags["busy"] = None, False
                 if flags["busy"]:  # a waiting update applies the newest snapshot; a running one follows up
                     flags["dirty"] = flags["dirty"] or flags["running"]
                     return
                 flags["busy"] = True
                 wait = flags["next"] - time.monotonic()
-            # too soon after the last update: later, on a timer, with what is newest then (not the job's
-            # last update: none follows it, so it leaves the loop free for clicks anyway)
-            if wait > 0 and not live.done:
-                timer = threading.Timer(wait, schedule, (live,))
-                timer.daemon = True
-                timer.start()
-            else:
-                schedule(live)
+                if wait > 0 and not live.done:  # too soon after the last update: later, with what is newest then
+                    flags["timer"] = threading.Timer(wait, fire, (live,))
+                    flags["timer"].daemon = True
+                    flags["timer"].start()
+                    return
+            schedule(live)
+
+        def fire(live):
+            with lock:
+                if flags["timer"] is None:
+                    return  # replaced by the job's last update
+                flags["timer"] = None
+            schedule(live)
 
         schedule = self._on_loop(apply)  # the worker thread may not touch Bokeh models: hand over to the loop
         return publish

@@ -9,6 +9,7 @@ import numpy as np
 import panel as pn
 import param
 
+from ..analysis import FACEOFF_METHODS
 from ..state import Experiment
 from .banner import NOT_AVAILABLE
 from .theory_card import bound_passes
@@ -131,6 +132,18 @@ def prediction_markdown(fo, faceoff_bounds, target):
     return f"{head}. Why: {pred['text']}."
 
 
+def unrun_note(runs):
+    """'' when the plan runs both methods the prediction compares (primal_cd and dual_cd), else which of
+    them it runs: the prediction is then the theory's word on methods not plotted, not a verdict on the
+    ones plotted."""
+    ran = [m for m in FACEOFF_METHODS if any(r.method == m for r in runs)]
+    if len(ran) == len(FACEOFF_METHODS):
+        return ""
+    which = f"only {ran[0]}" if ran else "neither primal_cd nor dual_cd"
+    return (f"*This scenario runs {which}: the prediction below compares primal_cd with dual_cd — what the "
+            "theory says they would do on this data — not the methods plotted.*")
+
+
 def faceoff_markdown(analysis, traces, run_status, target, runs, error=""):
     """The card's text (Markdown tables)."""
     if analysis is None:
@@ -167,9 +180,9 @@ def faceoff_markdown(analysis, traces, run_status, target, runs, error=""):
               f"{ok(t3['ratio_lower'], t3['ratio'], t3['ratio_upper'])} |"]
     face = [r for r in runs if r.method in PRIMAL_SIDE + DUAL_SIDE]
     if smooth:
-        if not face:
-            lines += ["", "*This scenario runs neither primal_cd nor dual_cd: the prediction below is what the "
-                          "theory says they would do on this data, not a verdict on the methods plotted.*"]
+        note = unrun_note(runs)
+        if note:
+            lines += ["", note]
         lines += ["", prediction_markdown(fo, analysis.faceoff_bounds, target)]
     else:
         lines += ["", f"*{analysis.faceoff_note}*"]

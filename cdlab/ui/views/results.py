@@ -120,8 +120,8 @@ class ResultsView(pn.viewable.Viewer):
                                    # "final gap" and long run labels off at 1400 px
                                    layout="fit_columns", sortable=False,
                                    # (4% left over: Tabulator's cell padding and its filler column)
-                                   widths={"run": "32%", "passes to target": "14%", "passes range": "20%",
-                                           "seconds to target": "14%", "final gap": "16%"},
+                                   widths={"run": "31%", "passes to target": "16%", "passes range": "20%",
+                                           "seconds to target": "14%", "final gap": "15%"},
                                    stylesheets=[".tabulator-cell, .tabulator-col-title { font-size: 12.5px; }"],
                                    # the range is text: without its own formatter Tabulator takes the
                                    # column for a number from the first (empty) frame and shows NaN
