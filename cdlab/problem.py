@@ -20,6 +20,7 @@ from ._checks import check_real
 from .data._input import (BYTES_PER_NONZERO, BYTES_PER_ROW_OR_COLUMN, GiB, check_sparse_structure,  # noqa: F401
                           default_max_bytes, problem_bytes)
 from .data.dataset import Data
+from .regularizer import fenchel_young_sum, soft_threshold_sq_norm, squares_and_abs_sums
 
 
 def soft_threshold(v, t):
@@ -192,8 +193,8 @@ class Problem:
         w = self._check_w(w)
         if z is None:
             z = self.X @ w
-        return (L.sum_loss(self.loss_code, z, self.y, self.s) / self.n_samples
-                + 0.5 * self.lam * float(w @ w) + self.l1 * float(np.abs(w).sum()))
+        sq, ab = squares_and_abs_sums(w)
+        return L.sum_loss(self.loss_code, z, self.y, self.s) / self.n_samples + 0.5 * self.lam * sq + self.l1 * ab
 
     def v_from_alpha(self, alpha):
         """v(α) = Xᵀα/(λn)."""
@@ -209,8 +210,10 @@ class Problem:
         """D(α) of theory.md §1 (−inf if α leaves the conjugate's domain); ``v`` = v(α)
         when the caller has it."""
         alpha = self._check_alpha(alpha)
-        w = self.w_from_alpha(alpha) if v is None else soft_threshold(v, self.l1 / self.lam)
-        return L.sum_neg_conj(self.loss_code, alpha, self.y, self.s) / self.n_samples - 0.5 * self.lam * float(w @ w)
+        if v is None:
+            v = self.v_from_alpha(alpha)
+        return (L.sum_neg_conj(self.loss_code, alpha, self.y, self.s) / self.n_samples
+                - 0.5 * self.lam * soft_threshold_sq_norm(v, self.l1 / self.lam))
 
     def alpha_from_w(self, w):
         """α_i(w) = −φ_i'(x_i·w): the dual point a primal method reports."""
@@ -232,7 +235,4 @@ class Problem:
         loss_part = L.sum_fenchel_young(self.loss_code, z, alpha, self.y, self.s) / self.n_samples
         if v is None:
             v = self.v_from_alpha(alpha)
-        t = self.l1 / self.lam
-        sv = soft_threshold(v, t)
-        reg = 0.5 * (w - v) ** 2 if t == 0 else 0.5 * w * w + t * np.abs(w) + 0.5 * sv * sv - v * w
-        return float(loss_part + self.lam * np.maximum(reg, 0.0).sum())
+        return float(loss_part + self.lam * fenchel_young_sum(w, v, self.l1 / self.lam))

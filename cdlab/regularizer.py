@@ -1,0 +1,55 @@
+"""The regulariser's sums in P, D and the gap (theory.md §1), as numba loops.
+
+With t = μ/λ the regulariser is λ·g(w), g(w) = ½‖w‖² + t‖w‖₁, whose conjugate
+is g*(v) = ½‖S_t(v)‖². ``Problem`` evaluates these sums at every checkpoint of a
+run. They are plain loops, not numpy's ``w @ w`` (BLAS ``ddot``): BLAS runs a
+dot product of tens of thousands of entries on all its threads, and on a busy
+machine each such call waited milliseconds for threads that spin or sleep,
+more than the whole certificate pass costs. A loop on the calling thread costs
+the same O(d) whatever the BLAS thread settings.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def squares_and_abs_sums(w):
+    """(‖w‖², ‖w‖₁) in one pass."""
+    sq = 0.0
+    ab = 0.0
+    for j in range(w.shape[0]):
+        x = w[j]
+        sq += x * x
+        ab += abs(x)
+    return sq, ab
+
+
+@njit(cache=True, nogil=True)
+def soft_threshold_sq_norm(v, t):
+    """‖S_t(v)‖² = Σ_j max(|v_j| − t, 0)² = 2 g*(v), without forming S_t(v)."""
+    acc = 0.0
+    for j in range(v.shape[0]):
+        m = abs(v[j]) - t
+        if not m <= 0.0:  # a NaN is kept, as numpy's sums keep it
+            acc += m * m
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def fenchel_young_sum(w, v, t):
+    """Σ_j FY_g(w_j, v_j) with FY_g(w, v) = g(w) + g*(v) − vw ≥ 0, each term
+    clipped at 0 (a negative one is rounding); a NaN is kept. With t = 0 a term is ½(w − v)²."""
+    acc = 0.0
+    for j in range(w.shape[0]):
+        x, u = w[j], v[j]
+        if t == 0.0:
+            term = 0.5 * (x - u) * (x - u)
+        else:
+            m = abs(u) - t
+            if m <= 0.0:
+                m = 0.0
+            term = 0.5 * x * x + t * abs(x) + 0.5 * m * m - u * x
+        if not term <= 0.0:
+            acc += term
+    return acc
