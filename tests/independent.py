@@ -8,6 +8,7 @@ on P*; the primal value of its w(α) is an upper bound.
 """
 import numpy as np
 import scipy.optimize as so
+from scipy.special import xlogy
 
 
 def _loss_and_grad(loss, z, y, s=1.0):
@@ -24,6 +25,53 @@ def _loss_and_grad(loss, z, y, s=1.0):
         der = np.where(m <= 0, 0.0, np.where(m >= s, -y, -y * m / s))
         return val, der
     raise ValueError(loss)
+
+
+def loss_values(loss, z, y, s=1.0):
+    """φ(z; y) elementwise, for every loss."""
+    if loss == "hinge":
+        return np.maximum(0.0, 1.0 - y * z)
+    if loss == "absolute":
+        return np.abs(z - y)
+    return _loss_and_grad(loss, z, y, s)[0]
+
+
+def neg_conj_values(loss, alpha, y, s=1.0):
+    """−φ*(−α; y) elementwise (theory.md §1), −inf outside the domain (b = αy ∈ [0, 1], |α| ≤ 1 absolute)."""
+    b = alpha * y
+    if loss == "squared":
+        return b - 0.5 * alpha ** 2
+    if loss == "absolute":
+        return np.where(np.abs(alpha) <= 1.0, b, -np.inf)
+    if loss == "logistic":
+        val = -(xlogy(b, b) + xlogy(1.0 - b, 1.0 - b))
+    elif loss == "hinge":
+        val = b
+    else:
+        val = b - 0.5 * s * alpha ** 2
+    return np.where((b >= 0.0) & (b <= 1.0), val, -np.inf)
+
+
+def neg_derivative(loss, z, y, s=1.0):
+    """α(w)_i = −φ'(z_i) for a smooth loss: the dual point of a primal iterate."""
+    return -_loss_and_grad(loss, z, y, s)[1]
+
+
+def primal_value(X, y, loss, lam, l1, w, s=1.0):
+    """P(w) = (1/n) Σ φ(x_i·w) + λ/2‖w‖² + μ‖w‖₁."""
+    return loss_values(loss, X @ w, y, s).mean() + 0.5 * lam * (w @ w) + l1 * np.abs(w).sum()
+
+
+def w_of_alpha(X, alpha, lam, l1):
+    """w(α) = S_{μ/λ}(Xᵀα/(λn))."""
+    v = X.T @ alpha / (lam * X.shape[0])
+    return np.sign(v) * np.maximum(np.abs(v) - l1 / lam, 0.0)
+
+
+def dual_value(X, y, loss, lam, l1, alpha, s=1.0):
+    """D(α) = (1/n) Σ −φ*(−α_i) − λ/2‖w(α)‖²."""
+    w = w_of_alpha(X, alpha, lam, l1)
+    return neg_conj_values(loss, alpha, y, s).mean() - 0.5 * lam * (w @ w)
 
 
 def primal_optimum(X, y, loss, lam, l1=0.0, s=1.0):
@@ -50,13 +98,11 @@ def primal_optimum(X, y, loss, lam, l1=0.0, s=1.0):
 
 def dual_optimum(X, y, loss, lam, l1=0.0):
     """max_α D(α) for hinge / absolute loss by L-BFGS-B on the box; returns D*."""
-    n, d = X.shape
-    t = l1 / lam
+    n = X.shape[0]
 
     def fun(b):
         alpha = y * b if loss == "hinge" else b
-        v = X.T @ alpha / (lam * n)
-        sv = np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
+        sv = w_of_alpha(X, alpha, lam, l1)
         lin = b.sum() if loss == "hinge" else alpha @ y
         f = lin / n - 0.5 * lam * sv @ sv
         # ∂/∂α_i of −(λ/2)‖S(v)‖² is −x_i·S(v)/n (∇ of ½‖S(v)‖² is S(v)); hinge: α = y b, so ∂/∂b = y ∂/∂α

@@ -6,7 +6,9 @@ import pytest
 import scipy.sparse as sp
 
 import cdlab
+from cdlab.regularizer import fenchel_young_sum, soft_threshold_sq_norm, squares_and_abs_sums
 from cdlab.solvers._kernels import certificate_sweep
+from independent import dual_value, neg_derivative, primal_value
 
 LOSSES = ["squared", "logistic", "hinge", "smoothed_hinge", "absolute"]
 
@@ -72,3 +74,56 @@ def test_power_tables_equal_the_closed_form_inside_and_beyond_them():
         for k in (0, 3, 40, 41, 500):
             assert toward_fixed_point(2.0, k, 0.5, log_a, powers) == toward_fixed_point(2.0, k, 0.5, log_a, powers[:0])
     assert power_table(-1e-3, 10 * POWER_TABLE_MAX).shape == (POWER_TABLE_MAX + 1,)
+
+
+# methods of each kind: dual (with and without L1), primal (α = α(w) from the sweep), primal-dual
+CHECKPOINT_RUNS = [("sdca", loss, l1) for loss in LOSSES for l1 in (0.0, 0.02)] + [
+    ("primal_cd", "logistic", 0.02), ("saga", "squared", 0.0), ("spdc", "smoothed_hinge", 0.0)]
+
+
+@pytest.mark.parametrize("method,loss,l1", CHECKPOINT_RUNS)
+def test_checkpoints_equal_an_independent_numpy_certificate(method, loss, l1):
+    """The trace's P, D and gap after 1, 2 and 4 passes are P(w), D(α) and P − D written out in numpy
+    (tests/independent.py) at the returned w and α; a primal method's α is −φ'(Xw)."""
+    p = _problem(loss, l1, seed=4)
+    X = p.X.toarray()
+    for passes in (1, 2, 4):
+        res = cdlab.solve(p, method=method, max_passes=passes, tol=0.0, seed=0)
+        last = res.trace.iloc[-1]
+        if cdlab.METHODS[method].kind == "primal":
+            np.testing.assert_allclose(res.alpha, neg_derivative(loss, X @ res.w, p.y), rtol=1e-13, atol=1e-15)
+        primal = primal_value(X, p.y, loss, p.lam, l1, res.w)
+        dual = dual_value(X, p.y, loss, p.lam, l1, res.alpha)
+        scale = max(1.0, abs(primal))
+        assert abs(last.primal - primal) <= 1e-13 * scale, (last.primal, primal)
+        assert abs(last.dual - dual) <= 1e-13 * scale, (last.dual, dual)
+        assert abs(last.gap - (primal - dual)) <= 1e-12 * scale, (last.gap, primal - dual)
+        assert last.gap > 0
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 50_000])
+def test_regularizer_sums_equal_numpy(n):
+    """The numba sums Problem uses at checkpoints (cdlab/regularizer.py) against numpy's, for t = 0 and t > 0,
+    on vectors with zeros, entries on both sides of ±t, and a long one."""
+    rng = np.random.default_rng(n)
+    w, v = rng.standard_normal(n), rng.standard_normal(n)
+    w[::3] = 0.0
+    for t in (0.0, 0.5):
+        sv = np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
+        fy = (0.5 * (w - v) ** 2 if t == 0 else 0.5 * w * w + t * np.abs(w) + 0.5 * sv * sv - v * w)
+        assert fenchel_young_sum(w, v, t) == pytest.approx(np.maximum(fy, 0.0).sum(), rel=1e-13, abs=1e-300)
+        assert soft_threshold_sq_norm(v, t) == pytest.approx(sv @ sv, rel=1e-13, abs=1e-300)
+    sq, ab = squares_and_abs_sums(w)
+    assert sq == pytest.approx(w @ w, rel=1e-13, abs=1e-300)
+    assert ab == pytest.approx(np.abs(w).sum(), rel=1e-13, abs=1e-300)
+
+
+def test_regularizer_sums_keep_nan_and_clip_rounding():
+    """A NaN entry gives a NaN sum, as numpy's does; a Fenchel–Young term below zero (rounding) counts as 0."""
+    nan = np.array([1.0, np.nan])
+    assert np.isnan(squares_and_abs_sums(nan)).all()
+    assert np.isnan(soft_threshold_sq_norm(nan, 0.5)) and np.isnan(fenchel_young_sum(nan, nan, 0.5))
+    # at v = w + t·sign(w) each term is 0 mathematically; rounding may leave it slightly negative
+    w = np.random.default_rng(0).standard_normal(1000)
+    terms = [fenchel_young_sum(w[j:j + 1], w[j:j + 1] + 0.3 * np.sign(w[j:j + 1]), 0.3) for j in range(1000)]
+    assert min(terms) >= 0.0 and fenchel_young_sum(w, w + 0.3 * np.sign(w), 0.3) == sum(terms)

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from scipy.special import xlogy
 
 import cdlab
 from cdlab.cli import main as cdlab_main
@@ -17,7 +16,7 @@ from cdlab.solvers._kernels import certificate_sweep, parallel_certificate_sweep
 from cdlab.solvers._threads import row_blocks
 from cdlab.solvers.dual_cd import DualCDState
 from cdlab.solvers.driver import parallel_methods
-from independent import dual_optimum
+from independent import dual_optimum, dual_value, primal_value, w_of_alpha
 
 TOL = 1e-8
 
@@ -31,21 +30,9 @@ def problem_on(name, loss, l1=0.0):
 
 def numpy_certificate(problem, alpha):
     """(P(w(α)), D(α), w(α)) written out in numpy from α alone (theory.md §1), nothing from cdlab's kernels."""
-    X, y, n, lam, mu = sp.csr_matrix(problem.X), problem.y, problem.n_samples, problem.lam, problem.l1
-    v = X.T @ alpha / (lam * n)
-    w = np.sign(v) * np.maximum(np.abs(v) - mu / lam, 0.0)
-    z = X @ w
-    a = alpha * y  # the dual variable in [0, 1] of the logistic and hinge losses
-    if problem.loss == "squared":
-        loss, neg_conj = 0.5 * (z - y) ** 2, alpha * y - 0.5 * alpha ** 2
-    elif problem.loss == "logistic":
-        loss, neg_conj = np.logaddexp(0.0, -y * z), -(xlogy(a, a) + xlogy(1 - a, 1 - a))
-    elif problem.loss == "hinge":
-        loss, neg_conj = np.maximum(0.0, 1.0 - y * z), a
-    else:
-        raise ValueError(problem.loss)
-    reg = 0.5 * lam * w @ w
-    return loss.mean() + reg + mu * np.abs(w).sum(), neg_conj.mean() - reg, w
+    X, y, lam, mu = sp.csr_matrix(problem.X), problem.y, problem.lam, problem.l1
+    w = w_of_alpha(X, alpha, lam, mu)
+    return primal_value(X, y, problem.loss, lam, mu, w), dual_value(X, y, problem.loss, lam, mu, alpha), w
 
 
 def check_same_optimum(problem, **kw):
