@@ -127,3 +127,12 @@ def test_regularizer_sums_keep_nan_and_clip_rounding():
     w = np.random.default_rng(0).standard_normal(1000)
     terms = [fenchel_young_sum(w[j:j + 1], w[j:j + 1] + 0.3 * np.sign(w[j:j + 1]), 0.3) for j in range(1000)]
     assert min(terms) >= 0.0 and fenchel_young_sum(w, w + 0.3 * np.sign(w), 0.3) == sum(terms)
+
+
+@pytest.mark.parametrize("n", [0, 1, 50_000])
+def test_dense_dot_equals_numpy(n):
+    from cdlab.solvers._kernels import dense_dot
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal(n), rng.standard_normal(n)
+    assert dense_dot(a, b) == pytest.approx(a @ b, rel=1e-12, abs=1e-12 * np.sqrt(n + 1))
+    assert dense_dot(a, a) == pytest.approx(a @ a, rel=1e-13, abs=1e-300)

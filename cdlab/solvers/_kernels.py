@@ -20,6 +20,9 @@
   updated lazily (SPDC, ASDCA): catch up the batch's coordinates, read each row
   at the method's point, update each row, apply the batch's change to the
   coordinates it touched. The method supplies its 1-D updates as @njit functions.
+* ``dense_dot``: a·b for two dense vectors, a loop on the calling thread:
+  numpy's ``a @ b`` is a BLAS call that runs on all of BLAS's threads and, on a
+  busy machine, can wait milliseconds for them, once per call.
 * ``loss_grad``: the full gradient in one row-order sweep (agd, gd, svrg's
   snapshot, lbfgs); ``certificate_sweep``: Xw and Xᵀα in one row-order
   sweep (the driver's checkpoints); ``parallel_certificate_sweep`` and
@@ -241,6 +244,15 @@ def minibatch_kernel(catch_up, point, row_update, spread, settle, row_finish):
 @njit(inline="always", cache=True)
 def no_row_finish(st, i, change, indices, data, start, end):
     """``minibatch_kernel``'s last sweep for a method whose rows are done at their update."""
+
+
+@njit(cache=True, nogil=True)
+def dense_dot(a, b):
+    """a·b for dense vectors of equal length (module docstring: not numpy's BLAS ``@``)."""
+    acc = 0.0
+    for j in range(a.shape[0]):
+        acc += a[j] * b[j]
+    return acc
 
 
 # --------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._checks import check_real
 from ..problem import soft_threshold
-from ._kernels import loss_grad
+from ._kernels import dense_dot, loss_grad
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 MAX_TRIALS = 100  # line-search doublings before giving up (2^100: only a NaN gets there)
@@ -115,12 +115,12 @@ class GDState(FullGradientState):
             T = self.prox(x, gx, self.L)
             fT, gT = self.f_grad(T)
             d = T - x
-            dd = float(d @ d)
+            dd = dense_dot(d, d)
             # The descent condition f(T) ≤ f(x) + ⟨∇f(x), d⟩ + (L/2)‖d‖²; near the optimum its
             # two sides agree to rounding, so also accept the sufficient gradient form
             # ⟨∇f(T) − ∇f(x), d⟩ ≤ (L/2)‖d‖² (the Bregman divergence is ≤ that inner product).
-            if (fT - fx - float(gx @ d) <= 0.5 * self.L * dd
-                    or float((gT - gx) @ d) <= 0.5 * self.L * dd):
+            if (fT - fx - dense_dot(gx, d) <= 0.5 * self.L * dd
+                    or dense_dot(gT - gx, d) <= 0.5 * self.L * dd):
                 break
             self.L *= 2.0
         self.x, self.fx, self.gx = T, fT, gT
@@ -154,7 +154,7 @@ class AGDState(FullGradientState):
                 T = self.prox(y, gy, L_)
                 _, gT = self.f_grad(T)
                 dP = L_ * (y - T) + gT - gy  # P'(T) = ∇f(T) + ξ, ξ ∈ ∂Ψ(T) from the prox's optimality
-                if float(dP @ (y - T)) >= float(dP @ dP) / L_:
+                if dense_dot(dP, y - T) >= dense_dot(dP, dP) / L_:
                     break
                 L_ *= 2.0
             self.x = T

@@ -32,7 +32,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .._checks import check_int
-from ._kernels import loss_grad
+from ._kernels import dense_dot, loss_grad
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 _UNLIMITED = 2 ** 31 - 1
@@ -69,7 +69,7 @@ def _objective(problem):
 
     def f_grad_w(w):
         fw = loss_grad(X.indptr, X.indices, X.data, problem.y, problem.loss_code, problem.s, w, grad, deriv)
-        return fw + 0.5 * lam * float(w @ w), grad + lam * w
+        return fw + 0.5 * lam * dense_dot(w, w), grad + lam * w
 
     if mu == 0:
         return f_grad_w
