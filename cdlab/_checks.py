@@ -5,7 +5,7 @@ or raises one ValueError naming the argument and what it must be.
     check_real("lam", lam, low=0.0)              -> a finite float ≥ 0
     check_real("max_bytes", b, low=0.0, low_open=True, finite=False)  -> > 0, inf allowed
     check_choice("kind", kind, ("a", "b"))
-    mu_F = renamed("mu_F", mu_F, "mu", mu)      # an old spelling: accepted, with a DeprecationWarning
+    mu_F = renamed("mu_F", mu_F, "mu", mu)      # an old spelling: accepted, with a FutureWarning
 
 Wording: "… must be a real number, got 'x'" for a value that is no number,
 "… must be finite and ≥ 0, got -1.0" for one outside its range, "… must be
@@ -85,5 +85,5 @@ def renamed(new: str, new_value, old: str, old_value):
     if new_value is not None:
         raise ValueError(f"{old} is the old name of {new}; pass {new} only")
     warnings.warn(f"{old}= is renamed {new}=; the old name will be removed in the next release",
-                  DeprecationWarning, stacklevel=3)
+                  FutureWarning, stacklevel=3)
     return old_value

@@ -266,11 +266,10 @@ def _logistic_root_left(b, one_minus_b, c, q, sc, smc):
         # e ≤ (|h''|/2h')·δ² with |h''|/h' = qσ'|1−2σ|/(1+qσ') < 1 (h' varies by e^δ ≈ 1 over the
         # step), so e < δ²/2: after a step of δ ≤ NEWTON_STEP_TOL = 1e-7 the error in t_new is below
         # 1e-14, hence so is the relative error of b⁺ and 1 − b⁺ (|d log b| = (1 − b)|dt| ≤ |dt|),
-        # and no further Newton step (a further exp) is needed. When h is rounding-level the bracket
-        # has shrunk onto t and t_new may sit on or just outside it: t is then a root to working precision.
-        if abs(t_new - t) <= NEWTON_STEP_TOL:
-            if lo <= t_new <= hi:
-                t = t_new
+        # and no further Newton step (a further exp) is needed. A t_new outside the bracket is no
+        # such step: the bisection below takes over until the bracket itself is that small.
+        if abs(t_new - t) <= NEWTON_STEP_TOL and lo <= t_new <= hi:
+            t = t_new
             break
         if not (lo < t_new < hi):
             t_new = 0.5 * (lo + hi)  # safeguard: bisect

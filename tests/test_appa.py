@@ -399,15 +399,15 @@ def test_measured_steps_stay_within_the_bounds(data, method, options):
 
 def test_mu_is_the_old_name_of_mu_F():
     """APPA's strong convexity option is mu_F (μ is the L1 strength); mu= still works for a
-    release, with a DeprecationWarning, in the solver and in its bound."""
+    release, with a FutureWarning, in the solver and in its bound."""
     from cdlab import theory
     problem = shipped_problem("heart_scale", loss="squared", lam=0.0)
     mu_F = 2 * problem.strong_convexity()
     new = cdlab.solve(problem, "accel_appa", mu_F=mu_F, max_passes=3, seed=1)
-    with pytest.warns(DeprecationWarning, match="mu= is renamed mu_F="):
+    with pytest.warns(FutureWarning, match="mu= is renamed mu_F="):
         old = cdlab.solve(problem, "accel_appa", mu=mu_F, max_passes=3, seed=1)
     assert np.array_equal(old.w, new.w)
-    with pytest.warns(DeprecationWarning, match="mu= is renamed mu_F="):
+    with pytest.warns(FutureWarning, match="mu= is renamed mu_F="):
         old_bound = theory.bound("accel_appa", problem, mu=mu_F)
     assert old_bound.values["mu_F"] == theory.bound("accel_appa", problem, mu_F=mu_F).values["mu_F"] == mu_F
     with pytest.raises(ValueError, match="mu is the old name of mu_F; pass mu_F only"):

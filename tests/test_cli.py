@@ -295,3 +295,17 @@ def test_faceoff_run_on_one_seed_names_a_lead_only(svm_file, capsys):
     assert "measured verdict: " in text and "ahead on one seed" in text and "wins" not in text
     assert main(["faceoff", str(svm_file), "--loss", "squared", "--run", "--seeds", "0"]) == 2
     assert "--seeds must be between 1 and 100, got 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method,old,new", [("dual_cd", "step=exact", "update=exact"),
+                                            ("sag", "step=auto", "step_size=L_max")])
+def test_solve_takes_an_old_option_spelling_with_a_warning(method, old, new, capsys):
+    """``-o step=...`` (the step options' old name, and sag's old value ``auto``) runs as its new spelling."""
+    args = ["solve", "heart_scale", "--method", method, "--loss", "logistic", "--lam", "1e-2",
+            "--max-passes", "5", "--no-progress", "--seed", "1"]
+    assert main(args + ["-o", new]) == 0
+    current = summary(capsys.readouterr().out)
+    with pytest.warns(FutureWarning, match="is renamed"):
+        assert main(args + ["-o", old]) == 0
+    former = summary(capsys.readouterr().out)
+    assert {k: former[k] for k in ("gap", "passes")} == {k: current[k] for k in ("gap", "passes")}

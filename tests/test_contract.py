@@ -86,7 +86,7 @@ def test_a_method_refuses_a_loss_exactly_where_its_spec_says(name):
             spec.make(problem, "uniform", np.random.default_rng(0), **spec.options)  # no refusal left in make
 
 
-# an option's old name, its new name and a value for each: accepted for a release, with a DeprecationWarning
+# an option's old name, its new name and a value for each: accepted for a release, with a FutureWarning
 RENAMED = [("dual_cd", "step", "update", "exact"), ("sgd", "step", "schedule", "constant"),
            ("gd", "step", "step_size", 0.1), ("sag", "step", "step_size", "L_max"),
            ("saga", "step", "step_size", "L_max"), ("svrg", "step", "step_size", "L_max")]
@@ -107,7 +107,7 @@ def test_an_old_option_name_warns_and_runs_as_the_new_one(method, old, new, valu
     problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss="logistic", lam=1e-2)
     extra = {"eta0": 0.1} if method == "sgd" else {}
     current = cdlab.solve(problem, method, max_passes=3, seed=1, **{new: value}, **extra)
-    with pytest.warns(DeprecationWarning, match=f"{old}= is renamed {new}="):
+    with pytest.warns(FutureWarning, match=f"{old}= is renamed {new}="):
         former = cdlab.solve(problem, method, max_passes=3, seed=1, **{old: value}, **extra)
     assert former.options == current.options and old not in former.options
     cols = [c for c in current.trace.columns if c != "time"]
@@ -119,10 +119,10 @@ def test_an_old_option_name_warns_and_runs_as_the_new_one(method, old, new, valu
 def test_a_bound_takes_the_old_option_name_with_a_warning():
     from cdlab import theory
     problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss="logistic", lam=1e-2)
-    with pytest.warns(DeprecationWarning, match="step= is renamed update="):
+    with pytest.warns(FutureWarning, match="step= is renamed update="):
         former = theory.bound("dual_cd", problem, step="exact")
     assert former.iterations(1e-6) == theory.bound("dual_cd", problem, update="exact").iterations(1e-6)
-    with pytest.warns(DeprecationWarning, match="step= is renamed step_size="):
+    with pytest.warns(FutureWarning, match="step= is renamed step_size="):
         former = theory.bound("saga", problem, step="L_max")
     assert former.iterations(1e-6) == theory.bound("saga", problem, step_size="L_max").iterations(1e-6)
 
@@ -133,13 +133,33 @@ def test_the_old_step_value_auto_is_the_L_max_rule_with_a_warning(method):
     from cdlab import theory
     problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss="logistic", lam=1e-2)
     current = cdlab.solve(problem, method, max_passes=3, seed=1, step_size="L_max")
-    with pytest.warns(DeprecationWarning, match="step_size='auto' is renamed step_size='L_max'"):
+    with pytest.warns(FutureWarning, match="step_size='auto' is renamed step_size='L_max'"):
         former = cdlab.solve(problem, method, max_passes=3, seed=1, step="auto")
     assert former.options == current.options
     cols = [c for c in current.trace.columns if c != "time"]
     assert former.trace[cols].equals(current.trace[cols])
     if method != "sag":  # sag has no bound of its own
         extra = {"epoch_length": 20000} if method == "svrg" else {}  # an epoch long enough for Thm 1
-        with pytest.warns(DeprecationWarning, match="step_size='auto' is renamed"):
+        with pytest.warns(FutureWarning, match="step_size='auto' is renamed"):
             bound = theory.bound(method, problem, step_size="auto", **extra)
         assert bound.iterations(1e-6) == theory.bound(method, problem, step_size="L_max", **extra).iterations(1e-6)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+@pytest.mark.parametrize("update", [None, "bogus"])
+def test_a_bad_update_is_named_before_any_loss_rule(loss, update):
+    """An update rule that does not exist is the error, whatever the loss."""
+    problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss=loss, lam=1e-2)
+    with pytest.raises(ValueError, match=r"^update must be one of \['gradient', 'coordinate', 'exact'\]"):
+        cdlab.solve(problem, "dual_cd", update=update, max_passes=1)
+
+
+def test_an_old_option_name_given_as_none_is_the_default():
+    """``step=None`` meant "the default" (svrg's documented spelling); it still does, as the new name's
+    None does."""
+    problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss="logistic", lam=1e-2)
+    default = cdlab.solve(problem, "svrg", max_passes=3, seed=1)
+    former = cdlab.solve(problem, "svrg", step=None, max_passes=3, seed=1)
+    assert former.options == default.options
+    cols = [c for c in default.trace.columns if c != "time"]
+    assert former.trace[cols].equals(default.trace[cols])

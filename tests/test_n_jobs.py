@@ -98,25 +98,29 @@ def test_reported_certificate_is_that_of_w_of_alpha(loss):
 
 def test_the_certified_point_is_recomputed_from_alpha_not_read_from_the_shared_v():
     """Wild updates that race lose some of their adds to v (on all of a9a, two threads left
-    |v − v(α)| near 1 after one epoch): iterate() must return w(α) whatever v holds. A lost
+    |v − v(α)| near 1 after one epoch): after the resync, iterate() returns w(α) whatever v held. A lost
     update is simulated by corrupting v."""
     problem = problem_on("reuters_moneyfx", "logistic", l1=1e-4)
     state = DualCDState(problem, "permutation", np.random.default_rng(0), update="exact", n_jobs=2)
     state.run(2 * problem.n_samples)
     state.v += np.random.default_rng(1).standard_normal(problem.n_features)
+    touched = state.nnz_touched
+    state.synchronize()  # what the driver does after the steps, before each checkpoint
+    assert state.nnz_touched == touched + problem.nnz  # the resync's pass over X is counted
     w, alpha = state.iterate()
     _, _, w_of_alpha = numpy_certificate(problem, alpha)
     np.testing.assert_allclose(w, w_of_alpha, rtol=0, atol=1e-12)
 
 
 def test_work_counts_are_summed_over_threads():
-    """A random permutation per epoch visits every row once: after k epochs, k·nnz nonzeros."""
+    """A random permutation per epoch visits every row once, and each checkpoint's resync reads X
+    once: after k epochs and c checkpoint intervals, (k + c)·nnz nonzeros."""
     problem = problem_on("a9a", "logistic")
     res = cdlab.solve(problem, method="sdca", sampling="permutation", max_passes=4, tol=0.0, n_jobs=2)
     trace = res.trace
     epochs = trace.steps / problem.n_samples
     assert (epochs == np.round(epochs)).all() and trace.steps.iloc[-1] > 0
-    np.testing.assert_array_equal(trace.nnz_touched, epochs * problem.nnz)
+    np.testing.assert_array_equal(trace.nnz_touched, (epochs + np.arange(len(trace))) * problem.nnz)
 
 
 def test_parallel_certificate_pass_matches_the_serial_one():
@@ -243,3 +247,19 @@ def test_launches_are_serialised_only_under_a_layer_that_is_not_thread_safe(monk
     a.join(30)
     b.join(30)
     assert second_in.is_set() and entered_while_held is not serialised
+
+
+def test_n_jobs_is_at_most_numbas_threads_and_minus_one_means_all():
+    """More blocks than threads would only buy memory (a length-d buffer per block): refused by name,
+    before any allocation; -1 is every thread numba may use (scikit-learn's convention)."""
+    import numba
+
+    from cdlab.solvers._threads import check_n_jobs
+    most = numba.config.NUMBA_NUM_THREADS
+    problem = sparse_problem(loss="logistic", lam=1e-2)
+    for bad in (most + 1, 10 ** 13):
+        with pytest.raises(ValueError, match=rf"^n_jobs must be at most {most}, the threads numba may use"):
+            cdlab.solve(problem, method="sdca", n_jobs=bad)
+    assert check_n_jobs(-1) == most and check_n_jobs(np.int64(-1)) == most
+    with pytest.raises(ValueError, match=r"^n_jobs must be an integer ≥ 1, got "):
+        check_n_jobs(np.array([-1, 2]))

@@ -16,6 +16,7 @@ from sklearn.datasets import dump_svmlight_file
 import cdlab
 from cdlab.data import make_synthetic, normalize_data
 from cdlab.experiments import expand_grid, local_cluster
+from cdlab.experiments.runner import config_key
 from cdlab.experiments.grid import EXAMPLE, load_grid
 from cdlab.store import ResultStore
 
@@ -315,3 +316,16 @@ def test_progress_bar_in_a_notebook_shows_progress_without_warnings():
                and "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert "IProgress" not in text and "Warning" not in text
     assert widgets or "3/3" in text
+
+
+def test_a_configuration_carries_its_resolved_options():
+    """A configuration (and so its store key) names what runs: an old spelling under its current name, and
+    every default written out, so a result computed under another default is never taken for this one."""
+    grid = {"datasets": ["heart_scale"], "methods": ["dual_cd", "sag"]}
+    with pytest.warns(FutureWarning, match="step= is renamed"):
+        old = expand_grid({**grid, "method_options": {"dual_cd": {"step": "exact"}}})
+    new = expand_grid({**grid, "method_options": {"dual_cd": {"update": "exact"}}})
+    assert old == new
+    options = {c["method"]: c["options"] for c in new}
+    assert options == {"dual_cd": {"update": "exact"}, "sag": {"step_size": "linesearch"}}
+    assert config_key(new[1], "h") != config_key({**new[1], "options": {"step_size": "L_max"}}, "h")

@@ -424,9 +424,9 @@ def test_a_link_with_the_page_sampling_weighted_reads_it_as_squared_norm_with_a_
     search = "?" + urllib.parse.urlencode({"methods": json.dumps(sorted(old)), "samplings": json.dumps(old)})
     location, s = Location(search=search), Experiment(auto_run=False)
     s.hold()
-    with pytest.warns(DeprecationWarning, match="'weighted' for 'sdca' is now called 'squared_norm'") as caught:
+    with pytest.warns(FutureWarning, match="'weighted' for 'sdca' is now called 'squared_norm'") as caught:
         sync_link(location, s)
-    assert len([w for w in caught if issubclass(w.category, DeprecationWarning)]) == 1  # sdca's only
+    assert len([w for w in caught if issubclass(w.category, FutureWarning)]) == 1  # sdca's only
     assert s.samplings == {"sdca": SQUARED_NORM, "spdc": "weighted", "dual_cd": "uniform"}
     assert location.query_params["samplings"] == s.samplings  # the URL shows the new name
     with warnings.catch_warnings():
@@ -552,3 +552,16 @@ def test_a_job_answered_from_the_cache_shows_every_run_with_its_analysis():
     assert len(seen) == 2 and not seen[0][0] and seen[0][1] == {}
     assert seen[1] == (True, {label: len(trace) for label, trace in s.traces.items()})
     assert live.phase == "finished" and live.cached == set(s.traces)
+
+
+def test_a_link_whose_sampling_is_not_a_name_is_left_to_the_links_own_check():
+    """Renaming old sampling names reads only names: a list where a name belongs is not an exception of
+    its own (the link sync reports it as a bad value), and the link is returned unchanged."""
+    import json
+    import urllib.parse
+
+    from cdlab.ui.state import current_link
+    search = "?" + urllib.parse.urlencode({"samplings": json.dumps({"sdca": [1, 2], "dual_cd": "weighted"})})
+    with pytest.warns(FutureWarning, match="'weighted' for 'dual_cd'"):
+        out = urllib.parse.parse_qs(current_link(search).lstrip("?"))
+    assert json.loads(out["samplings"][0]) == {"sdca": [1, 2], "dual_cd": SQUARED_NORM}

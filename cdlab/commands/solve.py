@@ -106,6 +106,8 @@ def run(args) -> int:
     spec = None if auto else get_method(args.method)
     loss = get_loss(args.loss).name
     options = parse_options(args.option)
+    if spec is not None:
+        options = spec.current_names(options)
     if auto and options:
         raise ValueError(f"--method auto takes no method options, got {sorted(options)}")
     if auto and args.sampling not in (None, AUTO):

@@ -255,6 +255,8 @@ def expand_grid(grid, base_dir=None) -> list[dict]:
     eval_every, max_time, reference, tag. Duplicates (e.g. several ``s`` for
     a loss that ignores it) appear once.
     """
+    from ..solvers import METHODS
+
     if isinstance(grid, (str, os.PathLike)):
         grid = load_grid(grid)
     if not isinstance(grid, dict):
@@ -288,8 +290,11 @@ def expand_grid(grid, base_dir=None) -> list[dict]:
         base = {CONFIG_NAME.get(k, k): v for k, v in zip(keys, combo)}
         if base["loss"] != "smoothed_hinge":
             base["s"] = 1.0  # the other losses ignore s: one configuration, not one per s
+        spec = METHODS[base["method"]]
         for options in per_method.get(base["method"], common_options):
-            config = {**base, "options": dict(options)}
+            # resolved: old spellings under their current names, every default written out, so that
+            # the store key says what ran (a changed default is a new configuration, not a cache hit)
+            config = {**base, "options": {**spec.options, **spec.current_names(options)}}
             text = canonical_json(config)
             if text not in seen:
                 seen.add(text)

@@ -2,9 +2,8 @@
 
 ``n_jobs`` is the number of blocks a parallel kernel cuts its work into, one per thread
 (PASSCoDe's threads, the certificate pass's row blocks). The threads are numba's
-(``@njit(parallel=True)``, ``prange``); a run uses min(n_jobs, ``numba.config.NUMBA_NUM_THREADS``)
-of them (NUMBA_NUM_THREADS defaults to the number of cores), so n_jobs above that still cuts
-n_jobs blocks but runs some of them one after another.
+(``@njit(parallel=True)``, ``prange``); n_jobs is at most ``numba.config.NUMBA_NUM_THREADS``
+(by default the number of cores), so every block has a thread of its own.
 
 numba's threads are set per calling thread (``numba.set_num_threads`` is thread-local), so
 :func:`parallel_section` sets them around each launch and restores them after. Of numba's
@@ -15,6 +14,7 @@ serialised by one process-wide lock.
 """
 from __future__ import annotations
 
+import numbers
 import threading
 from contextlib import contextmanager
 
@@ -30,8 +30,17 @@ _layer = None  # numba.threading_layer(), known once a parallel kernel has run
 
 
 def check_n_jobs(n_jobs) -> int:
-    """n_jobs: an integer ≥ 1 (1 = the serial kernels, bit for bit)."""
-    return check_int("n_jobs", n_jobs, minimum=1)
+    """n_jobs: an integer from 1 (the serial kernels, bit for bit) to numba's thread count; -1 means
+    that count (scikit-learn's convention). A block per thread at most: each block keeps a length-d
+    buffer in the parallel passes, so a larger n_jobs would only buy memory."""
+    most = numba.config.NUMBA_NUM_THREADS
+    if isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool) and n_jobs == -1:
+        return most
+    n_jobs = check_int("n_jobs", n_jobs, minimum=1)
+    if n_jobs > most:
+        raise ValueError(f"n_jobs must be at most {most}, the threads numba may use here (NUMBA_NUM_THREADS, "
+                         f"by default the number of cores), or -1 for all of them; got {n_jobs}")
+    return n_jobs
 
 
 def worker_threads(n_jobs: int) -> int:

@@ -31,7 +31,7 @@ needs O(n log c) steps, about a pass per constant factor).
 
 μ in the formulas above is μ_F, the strong convexity of F (option ``mu_F``,
 default ``Problem.strong_convexity()``; its old name ``mu`` is accepted for one
-release, with a DeprecationWarning), not the L1 strength μ of ``Problem``.
+release, with a FutureWarning), not the L1 strength μ of ``Problem``.
 
 The first dual point (``dual_start``, for every chain of dual warm starts:
 ``dual_appa``, and ``appa`` / ``accel_appa`` with ``warm_start="dual"``):

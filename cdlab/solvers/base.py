@@ -90,6 +90,14 @@ class State:
     def advance(self, n_steps) -> int:
         raise NotImplementedError
 
+    def synchronize(self):
+        """Work the method does once per checkpoint interval, after its steps and before the
+        checkpoint (the driver calls it in the timed region); its nonzeros are counted. None here."""
+        self.nnz_touched += self.resync()
+
+    def resync(self) -> int:
+        return 0
+
     def iterate(self):
         raise NotImplementedError
 
@@ -114,7 +122,7 @@ class MethodSpec:
     draws: "examples" (rows of X), "features" (columns) or "none" (a
     full-gradient method samples nothing). ``renamed`` maps an option's old
     name to its new one: the old name is accepted for one more release, with a
-    DeprecationWarning (:meth:`current_names`); ``renamed_values`` maps, per
+    FutureWarning (:meth:`current_names`); ``renamed_values`` maps, per
     option, a named value's old spelling to its new one, likewise.
     """
 
@@ -158,12 +166,14 @@ class MethodSpec:
         options = dict(options)
         for old, new in self.renamed.items():
             if old in options:
-                options[new] = renamed(new, options.get(new), old, options.pop(old))
+                value = renamed(new, options.get(new), old, options.pop(old))
+                if value is not None:  # an old name given as None means "the default", as the new one does
+                    options[new] = value
         for name, values in self.renamed_values.items():
             value = options.get(name)
             if isinstance(value, str) and value in values:
                 warnings.warn(f"{name}={value!r} is renamed {name}={values[value]!r}; the old value will be "
-                              f"removed in the next release", DeprecationWarning, stacklevel=3)
+                              f"removed in the next release", FutureWarning, stacklevel=3)
                 options[name] = values[value]
         return options
 

@@ -373,6 +373,7 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
             return status
         t0 = time.perf_counter()
         _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), stop)
+        state.synchronize()
         trace.elapsed += time.perf_counter() - t0
         out = trace.evaluate()
         if _diverged(kind, trace.first, None if out is None else out[0]):

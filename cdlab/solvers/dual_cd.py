@@ -23,10 +23,11 @@ the shared α, v and w, with no locks and no atomic adds (numba has no atomic
 float add on the CPU, so the Atomic variant is not offered). Updates to v that
 race are lost, so v drifts from v(α) = Xᵀα/(λn), as the paper's analysis of
 Wild says; α itself stays dual-feasible (each α_i written is some exact step's
-result). The certificate therefore never trusts the shared v: at every
-checkpoint :meth:`DualCDState.iterate` recomputes v = v(α) and w = S_{μ/λ}(v)
+result). The certificate therefore never trusts the shared v: before every
+checkpoint :meth:`DualCDState.resync` recomputes v = v(α) and w = S_{μ/λ}(v)
 from α (a parallel Xᵀα), the threads go on from there, and the gap reported is
-P(w(α)) − D(α). Two threads drawing the same example in one chunk (i.i.d.
+P(w(α)) − D(α). The resync is the method's work: its pass over X is counted in
+the nonzeros touched and timed with the steps. Two threads drawing the same example in one chunk (i.i.d.
 sampling) may both step it; one write wins, which is again a feasible α.
 Runs with n_jobs > 1 depend on thread timing and are not reproducible bit for
 bit; n_jobs = 1 is the serial kernel, reproducible from the seed.
@@ -137,18 +138,23 @@ class DualCDState(State):
         with parallel_section(self.n_jobs):
             return passcode_chunk(*args, self.n_jobs)
 
+    def resync(self) -> int:
+        """With n_jobs > 1: v = v(α) and w = S_{μ/λ}(v) recomputed from α (one pass over X, the
+        module docstring's certified point), from which the threads go on; the nonzeros it reads."""
+        if self.n_jobs == 1:
+            return 0
+        p = self.p
+        self.v[:] = 0.0
+        with parallel_section(self.n_jobs):
+            parallel_xt_alpha(p.X.indptr, p.X.indices, p.X.data, self.alpha, self.v,
+                              row_blocks(p.X.indptr, self.n_jobs))
+        self.v /= p.lam * p.n_samples
+        if self.thresh > 0:
+            self.w[:] = soft_threshold(self.v, self.thresh)
+        return p.nnz
+
     def iterate(self):
-        """(w, α); with n_jobs > 1, first v = v(α) and w = S_{μ/λ}(v) recomputed from α
-        (the module docstring's certified point)."""
-        if self.n_jobs > 1:
-            p = self.p
-            self.v[:] = 0.0
-            with parallel_section(self.n_jobs):
-                parallel_xt_alpha(p.X.indptr, p.X.indices, p.X.data, self.alpha, self.v,
-                                  row_blocks(p.X.indptr, self.n_jobs))
-            self.v /= p.lam * p.n_samples
-            if self.thresh > 0:
-                self.w[:] = soft_threshold(self.v, self.thresh)
+        """(w, α); with n_jobs > 1 the driver has called :meth:`resync` since the last step."""
         return self.w, self.alpha
 
 
@@ -156,8 +162,9 @@ def gradient_step_loss_rule(loss, options) -> str:
     """The θ/q_i gradient step (face-off Algorithm 2) uses the loss's smoothness γ: a non-smooth loss needs
     the exact step. The smooth stand-in offered must fit the labels: the smoothed hinge for the hinge (±1
     labels), the squared loss for the absolute loss (real-valued targets)."""
-    if options.get("update") == "exact" or loss in L.SMOOTH_LOSSES:
-        return ""
+    update = options.get("update")
+    if update == "exact" or update not in UPDATES or loss in L.SMOOTH_LOSSES:
+        return ""  # an update that is not one of UPDATES is named by the state's own check
     return (f"the {options.get('update')} step needs a smooth loss, not {loss!r}; "
             f"use update='exact' or loss='{L.NEAREST_SMOOTH[loss]}'")
 

@@ -16,9 +16,9 @@ smoothness constant of the loss terms φ_i(x_i·w), chosen by the option
   η between two catch-ups, so the decay is applied whole, L ← L/2 after every
   n steps, and a doubling ends a kernel call early (every coordinate is
   brought up to date, then the steps go on with the new η) — the iterates do
-  not depend on how the driver chunks the steps; and no doubling goes past
-  ‖x_i‖²/γ, where the inequality holds in exact arithmetic (the loss is
-  (1/γ)-smooth), so rounding cannot drive L up.
+  not depend on how the driver chunks the steps; and the doubling stops once
+  L ≥ ‖x_i‖²/γ, where the inequality holds in exact arithmetic (the loss is
+  (1/γ)-smooth), so L < 2 max_i ‖x_i‖²/γ and rounding cannot drive it up.
   No theorem covers the steps it picks.
 * ``"L_max"``: L = max_i ‖x_i‖²/γ (``agd.smooth_constant``), the constant of
   each method's theorem (Defazio et al. 2014 Thm 1 for SAGA with c = 1/3,

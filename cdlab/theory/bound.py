@@ -204,7 +204,7 @@ def bound(method, problem, sampling="uniform", **options) -> Bound:
 
     ``options`` are the method's options that change its guarantee
     (``batch_size``, ``step_size``, ``update``, ``kappa``, ...; an old name the
-    method's spec lists as ``renamed`` is accepted with a DeprecationWarning) plus ``reference`` (P*, or
+    method's spec lists as ``renamed`` is accepted with a FutureWarning) plus ``reference`` (P*, or
     True to compute it), ``eps0`` (override ε₀) and ``quantity``.
     Raises ValueError for an unknown method, a loss or sampling the theorem
     does not cover, or parameters outside its assumptions.

@@ -40,7 +40,7 @@ SYNCED = ["preset"] + INPUTS[:10] + INPUTS[11:] + ["log10_target", "xaxis", "log
 # rename restores its setting)
 RENAMED_KEYS = {"normalise": "normalize", "max_seconds": "max_time"}
 # a link's sampling names before the rename, read as the new ones for one more release, with a
-# DeprecationWarning: the page's p ∝ ‖·‖² was "weighted", the name of SPDC's Algorithm 2
+# FutureWarning: the page's p ∝ ‖·‖² was "weighted", the name of SPDC's Algorithm 2
 RENAMED_SAMPLINGS = {"weighted": SQUARED_NORM}
 # While a job streams, the session's event loop waits at least LOOP_SHARE times as long as its last update
 # took before the next one: a big plot update (hundreds of ms) makes updates rarer instead of leaving
@@ -416,7 +416,7 @@ class Experiment(param.Parameterized):
 def current_link(search: str) -> str:
     """A link's query string (``?a=1&b=x``) with every old key (RENAMED_KEYS) under its new name; where
     the link gives both spellings, the new one wins. Values are kept as written, but for a sampling
-    under its old name (RENAMED_SAMPLINGS), which is renamed with a DeprecationWarning."""
+    under its old name (RENAMED_SAMPLINGS), which is renamed with a FutureWarning."""
     pairs = urllib.parse.parse_qsl(search.lstrip("?"), keep_blank_values=True)
     given = {key for key, _ in pairs}
     pairs = [(RENAMED_KEYS.get(key, key), current_samplings(value) if key == "samplings" else value)
@@ -434,10 +434,10 @@ def current_samplings(value: str) -> str:
     if not isinstance(samplings, dict):
         return value
     renamed = {m: RENAMED_SAMPLINGS[s] for m, s in samplings.items()
-               if s in RENAMED_SAMPLINGS and m in METHODS and s not in sampling_choices(m)}
+               if isinstance(s, str) and s in RENAMED_SAMPLINGS and m in METHODS and s not in sampling_choices(m)}
     for method, new in renamed.items():
         warnings.warn(f"the page's sampling {samplings[method]!r} for {method!r} is now called {new!r} "
-                      "(p ∝ ‖·‖²); the old name is read for one more release", DeprecationWarning, stacklevel=3)
+                      "(p ∝ ‖·‖²); the old name is read for one more release", FutureWarning, stacklevel=3)
     return json.dumps({**samplings, **renamed}) if renamed else value
 
 
