@@ -15,6 +15,7 @@ from sklearn.datasets import load_svmlight_file
 
 import cdlab
 from cdlab.data import shipped_dir
+from cdlab.solvers.base import State
 from cdlab.solvers.saga import SAGState
 from cdlab.solvers.sgd import SGDState
 from cdlab.solvers.svrg import SVRGState
@@ -518,7 +519,7 @@ def test_divergence_advice_speaks_of_what_the_method_has(monkeypatch):
         advice = divergence_advice(spec)
         assert ("smaller step" in advice) == any(k in spec.options for k in ("step_size", "schedule", "eta0")), (name, advice)
 
-    class Blowup:  # a state whose iterate leaves every bound after one chunk
+    class Blowup(State):  # a state whose iterate leaves every bound after one chunk
         steps = nnz_touched = 0
         data_passes, steps_per_pass = 0.0, 1
 
