@@ -324,7 +324,10 @@ class Experiment(param.Parameterized):
             with lock:
                 flags["running"] = True
             try:
-                self._apply(live)
+                # the update's changes reach the browser as one message, and Bokeh walks the page's models
+                # once after it (not once per pane or plot that changed them)
+                with pn.io.hold(doc, freeze=True):
+                    self._apply(live)
             finally:
                 now = time.monotonic()
                 with lock:
