@@ -72,13 +72,15 @@ class SweepReport:
 
 def local_cluster(n_workers=2):
     """A LocalCluster of single-threaded worker processes (numba kernels hold no GIL, but one
-    thread per process keeps timings honest and a crash confined to one configuration)."""
+    thread per process keeps timings honest and a crash confined to one configuration). Its
+    processes log only critical events: a configuration's error is in its stored record, and a
+    worker that loses the scheduler when the user interrupts the sweep is no error to print."""
     import logging
 
     from distributed import LocalCluster
 
     return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                        silence_logs=logging.ERROR)
+                        silence_logs=logging.CRITICAL)
 
 
 def _connect(client, n_workers):
