@@ -43,22 +43,17 @@ def check_n_jobs(n_jobs) -> int:
     return n_jobs
 
 
-def worker_threads(n_jobs: int) -> int:
-    """The threads a launch with ``n_jobs`` blocks uses: at most numba's thread count."""
-    return max(1, min(n_jobs, numba.config.NUMBA_NUM_THREADS))
-
-
 @contextmanager
 def parallel_section(n_jobs: int):
-    """Run a parallel kernel's launch on :func:`worker_threads` threads, serialised by a
-    process-wide lock unless numba's threading layer is thread-safe."""
+    """Run a parallel kernel's launch on n_jobs threads (:func:`check_n_jobs` keeps it within
+    numba's count), serialised by a process-wide lock unless numba's threading layer is thread-safe."""
     global _layer
     locked = _layer not in THREAD_SAFE_LAYERS
     if locked:
         _LAUNCH_LOCK.acquire()
     try:
         previous = numba.get_num_threads()
-        numba.set_num_threads(worker_threads(n_jobs))
+        numba.set_num_threads(n_jobs)
         try:
             yield
         finally:
