@@ -217,6 +217,9 @@ def test_estimator_and_cli_take_n_jobs(capsys, tmp_path):
     assert cdlab_main(["solve", "heart_scale", "--method", "primal_cd", "--n-jobs", "2"]) == 2
     err = capsys.readouterr().err
     assert "cdlab solve: error: method 'primal_cd' has no parallel mode" in err
+    import numba  # the library's n_jobs rule: at most numba's threads, checked before the data is read
+    assert cdlab_main(["solve", "no-such-file.svm", "--n-jobs", str(numba.config.NUMBA_NUM_THREADS + 1)]) == 2
+    assert "n_jobs must be at most" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("layer,serialised", [("workqueue", True), ("omp", False), ("tbb", False)])

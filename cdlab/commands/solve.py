@@ -18,6 +18,7 @@ import time
 
 from .._checks import check_int, check_real
 from ..data.synthetic import NORMALIZE
+from ..solvers._threads import check_n_jobs
 from ..solvers.budget import Budget
 
 
@@ -80,7 +81,7 @@ def check_args(args):
     check_real("--eval-every", args.eval_every, low=0.0, low_open=True)
     check_real("--tol", args.tol, finite=False)  # --tol -inf means "run the budget out"; NaN is never meant
     check_int("--seed", args.seed, minimum=0)
-    check_int("--n-jobs", args.n_jobs, minimum=1)
+    check_n_jobs(args.n_jobs)  # the library's rule (-1: every thread), before any data is loaded
     if args.max_time is not None:
         check_real("--max-time", args.max_time, low=0.0)
     if args.out:
