@@ -27,6 +27,14 @@ default step is the theorem's, η = 1/(6 L_max) (Kovalev et al. Thm 5: η ≤ 1/
 smoothness of every f_i; ``cdlab.theory.bound("svrg", ..., loop="loopless")``). The coins come
 from a generator spawned from the run's, as refresh gaps (Geometric(p) steps to the next
 refresh), so the iterates depend on the seed only, not on how the driver chunks the steps.
+``step_size="linesearch"`` runs it with the line search below (no theorem covers that either).
+
+``loop="outer"`` with the line search stays the default: on unnormalised shipped data the
+theorem's step 1/(6 L_max) is as slow as Johnson & Zhang's 1/(10 L_max) — 7 of the 10 cases of
+``benchmarks/raw_steps.py`` (colon-cancer, w8a, ijcnn1, mushrooms at λ = 0.01/n) are still 1e-5 to 1e2
+from the duality gap 1e-6 after 300 passes, where the line search certifies 9 of them — and the
+loopless line search needed 1.2–1.5× the outer one's passes there (means over seeds 0–2), and
+missed ijcnn1 logistic.
 
 Defaults of ``loop="outer"``: epoch length m = 2n, step η = 1/(2(L + λ + κ)) with L from SAG's
 line search (``step_rules``; Schmidt, Le Roux & Bach 2017 §4.6; no theorem
