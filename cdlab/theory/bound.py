@@ -19,9 +19,10 @@ the exact value when a reference optimum is passed. Sublinear bounds are drawn
 by inverting ``expr`` numerically.
 
 Work: ``cost_expr`` is the expected number of nonzeros touched per iteration
-(amortised over periodic full passes), so ``work_expr = expr · cost_expr``
-and ``passes = work / nnz`` (theory.md §9); ``start_expr``, the nonzeros read
-before the first iteration (L-SVRG's full gradient at w₀), is added to the work.
+(amortised over periodic full passes), and ``start_expr`` the nonzeros read
+before the first iteration (L-SVRG's full gradient at w₀; 0 elsewhere), so
+``work_expr = expr · cost_expr + start_expr`` and ``passes = work / nnz``
+(theory.md §9).
 
 A theorem bounds an expectation; one run is one sample. ``iterations(eps,
 delta=...)`` gives the high-probability form by Markov's inequality:
@@ -81,7 +82,7 @@ class Bound:
 
     @property
     def work_expr(self) -> sp.Expr:
-        return self.expr * self.cost_expr
+        return self.expr * self.cost_expr + self.start_expr
 
     @property
     def eps_start(self) -> float:
