@@ -235,7 +235,7 @@ class LooplessSVRGState(SVRGState):
                                                             low_open=True)
         self.refresh_prob = p
         self.coins = RefreshCoins(rng, p)
-        super().__init__(problem, sampling, rng, step_size, None, center, kappa, w0)
+        super().__init__(problem, sampling, rng, step_size, None, center, kappa, w0)  # its epoch_length: unused
         self.next_grad = np.zeros(problem.n_features)
         self.next_deriv = np.zeros(n)
         # a step reads one row, and in expectation p refreshes of n rows: n/(1 + pn) steps a pass
