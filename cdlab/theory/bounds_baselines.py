@@ -157,6 +157,13 @@ def loopless_svrg_bound(problem, sampling="uniform", **options):
 
         E[Φ_k] ≤ (1 − ρ)^k Φ₀,    ρ = min(ημ, p/2).
 
+    The paper is not in shared/papers; the constants are those of this derivation (the form of the
+    published Thm 5). With D = P(w) − P*, ∇P(w*) = 0 and g = ∇f_i(w) − ∇f_i(w̃) + ∇P(w̃):
+    E‖g‖² ≤ 4LD + 2σ (‖∇f_i(w) − ∇f_i(w*)‖² ≤ 2L D_{f_i}(w, w*), a variance ≤ its second moment) and
+    ⟨∇P(w), w − w*⟩ ≥ D + (μ/2)‖w − w*‖², so E‖w⁺ − w*‖² ≤ (1 − ημ)‖w − w*‖² − 2η(1 − 2ηL)D + 2η²σ;
+    the refresh w̃⁺ = w with probability p gives E σ⁺ ≤ (1 − p)σ + 2pLD; together
+    E Φ⁺ ≤ (1 − ημ)‖w − w*‖² + (1 − p/2)(4η²/p)σ − 2η(1 − 6ηL)D, and η ≤ 1/(6L) drops the last term.
+
     Φ₀ from the start (w̃₀ = w₀): ‖w₀ − w*‖² ≤ 2ε₀/μ and σ₀ ≤ 2L (P(w₀) − P*) ≤ 2Lε₀ (each f_i is convex
     and L-smooth and ∇P(w*) = 0), so Φ₀ ≤ (2/μ + 8η²L/p) ε₀; and P − P* ≤ (L_P/2)‖w − w*‖² ≤ (L_P/2) Φ.
     Hence E[P(w_k) − P*] ≤ (L_P/2)(2/μ + 8η²L/p) ε₀ (1 − ρ)^k. The step is the theorem's 1/(6 L_max)
@@ -180,7 +187,8 @@ def loopless_svrg_bound(problem, sampling="uniform", **options):
                  "Kovalev, Horváth & Richtárik 2020 (ALT), L-SVRG Thm 5; subopt via L_P-smoothness", "subopt",
                  values={"eps0": eps_start, "eta": step, "p_refresh": p_value}, rate_expr=rho,
                  prefactor_expr=prefactor, start_expr=nnz, eps0_how=how,
-                 note="the theorem's Lyapunov function bounds ‖w_k − w*‖² and σ_k together; cdlab's loop='loopless' "
+                 note="the theorem's Lyapunov function bounds ‖w_k − w*‖² and σ_k together (constants derived in "
+                      "cdlab.theory.bounds_baselines; the paper is not in shared/papers); cdlab's loop='loopless' "
                       "is its Algorithm 1 (w̃ ← the iterate the refreshing step started from)")
 
 
