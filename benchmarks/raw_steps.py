@@ -2,10 +2,12 @@
 
 For each (dataset as shipped, no row scaling; loss; λ = factor/n) it runs SDCA, and SAG, SAGA
 and SVRG with their default step (SAG's line search on L, ``cdlab.solvers.step_rules``) and with
-``step_size="L_max"`` (η from max_i ‖x_i‖²/γ, the step their theorems are stated for), and dual_cd
-with ``update="gradient"`` (face-off Algorithm 2) and ``update="coordinate"``. It prints the passes
-each run needed for gap ≤ 1e-6 ("—" if not within the budget) and its final gap. Counts of passes
-do not depend on the machine. Run:  python benchmarks/raw_steps.py [--passes 300]
+``step_size="L_max"`` (η from max_i ‖x_i‖²/γ, the step their theorems are stated for), SVRG with
+``loop="loopless"`` (L-SVRG, its theorem's step 1/(6 L_max) by default, and with the line search), and
+dual_cd with ``update="gradient"`` (face-off Algorithm 2) and ``update="coordinate"``. It prints the passes
+each run needed for gap ≤ 1e-6 ("—" if not within the budget) and its final gap, one per seed
+(separated by "/"). Counts of passes do not depend on the machine.
+Run:  python benchmarks/raw_steps.py [--passes 300] [--seeds 1] [--methods svrg]
 """
 import argparse
 
@@ -17,27 +19,35 @@ CASES = [("colon-cancer", None, "logistic", 1.0), ("colon-cancer", None, "logist
          ("ijcnn1", 3000, "logistic", 0.01), ("ijcnn1", 3000, "squared", 0.01),
          ("heart_scale", None, "logistic", 0.01), ("heart_scale", None, "squared", 1.0)]
 RUNS = [("sdca", {}), ("sag", {}), ("sag", {"step_size": "L_max"}), ("saga", {}), ("saga", {"step_size": "L_max"}),
-        ("svrg", {}), ("svrg", {"step_size": "L_max"}), ("dual_cd", {"update": "gradient"}),
+        ("svrg", {}), ("svrg", {"step_size": "L_max"}), ("svrg", {"loop": "loopless"}),
+        ("svrg", {"loop": "loopless", "step_size": "linesearch"}), ("dual_cd", {"update": "gradient"}),
         ("dual_cd", {"update": "coordinate"})]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passes", type=float, default=300.0)
+    parser.add_argument("--seeds", type=int, default=1, help="seeds 0 … N−1 for each run")
+    parser.add_argument("--methods", nargs="+", help="only these methods' runs (default: all)")
     args = parser.parse_args()
-    names = [m + "".join(f" {v}" for v in o.values()) for m, o in RUNS]
-    print(f"{'data':<26}" + "".join(f"{n:>22}" for n in names))
+    runs = [(m, o) for m, o in RUNS if not args.methods or m in args.methods]
+    names = [m + "".join(f" {v}" for v in o.values()) for m, o in runs]
+    width = max(22, 11 * args.seeds)
+    print(f"{'data':<26}" + "".join(f"{n:>{width}}" for n in names))
     for name, rows, loss, factor in CASES:
         X, y = cdlab.load_dataset(name)
         X, y = (X, y) if rows is None else (X[:rows], y[:rows])
         problem = cdlab.Problem(X, y, loss=loss, lam=factor / X.shape[0])
         cells = []
-        for method, options in RUNS:
-            res = cdlab.solve(problem, method, tol=1e-6, max_passes=args.passes, **options)
-            last = res.trace.iloc[-1]
-            cells.append(f"{last.passes:.0f}" if res.converged else f"— ({last.gap:.0e})")
+        for method, options in runs:
+            got = []
+            for seed in range(args.seeds):
+                res = cdlab.solve(problem, method, tol=1e-6, max_passes=args.passes, seed=seed, **options)
+                last = res.trace.iloc[-1]
+                got.append(f"{last.passes:.0f}" if res.converged else f"— ({last.gap:.0e})")
+            cells.append("/".join(got))
         label = f"{name}{'' if rows is None else f'[:{rows}]'} {loss} {factor:g}/n"
-        print(f"{label:<26}" + "".join(f"{c:>22}" for c in cells), flush=True)
+        print(f"{label:<26}" + "".join(f"{c:>{width}}" for c in cells), flush=True)
 
 
 if __name__ == "__main__":

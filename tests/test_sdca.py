@@ -158,11 +158,12 @@ def test_pass_budget_is_not_overshot(real_data, sampling, max_passes):
 def _budget_cases():
     """Every registered method with its defaults, and settings whose steps cost far more than
     one row: one-step APPA stages (a primal-to-dual start reads 2·nnz per step), one-step SVRG
-    epochs (a snapshot per step), whole-data mini-batches."""
+    epochs (a snapshot per step), L-SVRG refreshing at every step, whole-data mini-batches."""
     short = dict(stage_passes=1e-9)
     return [(m, {}) for m in sorted(cdlab.METHODS)] + [
         ("appa", short), ("appa", dict(short, inner="svrg")), ("appa", dict(short, warm_start="dual")),
         ("accel_appa", short), ("dual_appa", short), ("svrg", dict(epoch_length=1)),
+        ("svrg", dict(loop="loopless")), ("svrg", dict(loop="loopless", refresh_prob=1.0)),
         ("asdca", dict(batch_size=600)), ("spdc", dict(batch_size=600))]
 
 

@@ -27,8 +27,8 @@ def heart():
 def test_every_method_has_a_bound_with_the_contracted_attributes(heart):
     P, p_star = heart
     assert set(ALL) <= set(BOUNDS)
-    for method in ALL:
-        b = theory.bound(method, P, "uniform", reference=p_star, **BOUND_OPTIONS.get(method, {}))
+    for method, options in [(m, BOUND_OPTIONS.get(m, {})) for m in ALL] + [("svrg", {"loop": "loopless"})]:
+        b = theory.bound(method, P, "uniform", reference=p_star, **options)
         assert isinstance(b.expr, sympy.Expr) and b.source and b.quantity in ("gap", "subopt")
         assert b.expr.free_symbols <= set(theory.SYMBOLS.values())
         tex = b.latex()
@@ -109,7 +109,8 @@ def test_evaluate(heart):
 # the non-coordinate bounds against runs: (method, sampling, options); the theorem's quantity
 SPOT = [("spdc", "uniform", {}), ("spdc", "weighted", {}), ("spdc", "uniform", {"batch_size": 4}),
         ("asdca", "uniform", {"batch_size": 8}), ("saga", "uniform", {"step_size": "L_max"}), ("gd", "uniform", {}),
-        ("agd", "uniform", {}), ("svrg", "uniform", {"step_size": "L_max"}), ("sgd", "uniform", {})]
+        ("agd", "uniform", {}), ("svrg", "uniform", {"step_size": "L_max"}), ("svrg", "uniform", {"loop": "loopless"}),
+        ("sgd", "uniform", {})]
 
 
 @pytest.mark.parametrize("method,sampling,opts", SPOT, ids=[f"{m}-{s}-{o}" for m, s, o in SPOT])

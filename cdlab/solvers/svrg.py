@@ -19,12 +19,29 @@ missed steps are applied at once when j is next read (``_kernels.catch_up_dot``)
 w_j ← (1−ρ)^k w_j + b_j (1 − (1−ρ)^k)/ρ. A step then costs ‖x_i‖₀, not d; the
 φ_i'(x_i·w̃) are stored at the snapshot, so x_i·w̃ is never recomputed.
 
-Defaults: epoch length m = 2n, step η = 1/(2(L + λ + κ)) with L from SAG's
+``loop="loopless"`` is L-SVRG (Hofmann et al. 2015; Kovalev, Horváth & Richtárik 2020,
+"Don't jump through hoops and remove those loops", Algorithm 1): no epochs; the same step, and
+after step k, with probability p (``refresh_prob``, default 1/n), the reference point becomes
+w̃ ← x^k, the iterate that step k started from, and ḡ is recomputed there (one pass). Its
+default step is the theorem's, η = 1/(6 L_max) (Kovalev et al. Thm 5: η ≤ 1/(6L) with L the
+smoothness of every f_i; ``cdlab.theory.bound("svrg", ..., loop="loopless")``). The coins come
+from a generator spawned from the run's, as refresh gaps (Geometric(p) steps to the next
+refresh), so the iterates depend on the seed only, not on how the driver chunks the steps.
+``step_size="linesearch"`` runs it with the line search below (no theorem covers that either).
+
+``loop="outer"`` with the line search stays the default: on unnormalised shipped data the
+theorem's step 1/(6 L_max) is as slow as Johnson & Zhang's 1/(10 L_max) — 7 of the 10 cases of
+``benchmarks/raw_steps.py`` (colon-cancer, w8a, ijcnn1, mushrooms at λ = 0.01/n) are still 1e-5 to 1e2
+from the duality gap 1e-6 after 300 passes, where the line search certifies 9 of them — and the
+loopless line search needed 1.2–1.5× the outer one's passes there (means over seeds 0–2), and
+missed ijcnn1 logistic.
+
+Defaults of ``loop="outer"``: epoch length m = 2n, step η = 1/(2(L + λ + κ)) with L from SAG's
 line search (``step_rules``; Schmidt, Le Roux & Bach 2017 §4.6; no theorem
 covers it, and the factor 1/2 is measured: ``benchmarks/raw_steps.py``);
 ``step_size="L_max"`` is η = 1/(10 L_max), L_max = max_i ‖x_i‖²/γ + λ + κ, which
 meets Johnson & Zhang's Thm 1 condition η < 1/(4 L_max) (APPA's oracle uses it:
-its theorem is stated for that step). Work: a snapshot is one pass (nnz(X) nonzeros
+its theorem is stated for that step). Work: a snapshot (or a loopless refresh) is one pass (nnz(X) nonzeros
 touched, one data pass, no "step"); an inner step touches ‖x_i‖₀ and is 1/n
 data pass (Johnson & Zhang count 2 gradients per inner step, m + n per epoch:
 our data_passes count the rows read, the same quantity up to that factor 2).
@@ -50,7 +67,7 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
-from .._checks import check_int, check_real
+from .._checks import check_choice, check_int, check_real
 from ._kernels import affine_constants, affine_power_tables, catch_up_all, catch_up_dot, loss_grad
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .step_rules import StepRule, lipschitz_search
@@ -58,6 +75,10 @@ from .step_rules import StepRule, lipschitz_search
 # c in η = c/(L + λ + κ): 1/10 for L_max (Johnson & Zhang's Thm 1 needs c < 1/4); 1/2 for the
 # line search, the measured choice (module docstring)
 SVRG_STEPS = {"linesearch": 0.5, "L_max": 0.1}
+# the same constants for loop="loopless": 1/6 for L_max (Kovalev et al. 2020 Thm 5 needs η ≤ 1/(6L))
+LOOPLESS_STEPS = {"linesearch": 0.5, "L_max": 1.0 / 6.0}
+# "outer": Johnson & Zhang's epochs; "loopless": a refresh of the reference point by a coin at each step
+LOOPS = ("outer", "loopless")
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -93,6 +114,8 @@ def svrg_chunk(indptr, indices, data, y, code, s, w, b, last, t0, a, log_a, rho,
 class SVRGState(State):
     """State of SVRG on f(w) = P(w) + (κ/2)‖w − c‖² (module docstring)."""
 
+    step_constants = SVRG_STEPS
+
     def __init__(self, problem, sampling, rng, step_size="linesearch", epoch_length=None, center=None, kappa=0.0, w0=None):
         if problem.l1 > 0:
             raise ValueError("SVRG here handles l1 = 0 only (no proximal step)")
@@ -103,7 +126,7 @@ class SVRGState(State):
         if epoch_length is None:
             epoch_length = 2 * n
         epoch_length = check_int("epoch_length", epoch_length)
-        self.step_rule = StepRule(problem, step_size, SVRG_STEPS, problem.lam + kappa)
+        self.step_rule = StepRule(problem, step_size, self.step_constants, problem.lam + kappa)
         super().__init__(problem, rng)
         self.kappa = kappa
         self.sampler = make_sampler(sampling, n, what="examples")
@@ -136,11 +159,19 @@ class SVRGState(State):
         self.rho = self.eta * (self.p.lam + self.kappa)
         self.a, self.log_a = affine_constants(self.rho)
 
-    def _snapshot(self):
+    def _full_gradient(self, grad, deriv):
+        """ḡ and the φ_i' at the current w (every coordinate up to date) into grad and deriv: one pass."""
         p = self.p
-        loss_grad(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w, self.snap_grad, self.snap_deriv)
+        loss_grad(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w, grad, deriv)
         self.nnz_touched += p.nnz
         self.data_passes += 1.0
+
+    def _snapshot(self):
+        self._full_gradient(self.snap_grad, self.snap_deriv)
+        self._new_reference()
+
+    def _new_reference(self):
+        """The steps from here on use the snapshot arrays: b anew, steps counted from 0."""
         self._set_b()
         self.last[:] = 0
         self.pos = 0
@@ -149,39 +180,121 @@ class SVRGState(State):
         self.b[:] = -self.eta * (self.snap_grad - self.kappa * self.center)
 
     def run(self, n_steps):
-        p = self.p
         order = self.sampler.draw(self.rng, n_steps)
         done = 0
         while done < n_steps:
             if self.pos == self.epoch_length:
                 self._snapshot()
-            rule = self.step_rule
-            nnz, k, L_new = svrg_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w,
-                                       self.b, self.last, self.pos, self.a, self.log_a, self.rho, self.eta,
-                                       self.snap_deriv,
-                                       order[done:done + rule.steps_left(min(n_steps - done,
-                                                                             self.epoch_length - self.pos))],
-                                       p.row_norms_sq, rule.inv_gamma, rule.L, rule.search)
-            self.nnz_touched += nnz
-            self.pos += k
-            done += k
-            catch_up_all(self.w, self.b, self.last, self.pos, self.a, self.log_a, self.rho)
-            if rule.search:
-                rule.after_chunk(k, L_new)
-                self._set_constants()
-                self._set_b()
+            size = self.step_rule.steps_left(min(n_steps - done, self.epoch_length - self.pos))
+            done += self._kernel(order[done:done + size])
         self.steps += n_steps
-        self.data_passes += n_steps / p.n_samples
+        self.data_passes += n_steps / self.p.n_samples
+
+    def _kernel(self, order):
+        """Run the steps of ``order`` (or fewer, where the line search ends the call) and bring every
+        coordinate up to date; returns the steps done."""
+        p, rule = self.p, self.step_rule
+        nnz, k, L_new = svrg_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w, self.b,
+                                   self.last, self.pos, self.a, self.log_a, self.rho, self.eta, self.snap_deriv,
+                                   order, p.row_norms_sq, rule.inv_gamma, rule.L, rule.search)
+        self.nnz_touched += nnz
+        self.pos += k
+        catch_up_all(self.w, self.b, self.last, self.pos, self.a, self.log_a, self.rho)
+        if rule.search:
+            rule.after_chunk(k, L_new)
+            self._set_constants()
+            self._set_b()
+        return k
 
     def iterate(self):
         return self.w.copy(), None  # a copy: the driver keeps the last finite iterate
 
 
+class RefreshCoins:
+    """L-SVRG's coins as gaps: ``next_gap()`` is the number of steps up to and including the next
+    one whose coin shows a refresh, Geometric(p), drawn from a generator spawned from the run's."""
+
+    def __init__(self, rng, p):
+        self.rng = None if rng is None else rng.spawn(1)[0]
+        self.p = p
+
+    def next_gap(self) -> int:
+        return int(self.rng.geometric(self.p))
+
+
+class LooplessSVRGState(SVRGState):
+    """L-SVRG (Kovalev, Horváth & Richtárik 2020, Algorithm 1) on f(w) = P(w) + (κ/2)‖w − c‖²:
+    after step k, with probability ``refresh_prob`` (default 1/n), w̃ ← x^k (module docstring)."""
+
+    step_constants = LOOPLESS_STEPS
+
+    def __init__(self, problem, sampling, rng, step_size="L_max", refresh_prob=None, center=None, kappa=0.0,
+                 w0=None):
+        n = problem.n_samples
+        p = 1.0 / n if refresh_prob is None else check_real("refresh_prob", refresh_prob, low=0.0, high=1.0,
+                                                            low_open=True)
+        self.refresh_prob = p
+        self.coins = RefreshCoins(rng, p)
+        super().__init__(problem, sampling, rng, step_size, None, center, kappa, w0)  # its epoch_length: unused
+        self.next_grad = np.zeros(problem.n_features)
+        self.next_deriv = np.zeros(n)
+        # a step reads one row, and in expectation p refreshes of n rows: n/(1 + pn) steps a pass
+        self.steps_per_pass = max(1, int(round(n / (1.0 + p * n))))
+
+    def restart(self, w0, center=None):
+        super().restart(w0, center)
+        self.start_due = True  # w̃⁰ = x⁰: the first step needs the full gradient at the start
+        self.until_refresh = 0  # steps to the next refresh step, itself included; 0: draw the next gap
+        self.next_ready = False  # the full gradient at x^k is in next_grad/next_deriv for refresh step k
+
+    def run(self, n_steps):
+        order = self.sampler.draw(self.rng, n_steps)
+        done = 0
+        while done < n_steps:
+            if self.start_due:
+                self._snapshot()
+                self.start_due = False
+            if self.until_refresh == 0:
+                self.until_refresh = self.coins.next_gap()
+            refresh = self.until_refresh == 1
+            if refresh and not self.next_ready:
+                self._full_gradient(self.next_grad, self.next_deriv)  # at x^k: w is up to date here
+                self.next_ready = True
+            size = self.step_rule.steps_left(min(n_steps - done, 1 if refresh else self.until_refresh - 1))
+            k = self._kernel(order[done:done + size])
+            done += k
+            self.until_refresh -= k
+            if refresh and k == 1:  # step k ran with the old reference; w̃ ← x^k from the next step on
+                self.snap_grad, self.next_grad = self.next_grad, self.snap_grad
+                self.snap_deriv, self.next_deriv = self.next_deriv, self.snap_deriv
+                self.next_ready = False
+                self._new_reference()
+        self.steps += n_steps
+        self.data_passes += n_steps / self.p.n_samples
+
+
+def make_svrg(problem, sampling, rng, loop="outer", step_size=None, epoch_length=None, refresh_prob=None,
+              center=None, kappa=0.0, w0=None):
+    """The state of ``method="svrg"``: Johnson & Zhang's epochs (``loop="outer"``, step SAG's line search
+    unless given) or L-SVRG (``loop="loopless"``, step the theorem's 1/(6 L_max) unless given)."""
+    loop = check_choice("loop", loop, LOOPS)
+    if loop == "outer":
+        if refresh_prob is not None:
+            raise ValueError("refresh_prob is the coin of loop='loopless'; loop='outer' takes a snapshot every "
+                             "epoch_length steps")
+        return SVRGState(problem, sampling, rng, "linesearch" if step_size is None else step_size, epoch_length,
+                         center, kappa, w0)
+    if epoch_length is not None:
+        raise ValueError("loop='loopless' has no epochs (its reference point is refreshed with probability "
+                         "refresh_prob at each step); epoch_length is for loop='outer'")
+    return LooplessSVRGState(problem, sampling, rng, "L_max" if step_size is None else step_size, refresh_prob,
+                             center, kappa, w0)
 
 
 register(MethodSpec(
-    name="svrg", make=SVRGState, withheld=("center", "kappa", "w0"), kind="primal", axis="examples",
-    source="Johnson & Zhang 2013, Procedure SVRG (option I); Frostig et al. 2015, Thm 2.2 (as APPA's oracle)",
+    name="svrg", make=make_svrg, withheld=("center", "kappa", "w0"), kind="primal", axis="examples",
+    source="Johnson & Zhang 2013, Procedure SVRG (option I); Kovalev, Horváth & Richtárik 2020, Algorithm 1 "
+           "(loop='loopless'); Frostig et al. 2015, Thm 2.2 (as APPA's oracle)",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
     samplings=("uniform", "permutation"), renamed={"step": "step_size"},
     renamed_values={"step_size": {"auto": "L_max"}},  # the L_max rule's old name

@@ -19,8 +19,10 @@ the exact value when a reference optimum is passed. Sublinear bounds are drawn
 by inverting ``expr`` numerically.
 
 Work: ``cost_expr`` is the expected number of nonzeros touched per iteration
-(amortised over periodic full passes), so ``work_expr = expr · cost_expr``
-and ``passes = work / nnz`` (theory.md §9).
+(amortised over periodic full passes), and ``start_expr`` the nonzeros read
+before the first iteration (L-SVRG's full gradient at w₀; 0 elsewhere), so
+``work_expr = expr · cost_expr + start_expr`` and ``passes = work / nnz``
+(theory.md §9).
 
 A theorem bounds an expectation; one run is one sample. ``iterations(eps,
 delta=...)`` gives the high-probability form by Markov's inequality:
@@ -62,6 +64,7 @@ class Bound:
     rate_expr: object = None  # contraction per period (None: sublinear)
     prefactor_expr: object = sp.Integer(1)
     period_expr: object = sp.Integer(1)  # iterations per contraction (SVRG epoch, APPA stage)
+    start_expr: object = sp.Integer(0)  # nonzeros read before the first iteration (module docstring)
     iterate: str = "last"
     exact: bool = True  # False: an O(·) statement with unit constants (the paper's constant is not in our copy)
     note: str = ""
@@ -79,7 +82,7 @@ class Bound:
 
     @property
     def work_expr(self) -> sp.Expr:
-        return self.expr * self.cost_expr
+        return self.expr * self.cost_expr + self.start_expr
 
     @property
     def eps_start(self) -> float:
@@ -103,6 +106,10 @@ class Bound:
     def cost_per_step(self) -> float:
         return self.evaluate(self.cost_expr)
 
+    @property
+    def start_cost(self) -> float:
+        return self.evaluate(self.start_expr)
+
     def iterations(self, eps, delta=None) -> float:
         """Iterations after which E[quantity] ≤ eps (or, with ``delta``, the
         quantity itself is ≤ eps with probability ≥ 1 − delta, by Markov)."""
@@ -113,10 +120,11 @@ class Bound:
 
     def passes(self, eps, delta=None) -> float:
         """Total work of ``iterations(eps)`` in passes (nonzeros touched / nnz)."""
-        return self.iterations(eps, delta) * self.cost_per_step / self.problem.nnz
+        return (self.iterations(eps, delta) * self.cost_per_step + self.start_cost) / self.problem.nnz
 
     def steps_from_passes(self, passes):
-        return np.asarray(passes, dtype=float) * self.problem.nnz / self.cost_per_step
+        work = np.asarray(passes, dtype=float) * self.problem.nnz - self.start_cost
+        return np.maximum(work, 0.0) / self.cost_per_step
 
     def curve(self, passes) -> np.ndarray:
         """The guaranteed expected ``quantity`` after ``passes`` passes (array in, array out).

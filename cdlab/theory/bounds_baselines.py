@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from .._checks import check_choice, check_real
 from ._start import primal_eps0
 from .bound import Bound, register_bound
 from .bounds_cd import _check_options
@@ -21,7 +22,7 @@ from .symbols import SYMBOLS as S
 
 n, nnz, lam, gamma, R, F2 = S["n"], S["nnz"], S["lam"], S["gamma"], S["R"], S["F2"]
 eps, eps0, L, L_P, mu_F = S["eps"], S["eps0"], S["L"], S["L_P"], S["mu_F"]
-eta, epoch = S["eta"], S["epoch"]
+eta, epoch, p_refresh = S["eta"], S["epoch"], S["p_refresh"]
 L_max = R ** 2 / gamma + lam
 
 
@@ -34,13 +35,14 @@ def _smooth_l2(method, problem):
         raise ValueError(f"the {method} bound needs λ > 0 (strong convexity)")
 
 
-def _variance_reduced_step(method, step, fixed):
+def _variance_reduced_step(method, step, fixed, hint=""):
     """The step a SAGA or SVRG bound is for: ``fixed`` (the theorem's η) for step_size="L_max", or a number.
     The solvers' default, SAG's line search (``cdlab.solvers.step_rules``), picks steps no theorem
-    covers, so it has no bound."""
+    covers, so it has no bound; ``hint`` ends that message."""
     if step in (None, "linesearch"):
         raise ValueError(f"{method}'s default step comes from SAG's line search on L (Schmidt, Le Roux & Bach "
-                         f"2017 §4.6), which no theorem covers; the bound is for step_size='L_max' or a number")
+                         f"2017 §4.6), which no theorem covers; the bound is for step_size='L_max' or a number"
+                         f"{hint}")
     return fixed if step == "L_max" else _step_value(step)
 
 
@@ -100,19 +102,30 @@ def sgd_bound(problem, sampling="uniform", **options):
                      "; cdlab's sgd reports the last iterate" if iterate == "average" else ""))
 
 
+# the SVRG whose theorem holds with its default step and refresh rate
+LOOPLESS_HINT = "; or run loop='loopless' (L-SVRG), whose theorem covers its default step 1/(6 L_max) and p = 1/n"
+
+
 @register_bound("svrg")
 def svrg_bound(problem, sampling="uniform", **options):
     """SVRG (Johnson & Zhang 2013, Thm 1): with step η < 1/(4L), L = L_max, inner
     loop m and α = 1/(μη(1 − 2Lη)m) + 2Lη/(1 − 2Lη) < 1,
     E[P(w̃_s) − P*] ≤ α^s (P(w̃₀) − P*) after s epochs (μ = μ_F). For ``step_size="L_max"``
-    (η = 1/(10 L_max)) or a number; the default line search has none."""
-    _check_options("svrg", options, {"step_size", "epoch_length", "reference", "eps0"})
+    (η = 1/(10 L_max)) or a number; the default line search has none. With ``loop="loopless"``:
+    :func:`loopless_svrg_bound`."""
+    _check_options("svrg", options, {"loop", "step_size", "epoch_length", "refresh_prob", "reference", "eps0"})
     _smooth_l2("SVRG", problem)
     if sampling != "uniform":
         raise ValueError(f"the SVRG bound needs i.i.d. uniform sampling, not {sampling!r}")
+    from ..solvers.svrg import LOOPS
+    loop = check_choice("loop", options.get("loop", "outer"), LOOPS)
+    if loop == "loopless":
+        return loopless_svrg_bound(problem, sampling, **options)
+    if options.get("refresh_prob") is not None:
+        raise ValueError("refresh_prob is the coin of loop='loopless'; loop='outer' has epochs (epoch_length)")
     from .symbols import evaluate
     Lm = evaluate(L_max, problem)
-    step = _variance_reduced_step("SVRG", options.get("step_size"), 1.0 / (10.0 * Lm))
+    step = _variance_reduced_step("SVRG", options.get("step_size"), 1.0 / (10.0 * Lm), LOOPLESS_HINT)
     m_in = options.get("epoch_length") or 2 * problem.n_samples
     if step >= 1 / (4 * Lm):
         raise ValueError(f"SVRG Thm 1 needs η < 1/(4 L_max) = {1 / (4 * Lm):.3g}; got η = {step:.3g}")
@@ -125,7 +138,7 @@ def svrg_bound(problem, sampling="uniform", **options):
         raise ValueError(f"SVRG Thm 1 gives no rate here: α = {a_val:.3g} ≥ 1 with η = {step:.3g} and an epoch "
                          f"of {m_in}; it needs an epoch longer than {need:.3g} steps (κ = L_max/μ = {Lm / mu:.3g}; "
                          f"no step helps an epoch shorter than 16κ). For a bound run svrg with step_size='L_max' and "
-                         f"epoch_length={m_half} (α = 1/2 at that step), at some cost in practice")
+                         f"epoch_length={m_half} (α = 1/2 at that step), at some cost in practice{LOOPLESS_HINT}")
     eps_start, how = primal_eps0(problem, options.get("reference"), options.get("eps0"))
     expr = epoch * sp.log(eps0 / eps) / sp.log(1 / alpha)
     return Bound("svrg", problem, sampling, expr, nnz / n + nnz / epoch,
@@ -135,6 +148,48 @@ def svrg_bound(problem, sampling="uniform", **options):
                  note="the theorem is for option II (snapshot = a random inner iterate); cdlab's svrg uses "
                       "option I (the last iterate), which Thm 1 does not cover. Work: a snapshot costs nnz, "
                       "an inner step ‖x_i‖₀ (both margins in one pass over the row)")
+
+
+def loopless_svrg_bound(problem, sampling="uniform", **options):
+    """L-SVRG (Kovalev, Horváth & Richtárik 2020, Algorithm 1 and Thm 5): each f_i = φ_i(x_i·w) + (λ/2)‖w‖²
+    convex and L-smooth (L = L_max), P μ-strongly convex (μ = μ_F), step η ≤ 1/(6L), refresh probability
+    p ∈ (0, 1]: with σ_k = (1/n) Σ_i ‖∇f_i(w̃_k) − ∇f_i(w*)‖² and Φ_k = ‖w_k − w*‖² + (4η²/p) σ_k,
+
+        E[Φ_k] ≤ (1 − ρ)^k Φ₀,    ρ = min(ημ, p/2).
+
+    The paper is not in shared/papers; the constants are those of this derivation (the form of the
+    published Thm 5). With D = P(w) − P*, ∇P(w*) = 0 and g = ∇f_i(w) − ∇f_i(w̃) + ∇P(w̃):
+    E‖g‖² ≤ 4LD + 2σ (‖∇f_i(w) − ∇f_i(w*)‖² ≤ 2L D_{f_i}(w, w*), a variance ≤ its second moment) and
+    ⟨∇P(w), w − w*⟩ ≥ D + (μ/2)‖w − w*‖², so E‖w⁺ − w*‖² ≤ (1 − ημ)‖w − w*‖² − 2η(1 − 2ηL)D + 2η²σ;
+    the refresh w̃⁺ = w with probability p gives E σ⁺ ≤ (1 − p)σ + 2pLD; together
+    E Φ⁺ ≤ (1 − ημ)‖w − w*‖² + (1 − p/2)(4η²/p)σ − 2η(1 − 6ηL)D, and η ≤ 1/(6L) drops the last term.
+
+    Φ₀ from the start (w̃₀ = w₀): ‖w₀ − w*‖² ≤ 2ε₀/μ and σ₀ ≤ 2L (P(w₀) − P*) ≤ 2Lε₀ (each f_i is convex
+    and L-smooth and ∇P(w*) = 0), so Φ₀ ≤ (2/μ + 8η²L/p) ε₀; and P − P* ≤ (L_P/2)‖w − w*‖² ≤ (L_P/2) Φ.
+    Hence E[P(w_k) − P*] ≤ (L_P/2)(2/μ + 8η²L/p) ε₀ (1 − ρ)^k. The step is the theorem's 1/(6 L_max)
+    (``step_size="L_max"``, the variant's default) or a number ≤ it; p is ``refresh_prob`` (default 1/n).
+    Work: a step reads ‖x_i‖₀, a refresh (probability p) nnz, and the full gradient at w₀ nnz once."""
+    if options.get("epoch_length") is not None:
+        raise ValueError("loop='loopless' has no epochs; epoch_length is for loop='outer'")
+    from .symbols import evaluate
+    Lm = evaluate(L_max, problem)
+    step = _variance_reduced_step("L-SVRG", options.get("step_size", "L_max") or "L_max", 1.0 / (6.0 * Lm))
+    if step > 1 / (6 * Lm) * (1 + 1e-12):
+        raise ValueError(f"L-SVRG's Thm 5 (Kovalev et al. 2020) needs η ≤ 1/(6 L_max) = {1 / (6 * Lm):.3g}; "
+                         f"got η = {step:.3g}")
+    p_value = options.get("refresh_prob")
+    p_value = 1.0 / problem.n_samples if p_value is None else check_real("refresh_prob", p_value, low=0.0,
+                                                                         high=1.0, low_open=True)
+    rho = sp.Min(eta * mu_F, p_refresh / 2)
+    prefactor = (L_P / 2) * (2 / mu_F + 8 * eta ** 2 * L_max / p_refresh)
+    eps_start, how = primal_eps0(problem, options.get("reference"), options.get("eps0"))
+    return Bound("svrg", problem, sampling, sp.log(prefactor * eps0 / eps) / rho, nnz / n + p_refresh * nnz,
+                 "Kovalev, Horváth & Richtárik 2020 (ALT), L-SVRG Thm 5; subopt via L_P-smoothness", "subopt",
+                 values={"eps0": eps_start, "eta": step, "p_refresh": p_value}, rate_expr=rho,
+                 prefactor_expr=prefactor, start_expr=nnz, eps0_how=how,
+                 note="the theorem's Lyapunov function bounds ‖w_k − w*‖² and σ_k together (constants derived in "
+                      "cdlab.theory.bounds_baselines; the paper is not in shared/papers); cdlab's loop='loopless' "
+                      "is its Algorithm 1 (w̃ ← the iterate the refreshing step started from)")
 
 
 @register_bound("saga")

@@ -37,6 +37,7 @@ SYMBOLS: dict[str, sp.Symbol] = {
     "cost": sp.Symbol(r"\bar{c}", **_pos),  # expected nonzeros per step of a custom sampling
     "eta": sp.Symbol(r"\eta", **_pos),  # step size (SVRG)
     "epoch": sp.Symbol(r"m_{\mathrm{in}}", integer=True, positive=True),  # SVRG inner loop length
+    "p_refresh": sp.Symbol("p", **_pos),  # L-SVRG's probability of a refresh at each step
     "machines": sp.Symbol("s", integer=True, positive=True),  # computing nodes (ASDCA Section 3)
     "k": sp.Symbol("k", integer=True, nonnegative=True),
     "delta": sp.Symbol(r"\delta", **_pos),  # failure probability of a high-probability bound
