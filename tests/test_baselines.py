@@ -687,7 +687,7 @@ def test_lambda_sweep_has_the_shape_of_appa_figure_3():
     assert np.all(gradient[np.isfinite(gradient)] * (f0 - f_star) + f_star <= 1e6 * (f0 + 1))
 
 
-# --------------------------------------------------------------------------- L-SVRG (loop="loopless")
+# --------------------------------------------------------------------------- L-SVRG (method="lsvrg")
 class FixedCoins:
     """L-SVRG's coins from a preset boolean sequence (True: w̃ ← x^k after step k), as refresh gaps."""
 
@@ -719,7 +719,7 @@ def dense_lsvrg(X, y, loss, lam, order, coins, eta):
 
 
 def loopless_state(problem, order, coins, **options):
-    state = cdlab.METHODS["svrg"].make(problem, "uniform", None, loop="loopless", **options)
+    state = cdlab.METHODS["lsvrg"].make(problem, "uniform", None, **options)
     state.sampler, state.coins = FixedOrder(order), FixedCoins(coins)
     return state
 
@@ -727,7 +727,7 @@ def loopless_state(problem, order, coins, **options):
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
 @pytest.mark.parametrize("step", [0.05, "linesearch"])
 def test_loopless_svrg_equals_the_dense_algorithm_step_by_step(loss, step):
-    """loop="loopless" fed the same indices and coins as the dense Algorithm 1 (a refresh at the first step,
+    """lsvrg fed the same indices and coins as the dense Algorithm 1 (a refresh at the first step,
     two in a row, long gaps): equal iterates after every m = 1 … 70 steps run as one chunk, and after 70
     steps run in uneven chunks; with the line search the dense run is fed DenseLineSearch's steps."""
     from cdlab.solvers.svrg import LOOPLESS_STEPS
@@ -775,14 +775,14 @@ def test_loopless_coins_are_the_seeds_and_not_the_chunks():
     order = np.random.default_rng(5).integers(0, problem.n_samples, 1000)
     finals = []
     for seed, chunks in ((1, [1000]), (1, [1, 7, 250, 2, 600, 140]), (2, [1000])):
-        state = cdlab.METHODS["svrg"].make(problem, "uniform", np.random.default_rng(seed), loop="loopless")
+        state = cdlab.METHODS["lsvrg"].make(problem, "uniform", np.random.default_rng(seed))
         state.sampler = FixedOrder(order)
         for k in chunks:
             state.run(k)
         finals.append(state.iterate()[0])
     np.testing.assert_allclose(finals[0], finals[1], rtol=1e-10, atol=1e-13)
     assert not np.allclose(finals[0], finals[2], rtol=1e-6)  # seed 2's coins refresh at other steps
-    a, b = (cdlab.solve(problem, "svrg", loop="loopless", max_passes=5, tol=0.0, seed=4) for _ in range(2))
+    a, b = (cdlab.solve(problem, "lsvrg", max_passes=5, tol=0.0, seed=4) for _ in range(2))
     assert a.trace[["steps", "nnz_touched", "primal", "gap"]].equals(b.trace[["steps", "nnz_touched", "primal", "gap"]])
 
 
@@ -790,34 +790,34 @@ def test_loopless_coins_are_the_seeds_and_not_the_chunks():
 def test_loopless_svrg_certifies_and_agrees_with_an_independent_optimum(data):
     """The theorem's step 1/(6 L_max) and p = 1/n reach the duality gap 1e-9, and P agrees with L-BFGS-B's."""
     from _helpers import check_certified
-    check_certified(PROBLEMS[data](), "svrg", max_passes=3000, loop="loopless")
+    check_certified(PROBLEMS[data](), "lsvrg", max_passes=3000)
 
 
 @pytest.mark.parametrize("data", ["heart_scale/logistic", "a9a[:2000]/logistic", "colon-cancer/squared",
                                   "synthetic/smoothed_hinge", "raw colon-cancer/logistic"])
 def test_loopless_bound_holds_at_every_checkpoint(data):
-    """Kovalev et al. Thm 5 through cdlab.theory.bound("svrg", loop="loopless"): at every checkpoint of runs with
+    """Kovalev et al. Thm 5 through cdlab.theory.bound("lsvrg"): at every checkpoint of runs with
     the default options (3 seeds), the measured P − P* is below the bound at the run's step count, and below
     the curve the page draws against passes (the expected refresh cost and the start's full pass counted);
     on mean-scaled data and on colon-cancer as shipped."""
     from cdlab import theory
     problem = raw_problem(*RAW[0]) if data.startswith("raw") else PROBLEMS[data]()
     p_star = cdlab.reference_optimum(problem)
-    bound = theory.bound("svrg", problem, reference=p_star, loop="loopless")
+    bound = theory.bound("lsvrg", problem, reference=p_star)
     assert bound.quantity == "subopt" and bound.exact and bound.rate > 0
     for seed in range(3):
-        tr = cdlab.solve(problem, "svrg", loop="loopless", tol=0, max_passes=60, reference=p_star, seed=seed).trace
+        tr = cdlab.solve(problem, "lsvrg", tol=0, max_passes=60, reference=p_star, seed=seed).trace
         assert np.all(tr.subopt.to_numpy() <= bound.curve_at_steps(tr.steps.to_numpy())), seed
         assert np.all(tr.subopt.to_numpy() <= bound.curve(tr.passes.to_numpy())), seed
         assert tr.subopt.iloc[-1] < 0.5 * tr.subopt.iloc[0]  # the runs move (raw colon-cancer the least)
 
 
 def test_the_theorem_step_is_not_the_default_because_raw_data_stalls_it():
-    """Why loop="outer" with the line search stays svrg's default: on colon-cancer as shipped (logistic, λ = 1/n)
-    the loopless theorem step 1/(6 L_max) is still far from the gap 1e-6 after 300 passes, where the default
+    """Why svrg with its line search, not lsvrg, is the variance-reduced default: on colon-cancer as shipped
+    (logistic, λ = 1/n) L-SVRG's theorem step 1/(6 L_max) is still far from the gap 1e-6 after 300 passes, where the default
     certifies it (test_default_step_certifies_unnormalised_shipped_data)."""
     problem = raw_problem(*RAW[0])
-    res = cdlab.solve(problem, "svrg", loop="loopless", tol=1e-6, max_passes=300)
+    res = cdlab.solve(problem, "lsvrg", tol=1e-6, max_passes=300)
     assert not res.converged and res.trace.gap.iloc[-1] > 1e-2, res
 
 
@@ -834,7 +834,7 @@ def test_loopless_bound_is_its_formula():
     L_P = lam + np.linalg.norm(X, 2) ** 2 * (1 + 1e-9) / (gamma * n)  # padded as Data.spectral_norm_sq is
     eps0, eps = 0.7, 1e-6
     for options, eta, p in (({}, 1 / (6 * L), 1 / n), ({"step_size": 1e-3, "refresh_prob": 0.3}, 1e-3, 0.3)):
-        bound = theory.bound("svrg", problem, loop="loopless", eps0=eps0, **options)
+        bound = theory.bound("lsvrg", problem, eps0=eps0, **options)
         rho = min(eta * mu, p / 2)
         prefactor = L_P / 2 * (2 / mu + 8 * eta ** 2 * L / p)
         assert bound.rate == pytest.approx(rho, rel=1e-12)
@@ -848,30 +848,49 @@ def test_loopless_bound_is_its_formula():
 
 
 @pytest.mark.parametrize("options,match", [
-    (dict(loop="inner"), r"unknown loop 'inner'; choose one of \['loopless', 'outer'\]"),
-    (dict(loop="loopless", epoch_length=100), "loop='loopless' has no epochs"),
-    (dict(refresh_prob=0.5), "refresh_prob is the coin of loop='loopless'"),
-    (dict(loop="loopless", refresh_prob=0.0), r"refresh_prob must be finite and in \(0, 1\], got 0.0"),
-    (dict(loop="loopless", refresh_prob=1.5), r"refresh_prob must be finite and in \(0, 1\], got 1.5"),
-    (dict(loop="loopless", refresh_prob="often"), "refresh_prob must be a real number, got 'often'"),
-    (dict(loop="loopless", step_size=-1.0), "step_size must be finite and > 0, got -1.0"),
+    (dict(epoch_length=100), r"unknown option\(s\) \['epoch_length'\]"),
+    (dict(refresh_prob=0.0), r"refresh_prob must be finite and in \(0, 1\], got 0.0"),
+    (dict(refresh_prob=1.5), r"refresh_prob must be finite and in \(0, 1\], got 1.5"),
+    (dict(refresh_prob="often"), "refresh_prob must be a real number, got 'often'"),
+    (dict(step_size=-1.0), "step_size must be finite and > 0, got -1.0"),
 ])
 def test_bad_loopless_options_are_refused_before_any_work(options, match):
     problem = cdlab.Problem(*dense_gauss(n=30, d=4), loss="squared", lam=0.1)
     with pytest.raises(ValueError, match=match):
-        cdlab.solve(problem, "svrg", **options)
+        cdlab.solve(problem, "lsvrg", **options)
 
 
-@pytest.mark.parametrize("options,match", [
-    (dict(loop="inner"), "unknown loop 'inner'"),
-    (dict(loop="loopless", step_size="linesearch"), "no theorem covers"),
-    (dict(loop="loopless", step_size=1.0), r"needs η ≤ 1/\(6 L_max\)"),
-    (dict(loop="loopless", epoch_length=10), "loop='loopless' has no epochs"),
-    (dict(loop="loopless", refresh_prob=2.0), r"refresh_prob must be finite and in \(0, 1\]"),
-    (dict(refresh_prob=0.1, step_size="L_max", epoch_length=10 ** 6), "refresh_prob is the coin of loop='loopless'"),
-    (dict(), "or run loop='loopless'"),  # the default line search: the refusal names the variant with a bound
+@pytest.mark.parametrize("method,options,match", [
+    ("lsvrg", dict(step_size="linesearch"), "step_size='linesearch' .* is covered by no theorem"),
+    ("lsvrg", dict(step_size=1.0), r"needs η ≤ 1/\(6 L_max\)"),
+    ("lsvrg", dict(step_size=0), "step_size must be > 0, got 0.0"),
+    ("lsvrg", dict(epoch_length=10), r"unknown option\(s\) \['epoch_length'\]"),
+    ("lsvrg", dict(refresh_prob=2.0), r"refresh_prob must be finite and in \(0, 1\]"),
+    ("svrg", dict(refresh_prob=0.1, step_size="L_max"), r"unknown option\(s\) \['refresh_prob'\]"),
+    ("svrg", dict(), "or run method='lsvrg'"),  # the default line search: the refusal names the variant with a bound
 ])
-def test_loopless_bound_refusals_are_clear(options, match):
+def test_loopless_bound_refusals_are_clear(method, options, match):
     from cdlab import theory
     with pytest.raises(ValueError, match=match):
-        theory.bound("svrg", PROBLEMS["heart_scale/logistic"](), **options)
+        theory.bound(method, PROBLEMS["heart_scale/logistic"](), **options)
+
+
+@pytest.mark.parametrize("p", [0.05, 0.5])
+def test_loopless_coins_refresh_with_probability_p(p):
+    """RefreshCoins' gaps are Geometric(p): over 20 000 steps the refreshes number 20 000·p within 4
+    standard deviations (the exact tests feed fixed coins, so this is the coins' own check)."""
+    from cdlab.solvers.svrg import RefreshCoins
+    coins, steps, refreshes = RefreshCoins(np.random.default_rng(0), p), 0, 0
+    while True:
+        steps += coins.next_gap()
+        if steps > 20_000:
+            break
+        refreshes += 1
+    assert abs(refreshes - 20_000 * p) <= 4 * np.sqrt(20_000 * p * (1 - p))
+
+
+def test_lsvrg_records_the_step_it_ran():
+    """A run's options name its step rule, not None: the store key says what ran."""
+    problem = PROBLEMS["heart_scale/logistic"]()
+    assert cdlab.solve(problem, "lsvrg", max_passes=2).options == {"step_size": "L_max", "refresh_prob": None}
+    assert cdlab.solve(problem, "svrg", max_passes=2).options["step_size"] == "linesearch"

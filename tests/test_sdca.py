@@ -163,7 +163,7 @@ def _budget_cases():
     return [(m, {}) for m in sorted(cdlab.METHODS)] + [
         ("appa", short), ("appa", dict(short, inner="svrg")), ("appa", dict(short, warm_start="dual")),
         ("accel_appa", short), ("dual_appa", short), ("svrg", dict(epoch_length=1)),
-        ("svrg", dict(loop="loopless")), ("svrg", dict(loop="loopless", refresh_prob=1.0)),
+        ("lsvrg", {}), ("lsvrg", dict(refresh_prob=1.0)),
         ("asdca", dict(batch_size=600)), ("spdc", dict(batch_size=600))]
 
 

@@ -10,7 +10,7 @@ from cdlab.theory.bound import BOUNDS, NO_BOUND
 
 from _helpers import bounds_synthetic, mean_scaled_dataset
 
-ALL = ["sdca", "dual_cd", "primal_cd", "spdc", "asdca", "appa", "accel_appa", "dual_appa", "sgd", "svrg", "saga",
+ALL = ["sdca", "dual_cd", "primal_cd", "spdc", "asdca", "appa", "accel_appa", "dual_appa", "sgd", "svrg", "lsvrg", "saga",
        "agd", "gd"]
 # the options a bound is for where the default has none: SVRG's and SAGA's theorems are for η from L_max
 # (their default line search has no bound)
@@ -27,7 +27,7 @@ def heart():
 def test_every_method_has_a_bound_with_the_contracted_attributes(heart):
     P, p_star = heart
     assert set(ALL) <= set(BOUNDS)
-    for method, options in [(m, BOUND_OPTIONS.get(m, {})) for m in ALL] + [("svrg", {"loop": "loopless"})]:
+    for method, options in [(m, BOUND_OPTIONS.get(m, {})) for m in ALL]:
         b = theory.bound(method, P, "uniform", reference=p_star, **options)
         assert isinstance(b.expr, sympy.Expr) and b.source and b.quantity in ("gap", "subopt")
         assert b.expr.free_symbols <= set(theory.SYMBOLS.values())
@@ -109,7 +109,7 @@ def test_evaluate(heart):
 # the non-coordinate bounds against runs: (method, sampling, options); the theorem's quantity
 SPOT = [("spdc", "uniform", {}), ("spdc", "weighted", {}), ("spdc", "uniform", {"batch_size": 4}),
         ("asdca", "uniform", {"batch_size": 8}), ("saga", "uniform", {"step_size": "L_max"}), ("gd", "uniform", {}),
-        ("agd", "uniform", {}), ("svrg", "uniform", {"step_size": "L_max"}), ("svrg", "uniform", {"loop": "loopless"}),
+        ("agd", "uniform", {}), ("svrg", "uniform", {"step_size": "L_max"}), ("lsvrg", "uniform", {}),
         ("sgd", "uniform", {})]
 
 

@@ -19,24 +19,24 @@ missed steps are applied at once when j is next read (``_kernels.catch_up_dot``)
 w_j ← (1−ρ)^k w_j + b_j (1 − (1−ρ)^k)/ρ. A step then costs ‖x_i‖₀, not d; the
 φ_i'(x_i·w̃) are stored at the snapshot, so x_i·w̃ is never recomputed.
 
-``loop="loopless"`` is L-SVRG (Hofmann et al. 2015; Kovalev, Horváth & Richtárik 2020,
-"Don't jump through hoops and remove those loops", Algorithm 1): no epochs; the same step, and
+``method="lsvrg"`` is loopless SVRG, L-SVRG (Hofmann et al. 2015; Kovalev, Horváth & Richtárik
+2020, "Don't jump through hoops and remove those loops", Algorithm 1): no epochs; the same step, and
 after step k, with probability p (``refresh_prob``, default 1/n), the reference point becomes
 w̃ ← x^k, the iterate that step k started from, and ḡ is recomputed there (one pass). Its
 default step is the theorem's, η = 1/(6 L_max) (Kovalev et al. Thm 5: η ≤ 1/(6L) with L the
-smoothness of every f_i; ``cdlab.theory.bound("svrg", ..., loop="loopless")``). The coins come
-from a generator spawned from the run's, as refresh gaps (Geometric(p) steps to the next
-refresh), so the iterates depend on the seed only, not on how the driver chunks the steps.
-``step_size="linesearch"`` runs it with the line search below (no theorem covers that either).
+smoothness of every f_i; ``cdlab.theory.bound("lsvrg", ...)``). The coins come from a generator
+spawned from the run's, as refresh gaps (Geometric(p) steps to the next refresh), so the iterates
+depend on the seed only, not on how the driver chunks the steps. ``step_size="linesearch"`` runs
+it with the line search below (no theorem covers that either).
 
-``loop="outer"`` with the line search stays the default: on unnormalised shipped data the
-theorem's step 1/(6 L_max) is as slow as Johnson & Zhang's 1/(10 L_max) — 7 of the 10 cases of
-``benchmarks/raw_steps.py`` (colon-cancer, w8a, ijcnn1, mushrooms at λ = 0.01/n) are still 1e-5 to 1e2
-from the duality gap 1e-6 after 300 passes, where the line search certifies 9 of them — and the
-loopless line search needed 1.2–1.5× the outer one's passes there (means over seeds 0–2), and
-missed ijcnn1 logistic.
+Why ``svrg`` (epochs, line search) and not L-SVRG with its theorem's step is the variance-reduced
+default a user reaches first: on unnormalised shipped data the theorem's step 1/(6 L_max) is as
+slow as Johnson & Zhang's 1/(10 L_max) — 7 of the 10 cases of ``benchmarks/raw_steps.py``
+(colon-cancer, w8a, ijcnn1, mushrooms at λ = 0.01/n) are still 1e-5 to 1e2 from the duality gap
+1e-6 after 300 passes, where svrg's line search certifies 9 of them — and L-SVRG with the line
+search needed 1.2–1.5× svrg's passes there (means over seeds 0–2), and missed ijcnn1 logistic.
 
-Defaults of ``loop="outer"``: epoch length m = 2n, step η = 1/(2(L + λ + κ)) with L from SAG's
+Defaults of ``method="svrg"``: epoch length m = 2n, step η = 1/(2(L + λ + κ)) with L from SAG's
 line search (``step_rules``; Schmidt, Le Roux & Bach 2017 §4.6; no theorem
 covers it, and the factor 1/2 is measured: ``benchmarks/raw_steps.py``);
 ``step_size="L_max"`` is η = 1/(10 L_max), L_max = max_i ‖x_i‖²/γ + λ + κ, which
@@ -67,7 +67,7 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import make_sampler
-from .._checks import check_choice, check_int, check_real
+from .._checks import check_int, check_real
 from ._kernels import affine_constants, affine_power_tables, catch_up_all, catch_up_dot, loss_grad
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .step_rules import StepRule, lipschitz_search
@@ -75,10 +75,8 @@ from .step_rules import StepRule, lipschitz_search
 # c in η = c/(L + λ + κ): 1/10 for L_max (Johnson & Zhang's Thm 1 needs c < 1/4); 1/2 for the
 # line search, the measured choice (module docstring)
 SVRG_STEPS = {"linesearch": 0.5, "L_max": 0.1}
-# the same constants for loop="loopless": 1/6 for L_max (Kovalev et al. 2020 Thm 5 needs η ≤ 1/(6L))
+# the same constants for method="lsvrg": 1/6 for L_max (Kovalev et al. 2020 Thm 5 needs η ≤ 1/(6L))
 LOOPLESS_STEPS = {"linesearch": 0.5, "L_max": 1.0 / 6.0}
-# "outer": Johnson & Zhang's epochs; "loopless": a refresh of the reference point by a coin at each step
-LOOPS = ("outer", "loopless")
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -210,6 +208,13 @@ class SVRGState(State):
         return self.w.copy(), None  # a copy: the driver keeps the last finite iterate
 
 
+def refresh_probability(problem, refresh_prob) -> float:
+    """L-SVRG's refresh probability p: ``refresh_prob`` checked to lie in (0, 1], None meaning 1/n."""
+    if refresh_prob is None:
+        return 1.0 / problem.n_samples
+    return check_real("refresh_prob", refresh_prob, low=0.0, high=1.0, low_open=True)
+
+
 class RefreshCoins:
     """L-SVRG's coins as gaps: ``next_gap()`` is the number of steps up to and including the next
     one whose coin shows a refresh, Geometric(p), drawn from a generator spawned from the run's."""
@@ -223,16 +228,16 @@ class RefreshCoins:
 
 
 class LooplessSVRGState(SVRGState):
-    """L-SVRG (Kovalev, Horváth & Richtárik 2020, Algorithm 1) on f(w) = P(w) + (κ/2)‖w − c‖²:
-    after step k, with probability ``refresh_prob`` (default 1/n), w̃ ← x^k (module docstring)."""
+    """``method="lsvrg"``: L-SVRG (Kovalev, Horváth & Richtárik 2020, Algorithm 1) on
+    f(w) = P(w) + (κ/2)‖w − c‖²: after step k, with probability ``refresh_prob`` (default 1/n),
+    w̃ ← x^k (module docstring)."""
 
     step_constants = LOOPLESS_STEPS
 
     def __init__(self, problem, sampling, rng, step_size="L_max", refresh_prob=None, center=None, kappa=0.0,
                  w0=None):
         n = problem.n_samples
-        p = 1.0 / n if refresh_prob is None else check_real("refresh_prob", refresh_prob, low=0.0, high=1.0,
-                                                            low_open=True)
+        p = refresh_probability(problem, refresh_prob)
         self.refresh_prob = p
         self.coins = RefreshCoins(rng, p)
         super().__init__(problem, sampling, rng, step_size, None, center, kappa, w0)  # its epoch_length: unused
@@ -273,29 +278,17 @@ class LooplessSVRGState(SVRGState):
         self.data_passes += n_steps / self.p.n_samples
 
 
-def make_svrg(problem, sampling, rng, loop="outer", step_size=None, epoch_length=None, refresh_prob=None,
-              center=None, kappa=0.0, w0=None):
-    """The state of ``method="svrg"``: Johnson & Zhang's epochs (``loop="outer"``, step SAG's line search
-    unless given) or L-SVRG (``loop="loopless"``, step the theorem's 1/(6 L_max) unless given)."""
-    loop = check_choice("loop", loop, LOOPS)
-    if loop == "outer":
-        if refresh_prob is not None:
-            raise ValueError("refresh_prob is the coin of loop='loopless'; loop='outer' takes a snapshot every "
-                             "epoch_length steps")
-        return SVRGState(problem, sampling, rng, "linesearch" if step_size is None else step_size, epoch_length,
-                         center, kappa, w0)
-    if epoch_length is not None:
-        raise ValueError("loop='loopless' has no epochs (its reference point is refreshed with probability "
-                         "refresh_prob at each step); epoch_length is for loop='outer'")
-    return LooplessSVRGState(problem, sampling, rng, "L_max" if step_size is None else step_size, refresh_prob,
-                             center, kappa, w0)
-
-
 register(MethodSpec(
-    name="svrg", make=make_svrg, withheld=("center", "kappa", "w0"), kind="primal", axis="examples",
-    source="Johnson & Zhang 2013, Procedure SVRG (option I); Kovalev, Horváth & Richtárik 2020, Algorithm 1 "
-           "(loop='loopless'); Frostig et al. 2015, Thm 2.2 (as APPA's oracle)",
+    name="svrg", make=SVRGState, withheld=("center", "kappa", "w0"), kind="primal", axis="examples",
+    source="Johnson & Zhang 2013, Procedure SVRG (option I); Frostig et al. 2015, Thm 2.2 (as APPA's oracle)",
     losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
     samplings=("uniform", "permutation"), renamed={"step": "step_size"},
     renamed_values={"step_size": {"auto": "L_max"}},  # the L_max rule's old name
+))
+
+register(MethodSpec(
+    name="lsvrg", make=LooplessSVRGState, withheld=("center", "kappa", "w0"), kind="primal", axis="examples",
+    source="Kovalev, Horváth & Richtárik 2020, L-SVRG (Algorithm 1, Thm 5)",
+    losses=SMOOTH_LOSSES, supports_l1=False, needs_lam=False,
+    samplings=("uniform", "permutation"),
 ))

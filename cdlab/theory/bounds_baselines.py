@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .._checks import check_choice, check_real
 from ._start import primal_eps0
 from .bound import Bound, register_bound
 from .bounds_cd import _check_options
@@ -35,14 +34,20 @@ def _smooth_l2(method, problem):
         raise ValueError(f"the {method} bound needs λ > 0 (strong convexity)")
 
 
-def _variance_reduced_step(method, step, fixed, hint=""):
-    """The step a SAGA or SVRG bound is for: ``fixed`` (the theorem's η) for step_size="L_max", or a number.
-    The solvers' default, SAG's line search (``cdlab.solvers.step_rules``), picks steps no theorem
-    covers, so it has no bound; ``hint`` ends that message."""
-    if step in (None, "linesearch"):
-        raise ValueError(f"{method}'s default step comes from SAG's line search on L (Schmidt, Le Roux & Bach "
-                         f"2017 §4.6), which no theorem covers; the bound is for step_size='L_max' or a number"
-                         f"{hint}")
+def _variance_reduced_step(method, step, fixed, hint="", default="linesearch"):
+    """The step a SAGA, SVRG or L-SVRG bound is for: ``fixed`` (the theorem's η) for step_size="L_max", or a
+    number; ``step=None`` is the method's ``default`` rule. SAG's line search (``cdlab.solvers.step_rules``;
+    the default of sag, saga and svrg) picks steps no theorem covers, so it has no bound; ``hint`` ends
+    that message."""
+    step = default if step is None else step
+    if step == "linesearch":
+        if default == "linesearch":
+            raise ValueError(f"{method}'s default step comes from SAG's line search on L (Schmidt, Le Roux & Bach "
+                             f"2017 §4.6), which no theorem covers; the bound is for step_size='L_max' or a number"
+                             f"{hint}")
+        raise ValueError(f"step_size='linesearch' (SAG's line search on L, Schmidt, Le Roux & Bach 2017 §4.6) is "
+                         f"covered by no theorem; {method}'s bound is for its default step_size='L_max' or a number "
+                         f"at most that step{hint}")
     return fixed if step == "L_max" else _step_value(step)
 
 
@@ -103,7 +108,7 @@ def sgd_bound(problem, sampling="uniform", **options):
 
 
 # the SVRG whose theorem holds with its default step and refresh rate
-LOOPLESS_HINT = "; or run loop='loopless' (L-SVRG), whose theorem covers its default step 1/(6 L_max) and p = 1/n"
+LOOPLESS_HINT = "; or run method='lsvrg' (L-SVRG), whose theorem covers its default step 1/(6 L_max) and p = 1/n"
 
 
 @register_bound("svrg")
@@ -111,18 +116,12 @@ def svrg_bound(problem, sampling="uniform", **options):
     """SVRG (Johnson & Zhang 2013, Thm 1): with step η < 1/(4L), L = L_max, inner
     loop m and α = 1/(μη(1 − 2Lη)m) + 2Lη/(1 − 2Lη) < 1,
     E[P(w̃_s) − P*] ≤ α^s (P(w̃₀) − P*) after s epochs (μ = μ_F). For ``step_size="L_max"``
-    (η = 1/(10 L_max)) or a number; the default line search has none. With ``loop="loopless"``:
-    :func:`loopless_svrg_bound`."""
-    _check_options("svrg", options, {"loop", "step_size", "epoch_length", "refresh_prob", "reference", "eps0"})
+    (η = 1/(10 L_max)) or a number; the default line search has none (``method="lsvrg"`` has:
+    :func:`loopless_svrg_bound`)."""
+    _check_options("svrg", options, {"step_size", "epoch_length", "reference", "eps0"})
     _smooth_l2("SVRG", problem)
     if sampling != "uniform":
         raise ValueError(f"the SVRG bound needs i.i.d. uniform sampling, not {sampling!r}")
-    from ..solvers.svrg import LOOPS
-    loop = check_choice("loop", options.get("loop", "outer"), LOOPS)
-    if loop == "loopless":
-        return loopless_svrg_bound(problem, sampling, **options)
-    if options.get("refresh_prob") is not None:
-        raise ValueError("refresh_prob is the coin of loop='loopless'; loop='outer' has epochs (epoch_length)")
     from .symbols import evaluate
     Lm = evaluate(L_max, problem)
     step = _variance_reduced_step("SVRG", options.get("step_size"), 1.0 / (10.0 * Lm), LOOPLESS_HINT)
@@ -150,6 +149,7 @@ def svrg_bound(problem, sampling="uniform", **options):
                       "an inner step ‖x_i‖₀ (both margins in one pass over the row)")
 
 
+@register_bound("lsvrg")
 def loopless_svrg_bound(problem, sampling="uniform", **options):
     """L-SVRG (Kovalev, Horváth & Richtárik 2020, Algorithm 1 and Thm 5): each f_i = φ_i(x_i·w) + (λ/2)‖w‖²
     convex and L-smooth (L = L_max), P μ-strongly convex (μ = μ_F), step η ≤ 1/(6L), refresh probability
@@ -169,26 +169,27 @@ def loopless_svrg_bound(problem, sampling="uniform", **options):
     Hence E[P(w_k) − P*] ≤ (L_P/2)(2/μ + 8η²L/p) ε₀ (1 − ρ)^k. The step is the theorem's 1/(6 L_max)
     (``step_size="L_max"``, the variant's default) or a number ≤ it; p is ``refresh_prob`` (default 1/n).
     Work: a step reads ‖x_i‖₀, a refresh (probability p) nnz, and the full gradient at w₀ nnz once."""
-    if options.get("epoch_length") is not None:
-        raise ValueError("loop='loopless' has no epochs; epoch_length is for loop='outer'")
+    _check_options("lsvrg", options, {"step_size", "refresh_prob", "reference", "eps0"})
+    _smooth_l2("L-SVRG", problem)
+    if sampling != "uniform":
+        raise ValueError(f"the L-SVRG bound needs i.i.d. uniform sampling, not {sampling!r}")
+    from ..solvers.svrg import refresh_probability
     from .symbols import evaluate
     Lm = evaluate(L_max, problem)
-    step = _variance_reduced_step("L-SVRG", options.get("step_size", "L_max") or "L_max", 1.0 / (6.0 * Lm))
+    step = _variance_reduced_step("L-SVRG", options.get("step_size"), 1.0 / (6.0 * Lm), default="L_max")
     if step > 1 / (6 * Lm) * (1 + 1e-12):
         raise ValueError(f"L-SVRG's Thm 5 (Kovalev et al. 2020) needs η ≤ 1/(6 L_max) = {1 / (6 * Lm):.3g}; "
                          f"got η = {step:.3g}")
-    p_value = options.get("refresh_prob")
-    p_value = 1.0 / problem.n_samples if p_value is None else check_real("refresh_prob", p_value, low=0.0,
-                                                                         high=1.0, low_open=True)
+    p_value = refresh_probability(problem, options.get("refresh_prob"))
     rho = sp.Min(eta * mu_F, p_refresh / 2)
     prefactor = (L_P / 2) * (2 / mu_F + 8 * eta ** 2 * L_max / p_refresh)
     eps_start, how = primal_eps0(problem, options.get("reference"), options.get("eps0"))
-    return Bound("svrg", problem, sampling, sp.log(prefactor * eps0 / eps) / rho, nnz / n + p_refresh * nnz,
+    return Bound("lsvrg", problem, sampling, sp.log(prefactor * eps0 / eps) / rho, nnz / n + p_refresh * nnz,
                  "Kovalev, Horváth & Richtárik 2020 (ALT), L-SVRG Thm 5; subopt via L_P-smoothness", "subopt",
                  values={"eps0": eps_start, "eta": step, "p_refresh": p_value}, rate_expr=rho,
                  prefactor_expr=prefactor, start_expr=nnz, eps0_how=how,
                  note="the theorem's Lyapunov function bounds ‖w_k − w*‖² and σ_k together (constants derived in "
-                      "cdlab.theory.bounds_baselines; the paper is not in shared/papers); cdlab's loop='loopless' "
+                      "cdlab.theory.bounds_baselines; the paper is not in shared/papers); cdlab's lsvrg "
                       "is its Algorithm 1 (w̃ ← the iterate the refreshing step started from)")
 
 

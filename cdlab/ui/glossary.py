@@ -24,6 +24,8 @@ METHODS = {
     "dual_appa": "Dual APPA (Frostig et al. 2015, Alg. 3): proximal point on the dual, SDCA inside.",
     "sgd": "Stochastic gradient descent: one example's gradient per step, a decreasing step size.",
     "svrg": "SVRG (Johnson & Zhang 2013): stochastic steps corrected by a full gradient taken once per epoch.",
+    "lsvrg": ("Loopless SVRG (Kovalev, Horváth & Richtárik 2020): SVRG whose full gradient is retaken at a random "
+              "step (probability 1/n), with the step its theorem covers."),
     "sag": "SAG (Schmidt, Le Roux & Bach 2017): the average of the last gradient seen for every example.",
     "saga": "SAGA (Defazio, Bach & Lacoste-Julien 2014): SAG's table of gradients with an unbiased step.",
     "gd": "Gradient descent: the full gradient at each step (n rows read per step).",
