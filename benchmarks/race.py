@@ -395,9 +395,15 @@ def main(argv=None):
     ap.add_argument("--losses", nargs="*", default=list(LOSSES), choices=LOSSES)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-threads", action="store_true", help="skip the two-thread table")
+    ap.add_argument("--ours", nargs="*", help="race only these cdlab methods (e.g. sdca dual_cd; auto always runs)")
     args = ap.parse_args(argv)
     if args.repeats < 1:
         ap.error("--repeats must be ≥ 1")
+    if args.ours:
+        unknown = set(args.ours) - {method for method, _ in OURS}
+        if unknown:
+            ap.error(f"--ours: not raced: {sorted(unknown)}; choose from {sorted({m for m, _ in OURS})}")
+        OURS[:] = [run for run in OURS if run[0] in args.ours]
     print(CONVENTIONS)
     print("peer libraries:\n" + peer_status())
     print(f"cdlab: whole solve() call to a certified gap ≤ {GAP_REL:g}·|P*|; peers: tol tightened until "
