@@ -40,9 +40,9 @@ RATE_SLACK = 2.0
 # A chunk runs in slices of at most about this many nonzeros, a ``cancel`` event
 # and max_time checked between them: a checkpoint interval on millions of
 # nonzeros takes seconds, a cancelled run stops within a slice (tens of
-# milliseconds). The
-# slices depend on the data only, never on a clock or on ``cancel``, so equal
-# seeds still give equal traces (a sampler's draws depend on how a chunk is cut).
+# milliseconds). The slices depend on the data only, never on a clock or on
+# ``cancel``, so equal seeds still give equal traces (a sampler's draws depend
+# on how a chunk is cut).
 SLICE_NNZ = 2_000_000
 
 
