@@ -108,7 +108,7 @@ def test_checkpoints_report_the_stage_outputs(method, options):
     assert tiny.diverged and "diverged" in tiny.message and tiny.trace.primal.iloc[0] == p0
     assert np.all(np.isfinite(tiny.trace.primal)) and np.array_equal(tiny.w, np.zeros(problem.n_features))
     # the default start α = 0 (w = 0) does not: its stages stay within a few F(0) of the optimum
-    tiny = cdlab.solve(problem, method="dual_appa", kappa=1e-8, max_passes=20, tol=0)
+    tiny = cdlab.solve(problem, method="dual_appa", kappa=1e-8, max_passes=20, tol=0, eval_every=1.0)
     assert tiny.status == "max_passes" and tiny.trace.primal.max() < 2 * p0
 
 

@@ -157,8 +157,8 @@ def test_svrg_refusal_names_an_epoch_whose_bound_holds_and_the_run_meets_it():
 
 # --------------------------------------------------------------------------- SGD theory
 def _sgd_mean_subopt(problem, p_star, passes, seeds=4, **options):
-    runs = [cdlab.solve(problem, "sgd", max_passes=passes, tol=0.0, seed=s, reference=p_star, **options)
-            for s in range(seeds)]
+    runs = [cdlab.solve(problem, "sgd", max_passes=passes, tol=0.0, seed=s, reference=p_star, eval_every=1.0,
+                        **options) for s in range(seeds)]
     return runs[0].trace.passes.to_numpy(), np.mean([r.trace.subopt.to_numpy() for r in runs], axis=0)
 
 
@@ -557,8 +557,8 @@ def test_work_counting():
     for method in ("agd", "gd", "lbfgs"):
         tr = cdlab.solve(problem, method, max_passes=10, tol=0.0).trace
         assert np.all(tr.nnz_touched % nnz == 0) and np.allclose(tr.data_passes, tr.passes)
-    tr = cdlab.solve(problem, "lbfgs", max_passes=10, tol=0.0).trace
-    assert list(tr.steps) == list(range(len(tr)))  # one evaluation per checkpoint
+    tr = cdlab.solve(problem, "lbfgs", max_passes=10, tol=0.0, eval_every=1.0).trace
+    assert list(tr.steps) == list(range(len(tr)))  # one evaluation per one-pass checkpoint interval
 
 
 @pytest.mark.parametrize("method", ["sgd", "svrg", "sag", "saga"])

@@ -181,7 +181,7 @@ def test_checkpoints_are_about_a_pass_apart_under_importance_sampling(method):
     X = X.T.tocsr() if method == "dual_cd" else X  # the dense side is where each method samples
     y = np.where(np.arange(X.shape[0]) % 2 == 0, 1.0, -1.0)
     p = cdlab.Problem(X, y, loss="logistic", lam=1.0 / X.shape[0])
-    res = cdlab.solve(p, method, sampling="importance", max_passes=30, tol=0)
+    res = cdlab.solve(p, method, sampling="importance", max_passes=30, tol=0, eval_every=1.0)
     spacing = np.diff(res.trace.passes.to_numpy())
     assert 0.3 <= np.median(spacing) <= 3.0
     assert res.trace.passes.iloc[-1] <= 30 + spacing.max()

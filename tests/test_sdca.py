@@ -97,7 +97,7 @@ def test_trace_columns_work_counting_and_reference():
     X, y = synthetic(3)
     p = cdlab.Problem(X, y, loss="squared", lam=LAM)
     pstar = cdlab.reference_optimum(p)
-    res = cdlab.solve(p, tol=1e-9, reference=pstar)
+    res = cdlab.solve(p, tol=1e-9, reference=pstar, eval_every=1.0)
     tr = res.trace
     for col in ["steps", "nnz_touched", "passes", "data_passes", "time", "primal", "dual", "gap", "subopt"]:
         assert col in tr.columns
@@ -325,7 +325,8 @@ def test_reference_false_means_none():
     (dict(tol=np.nan), "tol must be a number"),
     (dict(max_time="1"), "max_time must be a real number"),
     (dict(max_time=-1.0), "max_time must be finite and ≥ 0"),
-    (dict(eval_every=np.inf), "eval_every must be finite"),
+    (dict(eval_every=np.inf), "eval_every must be 'auto' or a finite number of passes > 0, got inf"),
+    (dict(eval_every="often"), "eval_every must be 'auto' or a finite number of passes > 0, got 'often'"),
     (dict(max_passes=None), "max_passes must be a real number, got None"),
     (dict(callback=3), "callback must be callable"),
     (dict(cancel=True), "cancel must have an is_set"),

@@ -19,7 +19,7 @@ import time
 from .._checks import check_int, check_real
 from ..data.synthetic import NORMALIZE
 from ..solvers._threads import check_n_jobs
-from ..solvers.budget import Budget
+from ..solvers.budget import Budget, check_eval_every
 
 
 def add_parser(subparsers):
@@ -44,7 +44,9 @@ def add_parser(subparsers):
     p.add_argument("--n-jobs", type=int, default=1, metavar="N",
                    help="threads: > 1 runs SDCA / dual CD as PASSCoDe-Wild (lock-free, still certified, "
                         "not bit-reproducible) with parallel certificates (default 1)")
-    p.add_argument("--eval-every", type=float, default=Budget.eval_every, help="checkpoint interval in passes")
+    p.add_argument("--eval-every", type=eval_every_flag, default=Budget.eval_every,
+                   help="checkpoint interval in passes, or auto: geometric, aimed at the pass where the gap "
+                        f"reaches tol (default {Budget.eval_every})")
     p.add_argument("--max-time", type=float, default=Budget.max_time, help="budget in solver seconds")
     p.add_argument("--normalize", nargs="?", const="rows", default="none", choices=NORMALIZE,
                    help="rescale the data: rows (unit rows, the default of a bare --normalize) or mean "
@@ -56,6 +58,14 @@ def add_parser(subparsers):
     p.add_argument("--out", metavar="CSV", help="write the trace to this CSV file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
+
+
+def eval_every_flag(text):
+    """--eval-every's value: a number, or the text as typed (auto; check_args refuses anything else)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def parse_options(items):
@@ -78,7 +88,7 @@ def check_args(args):
     check_real("--l1", args.l1, low=0.0)
     check_real("--s", args.s, low=0.0, low_open=True)
     check_real("--max-passes", args.max_passes, low=0.0, low_open=True)
-    check_real("--eval-every", args.eval_every, low=0.0, low_open=True)
+    check_eval_every(args.eval_every, "--eval-every")
     check_real("--tol", args.tol, finite=False)  # --tol -inf means "run the budget out"; NaN is never meant
     check_int("--seed", args.seed, minimum=0)
     check_n_jobs(args.n_jobs)  # the library's rule (-1: every thread), before any data is loaded

@@ -22,7 +22,7 @@ from pathlib import Path
 from .._checks import check_int, check_real
 from ..data.synthetic import NORMALIZE
 from ..losses import get_loss
-from ..solvers.budget import Budget
+from ..solvers.budget import CURVE_EVAL_EVERY, Budget
 
 EXAMPLE = """\
     datasets:                       # required
@@ -62,7 +62,7 @@ DIMENSIONS = ("datasets", "normalize", "loss", "s", "lam", "l1", "methods", "sam
               "max_passes", "tol", "eval_every", "max_time", "reference", "tag")
 DEFAULTS = {"normalize": "none", "loss": "logistic", "s": 1.0, "lam": 1e-4, "l1": 0.0, "methods": "sdca",
             "samplings": "uniform", "options": {}, "seeds": 0, "max_passes": Budget.max_passes, "tol": Budget.tol,
-            "eval_every": Budget.eval_every, "max_time": Budget.max_time, "reference": False, "tag": ""}
+            "eval_every": CURVE_EVAL_EVERY, "max_time": Budget.max_time, "reference": False, "tag": ""}
 OTHER_KEYS = ("method_options", "store", "time_limit")
 # the config entry each dimension becomes
 CONFIG_NAME = {"datasets": "dataset", "methods": "method", "samplings": "sampling", "seeds": "seed"}

@@ -49,7 +49,8 @@ def run_one(base, method, theta, passes=20, seed=0):
 
     n = base.n_samples
     if method == "svrg":
-        res = cdlab.solve(base, "svrg", max_passes=passes, tol=0.0, seed=seed, step_size=theta, epoch_length=n)
+        res = cdlab.solve(base, "svrg", max_passes=passes, tol=0.0, seed=seed, step_size=theta, epoch_length=n,
+                          eval_every=1.0)
     else:
         target = int(np.ceil(passes)) * n
         common = dict(max_passes=np.inf, max_steps=target, tol=0.0, seed=seed, eval_every=1.0)

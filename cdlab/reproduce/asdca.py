@@ -37,8 +37,8 @@ def minibatch(ctx):
                          passes=first(run.trace, "gap", EPS), bound_iterations=b.iterations(EPS),
                          bound_iterations_per_e=1 / b.rate))
     runs = pd.DataFrame(rows)
-    sdca = cdlab.solve(problem, "sdca", tol=EPS, max_passes=500, seed=ctx.seed)
-    agd = cdlab.solve(problem, "agd", tol=EPS, max_passes=5000)
+    sdca = cdlab.solve(problem, "sdca", tol=EPS, max_passes=500, seed=ctx.seed, eval_every=1.0)
+    agd = cdlab.solve(problem, "agd", tol=EPS, max_passes=5000, eval_every=1.0)
     sdca_passes, agd_passes = first(sdca.trace, "gap", EPS), first(agd.trace, "gap", EPS)
     logs = np.log(runs[["m", "bound_iterations_per_e"]].to_numpy())
     slopes = np.diff(logs[:, 1]) / np.diff(logs[:, 0])

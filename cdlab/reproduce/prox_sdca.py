@@ -39,7 +39,7 @@ def sdca_vs_sgd(ctx):
     import cdlab
 
     problem, p_star = problem_and_optimum(ctx.quick, ctx.seed)
-    common = dict(max_passes=PASSES, tol=0, seed=ctx.seed, reference=p_star)
+    common = dict(max_passes=PASSES, tol=0, seed=ctx.seed, reference=p_star, eval_every=1.0)
     runs = {"SDCA": cdlab.solve(problem, "sdca", **common),
             "SGD Pegasos 1/(λt)": cdlab.solve(problem, "sgd", schedule="pegasos", **common)}
     tuned = []
@@ -83,7 +83,7 @@ def random_vs_cyclic(ctx):
     problem, _ = problem_and_optimum(ctx.quick, ctx.seed)
     shuffle = np.random.default_rng(ctx.seed).permutation(problem.n_samples)
     shuffled = problem.__class__(problem.X[shuffle], problem.y[shuffle], loss="logistic", lam=LAM)
-    common = dict(max_passes=PASSES, tol=0)
+    common = dict(max_passes=PASSES, tol=0, eval_every=1.0)
     specs = {"uniform (i.i.d.)": (problem, "uniform"), "new permutation every pass": (problem, "permutation"),
              "cyclic, file order": (problem, "cyclic"), "cyclic, shuffled once": (shuffled, "cyclic")}
     runs = {k: cdlab.solve(p, "sdca", sampling=s, seed=ctx.seed, **common)

@@ -38,10 +38,11 @@ MAX_TRACE_ROWS = 10_000
 # declares by more than this factor is sized by the measured rate instead.
 RATE_SLACK = 2.0
 # A chunk runs in slices of at most about this many nonzeros, a ``cancel`` event
-# checked between them: a checkpoint interval on millions of nonzeros takes
-# seconds, a cancelled run stops within a slice (tens of milliseconds). The
-# slices depend on the data only, never on a clock or on ``cancel``, so equal
-# seeds still give equal traces (a sampler's draws depend on how a chunk is cut).
+# and max_time checked between them: a checkpoint interval on millions of
+# nonzeros takes seconds, a cancelled run stops within a slice (tens of
+# milliseconds). The slices depend on the data only, never on a clock or on
+# ``cancel``, so equal seeds still give equal traces (a sampler's draws depend
+# on how a chunk is cut).
 SLICE_NNZ = 2_000_000
 
 
@@ -96,14 +97,15 @@ def divergence_advice(spec) -> str:
             "scale (a huge ‖x_i‖²/(λn) or λ strains floating point; normalizing the rows usually helps)")
 
 
-def _run_sliced(state, steps, size, stop):
-    """``state.run(steps)`` in slices of ``size`` steps, stopping early once ``stop`` is set."""
+def _run_sliced(state, steps, size, stop, deadline=None):
+    """``state.run(steps)`` in slices of ``size`` steps, stopping early once ``stop`` is set
+    or the clock (time.perf_counter) passes ``deadline`` (None: no deadline)."""
     done = 0
     while done < steps:
         part = min(size, steps - done)
         state.run(part)
         done += part
-        if stop.is_set():
+        if stop.is_set() or (deadline is not None and time.perf_counter() >= deadline):
             return
 
 
@@ -150,7 +152,10 @@ def solve(problem, method="sdca", sampling="uniform", *, reference=None, **kwarg
     sampling : str or array of probabilities (what the method supports).
     max_passes, max_steps, max_time, tol, eval_every : the run's
         :class:`~cdlab.solvers.budget.Budget` (passes, steps, seconds, gap,
-        checkpoint interval in passes); the defaults are its. The trace keeps
+        checkpoint interval in passes or "auto"); the defaults are its. The
+        default ``eval_every="auto"`` spaces checkpoints geometrically and aims
+        them at the pass where the gap reaches tol: give a number for a curve
+        with regular checkpoints. The trace keeps
         at most ``MAX_TRACE_ROWS`` + 1 rows (older rows thinned evenly beyond
         that). The trace's ``time`` column counts solver time only.
     seed : int, seeds the run's only random generator: equal seeds give equal
@@ -247,6 +252,7 @@ class _Trace:
         self.rows, self.stride, self.count = [], 1, 0
         self.elapsed = 0.0  # solver seconds: the timed chunks only
         self.first = self.last = self.w = self.alpha = None
+        self.previous = None  # the checkpoint before the last (Budget.interval reads the gap's rate from both)
         # a staged method (APPA) says whether its point is a stage output; the trace's ``inner`` column
         # marks the checkpoints that show the inner solver's point instead (base.STAGED_COLUMN)
         self.staged = getattr(state, "at_stage_output", None)
@@ -281,6 +287,7 @@ class _Trace:
 
     def keep(self, out):
         """Take a finite checkpoint as the last one, storing every stride-th."""
+        self.previous = self.last
         self.last, self.w, self.alpha = out
         self.count += 1
         if self.count % self.stride == 0:
@@ -308,9 +315,10 @@ def _steps_per_pass(state, first, last) -> float:
     return rate
 
 
-def _next_chunk(state, budget, last, rate, clock):
-    """(steps to run next, None) or (0, the status that ends the run on the budget)."""
-    chunk = max(1, int(round(budget.eval_every * rate)))
+def _next_chunk(state, budget, last, rate, clock, interval):
+    """(steps to run next, None) or (0, the status that ends the run on the budget);
+    ``interval``: passes to the next checkpoint (:meth:`Budget.interval`)."""
+    chunk = max(1, int(round(interval * rate)))
     # The last chunk is cut to what is left of the pass budget, so a run
     # ends within about half a step of max_passes instead of overshooting
     # by up to a whole checkpoint interval (uniform draws land a checkpoint
@@ -360,6 +368,7 @@ def divergence_message(spec, steps) -> str:
 def _loop(problem, state, kind, budget, stop, trace, clock):
     """Checkpoint, then stop or run the next chunk, until a rule ends the run; returns the status."""
     trace.start()
+    deadline = None if budget.max_time is None else clock + budget.max_time
     while True:
         last = trace.last
         stop.checkpoint(last)
@@ -368,11 +377,12 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
         if last["gap"] <= budget.tol:
             return "converged"
         rate = _steps_per_pass(state, trace.first, last)
-        steps, status = _next_chunk(state, budget, last, rate, clock)
+        interval = budget.interval(trace.first, trace.previous, last)
+        steps, status = _next_chunk(state, budget, last, rate, clock, interval)
         if status is not None:
             return status
         t0 = time.perf_counter()
-        _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), stop)
+        _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), stop, deadline)
         state.synchronize()
         trace.elapsed += time.perf_counter() - t0
         out = trace.evaluate()

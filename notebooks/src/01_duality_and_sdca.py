@@ -120,7 +120,7 @@ assert (pairs.difference > 0).all() and rho > 0.9
 # solve (`reference=True`) so that we can compare the certificate with the true suboptimality.
 
 # %%
-run = cdlab.solve(problem, method="sdca", tol=1e-10, max_passes=200, seed=SEED, reference=True)
+run = cdlab.solve(problem, method="sdca", tol=1e-10, max_passes=200, seed=SEED, reference=True, eval_every=1)
 trace = run.trace
 p_star = trace.attrs["reference"]
 print(run)
@@ -188,14 +188,15 @@ print(f"gap after 1 pass: {trace.gap.iloc[1]:.2e}; after {trace.passes.iloc[-1]:
 # %%
 ETA0 = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 sgd_runs = {"SGD Pegasos 1/(λt)": cdlab.solve(problem, "sgd", schedule="pegasos", max_passes=PASSES, tol=0,
+                                             eval_every=1,
                                              seed=SEED, reference=p_star)}
 for step in ("constant", "decaying"):
-    tried = [cdlab.solve(problem, "sgd", schedule=step, eta0=eta0, max_passes=PASSES, tol=0, seed=SEED,
+    tried = [cdlab.solve(problem, "sgd", schedule=step, eta0=eta0, max_passes=PASSES, tol=0, eval_every=1, seed=SEED,
                          reference=p_star) for eta0 in ETA0]
     best = min((r for r in tried if not r.diverged), key=lambda r: r.trace.subopt.iloc[-1])
     assert best.options["eta0"] not in (ETA0[0], ETA0[-1]), "the best step is at an end of the grid: widen it"
     sgd_runs[f"SGD {step}, best η₀ = {best.options['eta0']:g}"] = best
-sdca = cdlab.solve(problem, "sdca", max_passes=PASSES, tol=0, seed=SEED, reference=p_star)
+sdca = cdlab.solve(problem, "sdca", max_passes=PASSES, tol=0, eval_every=1, seed=SEED, reference=p_star)
 
 hv.Overlay([hv.Curve((r.trace.passes, floor(r.trace.subopt)), "passes", "P − P*", label=name)
             for name, r in {"SDCA": sdca, **sgd_runs}.items()]).opts(
@@ -251,11 +252,14 @@ except ValueError as err:
 # %%
 shuffle = np.random.default_rng(SEED).permutation(problem.n_samples)
 shuffled = cdlab.Problem(X[shuffle], y[shuffle], loss="logistic", lam=LAM)
-orders = {"uniform (i.i.d.)": cdlab.solve(problem, "sdca", sampling="uniform", max_passes=PASSES, tol=0, seed=SEED),
+orders = {"uniform (i.i.d.)": cdlab.solve(problem, "sdca", sampling="uniform", max_passes=PASSES, tol=0,
+                                          eval_every=1, seed=SEED),
           "new permutation every pass": cdlab.solve(problem, "sdca", sampling="permutation", max_passes=PASSES,
-                                                    tol=0, seed=SEED),
-          "cyclic, file order": cdlab.solve(problem, "sdca", sampling="cyclic", max_passes=PASSES, tol=0),
-          "cyclic, shuffled once": cdlab.solve(shuffled, "sdca", sampling="cyclic", max_passes=PASSES, tol=0)}
+                                                    tol=0, eval_every=1, seed=SEED),
+          "cyclic, file order": cdlab.solve(problem, "sdca", sampling="cyclic", max_passes=PASSES, tol=0,
+                                            eval_every=1),
+          "cyclic, shuffled once": cdlab.solve(shuffled, "sdca", sampling="cyclic", max_passes=PASSES, tol=0,
+                                               eval_every=1)}
 hv.Overlay([hv.Curve((r.trace.passes, floor(r.trace.gap)), "passes", "duality gap", label=name)
             for name, r in orders.items()]).opts(
     logy=True, title="SDCA: random vs cyclic order", width=800, height=360, legend_position="right")
@@ -289,7 +293,7 @@ smooth_runs, summary = {}, []
 for s in SMOOTHING:
     p = (cdlab.Problem(X, y, loss="hinge", lam=LAM) if s == 0 else
          cdlab.Problem(X, y, loss="smoothed_hinge", lam=LAM, s=s))
-    r = cdlab.solve(p, "sdca", max_passes=50, tol=0, seed=SEED)
+    r = cdlab.solve(p, "sdca", max_passes=50, tol=0, eval_every=1, seed=SEED)
     smooth_runs[s] = r
     summary.append(dict(s=s, passes_to_1e3=first_passes(r.trace, "gap", 1e-3),
                         passes_to_1e5=first_passes(r.trace, "gap", 1e-5), gap_at_50=r.trace.gap.iloc[-1],

@@ -79,7 +79,7 @@ rows = []
 for ratio in RATIOS:
     problem = problem_at(ratio)
     for method in ("sdca", "spdc", "asdca"):
-        run = cdlab.solve(problem, method, tol=EPS, max_passes=1500, seed=SEED)
+        run = cdlab.solve(problem, method, tol=EPS, max_passes=1500, seed=SEED, eval_every=1)
         rows.append(dict(kappa_over_n=ratio, method=method, converged=run.converged,
                          passes=first(run.trace, "gap", EPS),
                          bound_passes=theory.bound(method, problem).passes(EPS)))
@@ -180,7 +180,7 @@ for m in BATCHES:
     runs.append(dict(m=m, converged=run.converged, iterations=first(run.trace, "gap", EPS, "steps"),
                      passes=first(run.trace, "gap", EPS), bound_iterations=b.iterations(EPS)))
 runs = pd.DataFrame(runs)
-agd = cdlab.solve(problem, "agd", tol=EPS, max_passes=5000)
+agd = cdlab.solve(problem, "agd", tol=EPS, max_passes=5000, eval_every=1)
 runs
 
 # %%

@@ -90,7 +90,8 @@ curves, final = [], []
 for lam in (1e-3, 1e-6):
     problem, p_star = cdlab.Problem(X, y, loss="squared", lam=lam), optimum(lam)
     for method, options in METHODS.items():
-        run = cdlab.solve(problem, method, max_passes=PASSES, tol=0, seed=SEED, reference=p_star, **options)
+        run = cdlab.solve(problem, method, max_passes=PASSES, tol=0, eval_every=1, seed=SEED, reference=p_star,
+                          **options)
         curves.append(run.trace.assign(method=method, lam=lam, subopt=floor(run.trace.subopt)))
         final.append(dict(lam=lam, method=method, subopt=run.trace.subopt.iloc[-1], diverged=run.diverged))
 curves, final = pd.concat(curves), pd.DataFrame(final)
@@ -153,7 +154,7 @@ F_star, F_zero = optimum(0.0), F.primal(np.zeros(d))
 
 def sweep_point(method, theta):
     """(diverged, F(w) after 20 passes) for one method and one value of its knob."""
-    common = dict(max_passes=20, tol=0.0, seed=SEED)
+    common = dict(max_passes=20, tol=0.0, eval_every=1, seed=SEED)
     if method == "sgd":
         run = cdlab.solve(F, "sgd", schedule="decaying", eta0=theta, **common)
     elif method == "svrg":

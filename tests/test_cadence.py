@@ -1,0 +1,93 @@
+"""The checkpoint cadence ``eval_every="auto"`` (``cdlab.solvers.budget``): checkpoints at
+geometrically growing intervals, aimed at the pass where the duality gap reaches tol."""
+import numpy as np
+import pytest
+
+import cdlab
+from cdlab.solvers.budget import AUTO_AIM, AUTO_CAP, AUTO_FIRST, AUTO_FLOOR, AUTO_SHARE, Budget
+from _helpers import lbfgs_value, scaled_problem
+
+# a cheap-step method of each kind: a checkpoint costs about as much as a pass of steps
+METHODS = ["sdca", "dual_cd", "primal_cd", "saga"]
+
+
+START = {"passes": 0.0, "gap": 1.0}
+
+
+def row(passes, gap):
+    return {"passes": passes, "gap": gap}
+
+
+def far(passes):
+    """The interval the geometric bound allows after ``passes`` passes."""
+    return min(max(AUTO_FIRST, AUTO_SHARE * passes), AUTO_CAP)
+
+
+def test_auto_is_the_default_and_a_number_is_kept():
+    assert Budget().eval_every == "auto"
+    assert Budget(eval_every=0.5).interval(row(0.0, 1.0), row(1.0, 1.0), row(1.5, 0.1)) == 0.5
+
+
+def test_auto_intervals_grow_geometrically_up_to_the_cap():
+    b = Budget(tol=1e-6)
+    assert b.interval(START, None, START) == AUTO_FIRST
+    # the gap did not fall, since the previous checkpoint nor since the start: the geometric bound
+    assert b.interval(START, row(3.0, 1.0), row(4.0, 1.0)) == far(4.0)
+    assert b.interval(START, row(3.0, 1.0), row(4.0, 2.0)) == far(4.0)
+    assert b.interval(START, row(40.0, 1.0), row(50.0, 1.0)) == AUTO_CAP
+    # tol ≤ 0 runs the budget out: nothing to aim at
+    assert Budget(tol=0.0).interval(START, row(4.0, 1e-2), row(8.0, 1e-4)) == far(8.0)
+
+
+def test_auto_aims_at_the_pass_the_gap_rate_predicts():
+    b = Budget(tol=1e-6)
+    # the gap fell 100× in 4 passes: from 1e-4 it reaches 1e-6 in 4 more
+    assert b.interval(START, row(4.0, 1e-2), row(8.0, 1e-4)) == pytest.approx(AUTO_AIM * 4.0)
+    # the gap rose since the previous checkpoint: its rate since the start, 10⁴× in 8 passes
+    assert b.interval(START, row(4.0, 1e-5), row(8.0, 1e-4)) == pytest.approx(AUTO_AIM * 4.0)
+    # predicted beyond the bound: the bound
+    assert b.interval(START, row(4.0, 1e-2), row(8.0, 0.9e-2)) == far(8.0)
+    # predicted just ahead: no nearer than the floor
+    assert b.interval(START, row(4.0, 1e-2), row(8.0, 1.0001e-6)) == pytest.approx(AUTO_FLOOR * far(8.0))
+
+
+@pytest.mark.parametrize("value", [0, -1.0, np.inf, np.nan, "often", "Auto", None])
+def test_a_bad_eval_every_is_one_clear_error(value):
+    with pytest.raises(ValueError, match=r"eval_every must be 'auto' or a finite number of passes > 0, got "):
+        Budget(eval_every=value)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_auto_certifies_the_optimum_with_fewer_checkpoints_and_a_bounded_overshoot(method):
+    problem = scaled_problem("a9a", "logistic")
+    p_star = lbfgs_value(problem)
+    tol = 1e-6 * abs(p_star)
+    every_pass = cdlab.solve(problem, method, tol=tol, max_passes=500, eval_every=1.0)
+    checkpoints = []
+    auto = cdlab.solve(problem, method, tol=tol, max_passes=500, callback=checkpoints.append)
+    assert every_pass.converged and auto.converged, (every_pass, auto)
+    last = auto.trace.iloc[-1]
+    # certified at the same optimum: P − P* ≤ gap ≤ tol, and D ≤ P* (weak duality)
+    assert last.gap <= tol and last.primal - p_star <= tol and last.dual <= p_star + 1e-12
+    assert problem.primal(auto.w) == last.primal
+    # the callback sees every checkpoint, the trace stores every one (far below MAX_TRACE_ROWS)
+    assert len(checkpoints) == len(auto.trace)
+    assert len(checkpoints) <= len(every_pass.trace) / 2, (auto.trace.passes.tolist(), len(every_pass.trace))
+    # the every-pass run stops at its first certified checkpoint T; auto stops within its bound of T
+    first = every_pass.trace.passes.iloc[-1]
+    bound = min(max(first + AUTO_FIRST, (1 + AUTO_SHARE) * first), first + AUTO_CAP)
+    assert last.passes <= bound, (auto.trace.passes.tolist(), first)
+
+
+def test_auto_traces_are_reproducible_from_the_seed():
+    problem = scaled_problem("heart_scale", "logistic")
+    a, b = (cdlab.solve(problem, "sdca", tol=1e-9, seed=4).trace.drop(columns="time") for _ in range(2))
+    assert len(a) > 3
+    assert a.equals(b)
+
+
+def test_max_time_ends_a_long_checkpoint_interval():
+    problem = scaled_problem("heart_scale", "logistic")
+    res = cdlab.solve(problem, "sdca", max_passes=np.inf, tol=0, max_time=0.2, eval_every=1e6)
+    assert res.status == "max_time"
+    assert res.trace.passes.iloc[-1] < 1e6  # stopped between slices, not after one whole interval
