@@ -229,7 +229,8 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
         ok = res.status == "converged"
         rows.append(dict(solver=solver_label(method, sampling, options) if method != "auto" else "auto", seconds=seconds if ok else np.nan,
                          spread=spread, passes=last.passes, gap=last.gap, primal=last.primal,
-                         status=res.status, picked=f"{res.method} {res.sampling}" if method == "auto" else ""))
+                         status=res.status, picked=solver_label(res.method, res.sampling, res.trace.attrs["auto"].get("options", {}))
+                         if method == "auto" else ""))
     return pd.DataFrame(rows)
 
 

@@ -149,3 +149,16 @@ def test_the_bound_is_refused_for_a_shrinking_run():
             theory.bound("sdca", problem, sampling, shrinking=True)
     with pytest.raises(TypeError, match="shrinking must be True or False"):
         theory.bound("sdca", problem, "uniform", shrinking="no")
+
+
+def test_reference_optima_of_box_losses_are_solved_with_shrinking(real_data):
+    """reference_optimum shrinks for the hinge: on a9a (λ = 1/n) a certified relative gap of 1e-10 within
+    200 passes, which plain SDCA did not reach in 5000; on heart_scale the value agrees with an independent
+    dual optimum."""
+    X, y = real_data("a9a")
+    cdlab.reference_optimum(cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0]), tol=1e-10, max_passes=200,
+                            use_cache=False)  # raises RuntimeError if not certified
+    X, y = real_data("heart_scale")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
+    p_star = cdlab.reference_optimum(problem, tol=1e-12, use_cache=False)
+    assert abs(p_star - dual_optimum(X, y, "hinge", problem.lam)) <= 1e-9 * abs(p_star)
