@@ -27,9 +27,12 @@ the driver like any other method (same checkpoints, same certificate):
    apply: SDCA, whose exact step handles it, with random reshuffling and
    liblinear's shrinking (``cdlab.solvers._shrinking``; its dual coordinate
    lives in a box, and the examples at a bound leave the epochs): in
-   benchmarks/race.py --quick (hinge) it reached the certified gap SHRINKING_SPEEDUP
-   sooner than without. With n_jobs > 1 it still runs on one thread (shrinking
-   has no parallel mode), and the reason says so.
+   benchmarks/race.py --quick (hinge, two runs) it reached the certified gap
+   4.3–4.5× sooner than without on heart_scale (13 passes vs 227), 1.9–2.2× on
+   colon-cancer, 1.3–2.0× on rcv1_small at λ = 1/n, and as soon (1.0×) at
+   λ = 0.01/n, where 78 % of the optimal α_i are inside the box. With n_jobs > 1
+   it still runs on one thread (shrinking has no parallel mode), and the reason
+   says so.
 2. **Plain or accelerated** — the condition number κ = R²/(λγn): SDCA needs
    O(n(1 + κ)) steps, accelerated SDCA (ASDCA) O(n(1 + √κ)) (Shalev-Shwartz &
    Zhang 2013), so acceleration can only pay when κ ≫ 1, and then only if its
