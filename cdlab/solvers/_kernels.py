@@ -4,8 +4,6 @@
   (CSR) or column (CSC), given by its slice start:end of indices/data.
 * ``scalar_soft_threshold``: S_t(x) = sign(x)·max(|x| − t, 0), the prox of
   t|·| (``problem.soft_threshold`` is its vector form, for numpy arrays).
-* ``dual_coordinate_update``: a dual coordinate step's writes to α_i, v and w
-  (SDCA, dual CD, with or without shrinking).
 * The lazy O(1) catch-up of a coordinate that k steps left untouched, while
   each of them applied the same affine map x ← a·x + b (SVRG, SAG/SAGA,
   SPDC's Section 4, ASDCA). Two forms, both a^k by one exp of k·log a:
@@ -67,21 +65,6 @@ def scalar_soft_threshold(x, t):
     if x < -t:
         return x + t
     return 0.0
-
-
-@njit(inline="always", cache=True)
-def dual_coordinate_update(indices, data, start, end, i, a, a_new, lam_n, thresh, alpha, v, w):
-    """A dual method's step α_i: a → a_new on example i = (indices, data)[start:end]: α_i = a_new,
-    v += (a_new − a) x_i/(λn) and, with thresh = μ/λ > 0, w_j = S_thresh(v_j) on the touched j
-    (``w`` may be the same array as ``v`` when thresh is 0). Nothing is written when a_new = a."""
-    delta = a_new - a
-    if delta != 0.0:
-        alpha[i] = a_new
-        sparse_axpy(indices, data, start, end, delta / lam_n, v)
-        if thresh > 0.0:
-            for p in range(start, end):
-                j = indices[p]
-                w[j] = scalar_soft_threshold(v[j], thresh)
 
 
 # --------------------------------------------------------------------------

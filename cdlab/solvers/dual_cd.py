@@ -45,7 +45,7 @@ from numba import njit, prange
 from .. import losses as L
 from ..sampling import make_sampler
 from ..problem import soft_threshold
-from ._kernels import dual_coordinate_update, parallel_xt_alpha, sparse_dot
+from ._kernels import parallel_xt_alpha, scalar_soft_threshold, sparse_axpy, sparse_dot
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
@@ -69,7 +69,14 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
         else:
             a_new = a + step_scale[i] * (-L.loss_deriv(code, z, y[i], s) - a)
         touched += end - start
-        dual_coordinate_update(indices, data, start, end, i, a, a_new, lam_n, thresh, alpha, v, w)
+        delta = a_new - a
+        if delta != 0.0:
+            alpha[i] = a_new
+            sparse_axpy(indices, data, start, end, delta / lam_n, v)
+            if thresh > 0.0:
+                for p in range(start, end):
+                    j = indices[p]
+                    w[j] = scalar_soft_threshold(v[j], thresh)
     return touched
 
 
