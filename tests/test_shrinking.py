@@ -34,14 +34,14 @@ def test_shrinking_reaches_the_certified_optimum_of_the_plain_run(real_data, nam
 
 
 def test_shrinking_reads_fewer_nonzeros_where_many_dual_coordinates_sit_at_a_bound(real_data):
-    X, y = real_data("a9a")
+    X, y = real_data("heart_scale")
     problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
     shrunk, plain = [cdlab.solve(problem, "sdca", sampling="permutation", shrinking=s, tol=1e-6, max_passes=3000)
                      for s in (True, False)]
     assert shrunk.converged and plain.converged
     b = plain.alpha * y
     assert np.mean((b == 0) | (b == 1)) > 0.5  # most examples' b = α_i y_i sit at 0 or 1
-    assert shrunk.trace.passes.iloc[-1] < 0.5 * plain.trace.passes.iloc[-1]
+    assert shrunk.trace.passes.iloc[-1] < 0.25 * plain.trace.passes.iloc[-1]
     assert abs(shrunk.trace.primal.iloc[-1] - plain.trace.primal.iloc[-1]) <= 2e-6
 
 
