@@ -69,10 +69,10 @@ LAM_FACTORS = (1.0, 0.01)  # λ = factor / n
 # slower than the fastest on one thread
 TWO_THREAD_REACH = 2.0
 LOSSES = ("logistic", "hinge", "squared")
-# (method, sampling): the fixed cdlab methods raced; those that need a smooth loss
-# are skipped for the hinge
-OURS = [("sdca", "uniform"), ("sdca", "permutation"), ("dual_cd", "importance"),
-        ("primal_cd", "uniform"), ("primal_cd", "importance")]
+# (method, sampling, options): the fixed cdlab methods raced; those that refuse a loss (a smooth
+# one needed for the hinge, a box-constrained dual coordinate for SDCA's shrinking) are skipped for it
+OURS = [("sdca", "uniform", {}), ("sdca", "permutation", {}), ("sdca", "permutation", {"shrinking": True}),
+        ("dual_cd", "importance", {}), ("primal_cd", "uniform", {}), ("primal_cd", "importance", {})]
 SHIPPED = ("a9a", "w8a", "ijcnn1", "mushrooms", "phishing", "heart_scale", "reuters_moneyfx",
            "rcv1_small", "colon-cancer", "madelon")
 
@@ -175,18 +175,34 @@ def timed(fn, repeats):
     return med, (max(times) - min(times)) / med if med > 0 else 0.0, out, mb
 
 
+def solver_label(method, sampling, options):
+    """A raced solver's name in the tables: "method sampling", then its options as key=value."""
+    return " ".join([method, sampling] + [f"{k}={v}" for k, v in options.items()])
+
+
+def solver_of(label):
+    """(method, sampling, options) of a fixed solver's ``solver_label``."""
+    return next(entry for entry in OURS if solver_label(*entry) == label)
+
+
+def has_parallel_mode(label) -> bool:
+    """Whether the fixed solver ``label`` runs with n_jobs > 1 (shrinking runs on one thread)."""
+    method, _, options = solver_of(label)
+    return cdlab.METHODS[method].parallel and not options.get("shrinking", False)
+
+
 def applicable(problem):
-    """The fixed cdlab methods that accept this problem."""
+    """The fixed cdlab methods (OURS entries) that accept this problem."""
     out = []
-    for method, sampling in OURS:
+    for method, sampling, options in OURS:
         spec = cdlab.METHODS[method]
-        if problem.loss in spec.losses and not (sampling == "importance" and not problem.is_smooth):
-            out.append((method, sampling))
+        if not spec.loss_refusal(problem.loss, options) and not (sampling == "importance" and not problem.is_smooth):
+            out.append((method, sampling, options))
     return out
 
 
 def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=None):
-    """One row per cdlab method (``runs``: (method, sampling) pairs, default every applicable
+    """One row per cdlab method (``runs``: OURS entries, default every applicable
     one): median seconds of the whole solve call to gap ≤ eps, on n_jobs threads.
 
     The repeats go round-robin over the methods (method 1, 2, …, auto, then again), so
@@ -195,10 +211,10 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     rows = []
     runs = applicable(problem) if runs is None else list(runs)
     if with_auto:
-        runs.append(("auto", "auto"))
-    calls = [lambda method=method, sampling=sampling: cdlab.solve(
+        runs.append(("auto", "auto", {}))
+    calls = [lambda method=method, sampling=sampling, options=options: cdlab.solve(
         problem, method=method, tol=eps, max_passes=max_passes, seed=0, n_jobs=n_jobs,
-        **({} if method == "auto" else {"sampling": sampling})) for method, sampling in runs]
+        **({} if method == "auto" else {"sampling": sampling, **options})) for method, sampling, options in runs]
     times, results = [[] for _ in runs], [None] * len(runs)
     for _ in range(repeats):
         for k, call in enumerate(calls):
@@ -206,14 +222,15 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
             t0 = time.perf_counter()
             results[k] = call()
             times[k].append(time.perf_counter() - t0)
-    for (method, sampling), ts, res in zip(runs, times, results):
+    for (method, sampling, options), ts, res in zip(runs, times, results):
         seconds = float(np.median(ts))
         spread = (max(ts) - min(ts)) / seconds if seconds > 0 else 0.0
         last = res.trace.iloc[-1]
         ok = res.status == "converged"
-        rows.append(dict(solver=f"{method} {sampling}" if method != "auto" else "auto", seconds=seconds if ok else np.nan,
+        rows.append(dict(solver=solver_label(method, sampling, options) if method != "auto" else "auto", seconds=seconds if ok else np.nan,
                          spread=spread, passes=last.passes, gap=last.gap, primal=last.primal,
-                         status=res.status, picked=f"{res.method} {res.sampling}" if method == "auto" else ""))
+                         status=res.status, picked=solver_label(res.method, res.sampling, res.trace.attrs["auto"].get("options", {}))
+                         if method == "auto" else ""))
     return pd.DataFrame(rows)
 
 
@@ -275,10 +292,10 @@ def race_case(case, repeats=3, threads=(1, 2), cap=60.0, max_passes=2000, verbos
     fixed = ours[ours.solver != "auto"]
     best = fixed.loc[fixed.seconds.idxmin()] if fixed.seconds.notna().any() else None
     if best is not None:
-        method, sampling = best.solver.split()
+        method, sampling, options = solver_of(best.solver)
         with PeakRSS() as mem:
             fresh = make_problem(X, y, case.loss, case.lam_factor)
-            cdlab.solve(fresh, method=method, sampling=sampling, tol=eps, max_passes=max_passes, seed=0)
+            cdlab.solve(fresh, method=method, sampling=sampling, tol=eps, max_passes=max_passes, seed=0, **options)
         del fresh
         ours_mb = mem.mb
     else:
@@ -287,10 +304,10 @@ def race_case(case, repeats=3, threads=(1, 2), cap=60.0, max_passes=2000, verbos
     # TWO_THREAD_REACH of the best on one thread; cdlab's best is the faster of that and the one-thread best
     ours2 = None
     if 2 in threads and best is not None:
-        parallel = fixed[[cdlab.METHODS[solver.split()[0]].parallel for solver in fixed.solver]]
+        parallel = fixed[[has_parallel_mode(solver) for solver in fixed.solver]]
         near = parallel[parallel.seconds <= TWO_THREAD_REACH * best.seconds].sort_values("seconds")
         ours2 = run_ours(problem, eps, repeats, max_passes, with_auto=False, n_jobs=2,
-                         runs=[tuple(solver.split()) for solver in near.solver[:1]])
+                         runs=[solver_of(solver) for solver in near.solver[:1]])
     best2, best2_s = (best.solver, best.seconds) if best is not None else ("n/r", np.nan)
     if ours2 is not None and len(ours2) and ours2.seconds.notna().any():
         fastest = ours2.loc[ours2.seconds.idxmin()]
@@ -375,9 +392,9 @@ def warm_up():
     X, y = dense(40, 5, 0)
     for loss in LOSSES:
         problem = make_problem(X, y, loss, 1.0)
-        for method, sampling in applicable(problem):
-            cdlab.solve(problem, method=method, sampling=sampling, max_passes=2)
-            if cdlab.METHODS[method].parallel:
+        for method, sampling, options in applicable(problem):
+            cdlab.solve(problem, method=method, sampling=sampling, max_passes=2, **options)
+            if has_parallel_mode(solver_label(method, sampling, options)):
                 cdlab.solve(problem, method=method, sampling=sampling, max_passes=2, n_jobs=2)
         cdlab.solve(problem, method="auto", max_passes=2)
         for _, build, _, _ in PEERS[loss]:

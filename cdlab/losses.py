@@ -64,6 +64,9 @@ CLASSIFICATION_LOSSES = tuple(name for name, info in LOSSES.items() if info.clas
 REGRESSION_LOSSES = tuple(name for name, info in LOSSES.items() if not info.classification)
 # for each non-smooth loss, the nearest smooth one (same labels): what to suggest when a method needs γ
 NEAREST_SMOOTH = {"hinge": "smoothed_hinge", "absolute": "squared"}
+# the losses whose dual coordinate lives in a closed box and whose optimum can sit at its ends
+# (``box_gradient``): logistic's b stays inside (0, 1), the squared loss's α is unbounded
+BOX_LOSSES = frozenset({"hinge", "smoothed_hinge", "absolute"})
 _ALIASES = {"smooth_hinge": "smoothed_hinge", "square": "squared", "least_squares": "squared",
             "log": "logistic", "abs": "absolute"}
 
@@ -328,6 +331,23 @@ def dual_step(code, a, z, y, q, s):
     else:  # LOGISTIC
         bn, _ = _logistic_step(b, yz, q)
     return y * bn
+
+
+@njit(inline="always", cache=True)
+def box_gradient(code, a, z, y, s):
+    """(G, side) for a loss of BOX_LOSSES at α_i = a and z = x_i·w: its box coordinate is t = αy ∈ [0, 1]
+    (hinge, smoothed hinge) or t = α ∈ [−1, 1] (absolute), G the derivative along t of the
+    minimised dual −n·D, i.e. of −(−φ*(−α)) + αz: G = yz − 1 + s·t (the hinge with s = 0) or z − y; side
+    is −1 at the lower end, +1 at the upper end, 0 inside. The exact step (``dual_step``) is
+    t⁺ = clip(t − G/(‖x_i‖²/(λn) (+ s)))."""
+    if code == ABSOLUTE:
+        t, g, low = a, z - y, -1.0
+    else:
+        t = a * y
+        g = y * z - 1.0 + (s * t if code == SMOOTHED_HINGE else 0.0)
+        low = 0.0
+    side = -1 if t <= low else (1 if t >= 1.0 else 0)
+    return g, side
 
 
 # --------------------------------------------------------------------------

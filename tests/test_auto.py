@@ -74,9 +74,14 @@ def test_nonsmooth_loss_runs_sdca_with_reshuffling_certified(loss):
     problem = cdlab.Problem(X, y, loss=loss, lam=0.05)
     res = cdlab.solve(problem, method="auto", tol=1e-8, max_passes=5000)
     assert (res.method, res.sampling) == ("sdca", "permutation") and "not smooth" in res.auto_reason
-    assert res.converged
+    assert res.options["shrinking"] is True and res.trace.attrs["auto"]["options"] == {"shrinking": True}
+    assert "shrinking" in res.auto_reason and res.converged
     d_ind = dual_optimum(problem.X, problem.y, loss, problem.lam)
     assert abs(res.trace.dual.iloc[-1] - d_ind) <= 1e-6
+    # shrinking has no parallel mode: n_jobs=2 runs it on one thread, and the reason says so
+    two = cdlab.solve(problem, method="auto", tol=1e-8, max_passes=5000, n_jobs=2)
+    assert two.converged and two.trace.attrs["n_jobs"] == 1 and two.options["shrinking"] is True
+    assert "n_jobs=2 not used: shrinking runs on one thread" in two.auto_reason
 
 
 def test_large_kappa_accelerates_on_the_dual_side_only_without_l1():

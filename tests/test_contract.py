@@ -52,6 +52,8 @@ def test_an_unknown_option_names_what_the_method_accepts():
     with pytest.raises(ValueError, match=r"method 'accel_appa' got unknown option\(s\) \['kappa_decay'\]"):
         cdlab.solve(PROBE, "accel_appa", kappa_decay=0.5)
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['update'\]; it accepts none"):
+        cdlab.solve(PROBE, "primal_cd", update="gradient")
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['update'\]; it accepts \['shrinking'\]"):
         cdlab.solve(PROBE, "sdca", update="gradient")
 
 

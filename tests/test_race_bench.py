@@ -75,7 +75,7 @@ def test_two_thread_table_races_cdlabs_parallel_methods():
     out = race.race_case(case, repeats=1, threads=(1, 2), cap=5.0, verbose=False)
     info, ours, ours2, peers = out["info"], out["ours"], out["ours2"], out["peers"]
     parallel = {solver: secs for solver, secs in zip(ours.solver, ours.seconds)
-                if solver != "auto" and cdlab.METHODS[solver.split()[0]].parallel}
+                if solver != "auto" and race.has_parallel_mode(solver)}
     fastest = min(parallel, key=parallel.get)
     rerun = parallel[fastest] <= race.TWO_THREAD_REACH * info["best_s"]
     assert len(ours2) == rerun

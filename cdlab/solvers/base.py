@@ -141,6 +141,9 @@ class MethodSpec:
     # (loss, options) -> why the method refuses that loss with those options ('' if it takes it): for a
     # refusal that depends on an option (dual_cd's gradient step, SPDC without δ); ``losses`` is the rest
     loss_rule: Callable | None = None
+    # (sampling, options) -> why the method refuses that sampling with those options ('' if it takes it): for
+    # a refusal that depends on an option (SDCA's shrinking); ``samplings`` is the rest
+    sampling_rule: Callable | None = None
     renamed: dict = field(default_factory=dict)  # old option name -> its new name
     renamed_values: dict = field(default_factory=dict)  # option -> {old value name: new value name}
     options: dict = field(init=False)
@@ -207,6 +210,8 @@ class MethodSpec:
             raise ValueError(f"method {self.name!r} got unknown option(s) {sorted(unknown)}; "
                              f"it accepts {sorted(allowed) or 'none'}")
         reason = self.loss_refusal(problem.loss, options)
+        if not reason and self.sampling_rule is not None:
+            reason = self.sampling_rule(sampling, {**self.options, **self.fixed, **options})
         if reason:
             raise ValueError(reason)
 

@@ -15,6 +15,11 @@ expected dual gain is still ≥ θ·gap and the face-off bound holds unchanged; 
 equals θ/q_i under importance sampling and is larger under any other.
 SDCA is its uniform special case with the exact step and shares the kernel.
 
+SDCA's ``shrinking=True`` (losses with a box-constrained dual coordinate, sampling="permutation",
+one thread) runs liblinear's shrinking (Hsieh et al. 2008, Algorithm 3; ``cdlab.solvers._shrinking``):
+examples whose α_i sits at a bound with the gradient pushing outward leave the epochs' active set until
+it is restored. Off by default: SDCA's theorems, and the bound the page draws, sample all n examples.
+
 ``n_jobs`` > 1 runs PASSCoDe-Wild (Hsieh, Yu & Dhillon 2015, "PASSCoDe:
 Parallel ASynchronous Stochastic dual Co-ordinate Descent", ICML, Algorithm 1
 with Wild updates): the chunk's draws are cut into n_jobs contiguous blocks,
@@ -41,6 +46,7 @@ from .. import losses as L
 from ..sampling import make_sampler
 from ..problem import soft_threshold
 from ._kernels import parallel_xt_alpha, scalar_soft_threshold, sparse_axpy, sparse_dot
+from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
 
@@ -103,9 +109,12 @@ def passcode_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
 class DualCDState(State):
     """State of a dual coordinate method: α, v = Xᵀα/(λn), w = S_{μ/λ}(v)."""
 
-    def __init__(self, problem, sampling, rng, update="gradient", n_jobs=1):
+    def __init__(self, problem, sampling, rng, update="gradient", shrinking=False, n_jobs=1):
         if update not in UPDATES:
             raise ValueError(f"update must be one of {list(UPDATES)}, got {update!r}")
+        if shrinking_flag({"shrinking": shrinking}) and n_jobs > 1:
+            raise ValueError(f"shrinking=True runs on one thread (its active set and epochs are one thread's), "
+                             f"got n_jobs={n_jobs}; use shrinking=False for the parallel mode")
         super().__init__(problem, rng)
         n = problem.n_samples
         gamma = problem.gamma
@@ -127,9 +136,15 @@ class DualCDState(State):
         self.w = self.v if self.thresh == 0 else np.zeros(problem.n_features)
         self.steps_per_pass = self.sampler.steps_per_pass(problem.row_nnz)
         self.n_jobs = n_jobs
+        # SDCA with shrinking (cdlab.solvers._shrinking): the active set replaces the sampler's order
+        self.active_set = ActiveSet(problem) if shrinking else None
 
     def advance(self, n_steps):
         p = self.p
+        if self.active_set is not None:
+            touched = self.active_set.advance(p, self.alpha, self.v, self.w, self.thresh, self.rng, n_steps)
+            self.steps_per_pass = self.active_set.steps_per_pass()
+            return touched
         order = self.sampler.draw(self.rng, n_steps)
         args = (p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, p.lam * p.n_samples, self.thresh,
                 p.row_norms_sq, self.alpha, self.v, self.w, order, self.step_scale, self.exact)
@@ -171,13 +186,13 @@ def gradient_step_loss_rule(loss, options) -> str:
 
 register(MethodSpec(
     name="sdca", make=DualCDState, fixed={"update": "exact"}, kind="dual", axis="examples",
-    source="Shalev-Shwartz & Zhang, SDCA / Prox-SDCA (slides)",
-    losses=ALL_LOSSES, supports_l1=True,
+    source="Shalev-Shwartz & Zhang, SDCA / Prox-SDCA (slides); shrinking: Hsieh et al. 2008, Algorithm 3",
+    losses=ALL_LOSSES, supports_l1=True, loss_rule=shrinking_loss_rule, sampling_rule=shrinking_sampling_rule,
     samplings=("uniform", "permutation", "cyclic", "importance", "custom"),
 ))
 
 register(MethodSpec(
-    name="dual_cd", make=DualCDState, kind="dual", axis="examples",
+    name="dual_cd", make=DualCDState, kind="dual", axis="examples", withheld=("shrinking",),
     source="Csiba & Richtárik 2016, Algorithm 2 (Quartz serial)",
     losses=ALL_LOSSES, supports_l1=True, loss_rule=gradient_step_loss_rule, renamed={"step": "update"},
     samplings=("uniform", "importance", "custom", "permutation", "cyclic"),

@@ -132,8 +132,18 @@ def _dual_bound(method, problem, sampling, options, source):
 
 @register_bound("sdca")
 def sdca_bound(problem, sampling="uniform", **options):
-    """SDCA / Prox-SDCA (exact step): smooth losses, any serial sampling; Lipschitz losses, uniform."""
-    _check_options("sdca", options, {"reference", "eps0", "quantity"})
+    """SDCA / Prox-SDCA (exact step): smooth losses, any serial sampling; Lipschitz losses, uniform.
+    None with ``shrinking=True`` (cdlab.solvers._shrinking): the theorems draw every step from all n
+    examples, and shrinking leaves some out for whole epochs."""
+    from ..solvers._shrinking import shrinking_flag  # the solver layer, loaded when a bound is asked for
+
+    _check_options("sdca", options, {"reference", "eps0", "quantity", "shrinking"})
+    if shrinking_flag(options):
+        raise ValueError("no bound for SDCA with shrinking=True: the theorems (Shalev-Shwartz & Zhang 2013, "
+                         "Thms 1–2; Csiba & Richtárik 2016) draw every step from all n examples, while shrinking "
+                         "skips the examples it left out of its active set for whole epochs (Hsieh et al. 2008 "
+                         "prove convergence, not a rate); the run's gap is still certified at every checkpoint")
+    options.pop("shrinking", None)
     uniform = isinstance(sampling, str) and sampling == "uniform"  # sampling may be an array
     source = SRC_SDCA if uniform or not problem.is_smooth else SRC_DUAL
     return _dual_bound("sdca", problem, sampling, options, source)

@@ -1,0 +1,167 @@
+"""Shrinking for SDCA on the losses whose dual coordinate lives in a box (``losses.BOX_LOSSES``:
+hinge, smoothed hinge, absolute), as in liblinear's dual coordinate descent (Hsieh, Chang, Lin,
+Keerthi & Sundararajan 2008, "A dual coordinate descent method for large-scale linear SVM", ICML,
+Section 3.2 and Algorithm 3).
+
+Along example i's box coordinate t_i (``losses.box_gradient``), G_i is the derivative of the
+minimised dual −n·D at the current w and the projected gradient PG_i is G_i, or 0 where the box
+blocks it (at the lower end when G_i > 0, at the upper end when G_i < 0). An epoch visits the
+active examples in a fresh uniformly random order. A visited example at an end of its box whose
+gradient pushes outward further than the previous epoch's extreme projected gradients — G_i > M̄ at
+the lower end, G_i < m̄ at the upper end, M̄ = max PG and m̄ = min PG over the previous epoch
+(M̄ = +∞ when that max is ≤ 0, m̄ = −∞ when that min is ≥ 0) — is not stepped and leaves the active
+set: its row was read once (the step is counted), and it is not read again until the set is
+restored. Its α_i keeps its value, so α, v = Xᵀα/(λn) and w stay the real ones and every
+checkpoint's P, D and gap are over all examples.
+
+Restoring the active set: liblinear restores every example when max PG − min PG ≤ its ε on the
+active set. Here the scale is the duality gap's. With w = ∇g*(v), example i's share of the gap,
+φ_i(z_i) + φ_i*(−α_i) + α_i z_i, is max_box h_i − h_i(t_i) for the concave h_i(t) = −φ_i*(−α) − αz
+(h_i' = −G_i), hence at most width·|PG_i| (width 1, or 2 for the absolute loss): n·gap ≤
+width·Σ_i |PG_i|, and an epoch's Σ|PG| (each at the w of its visit) measures how far the examples it
+visited are from optimal. The set is restored when an epoch's Σ|PG| falls to UNSHRINK_RATIO times
+that of the last full epoch (one that began with every example active, so it saw every |PG_i|).
+The restored epoch starts with M̄ = +∞, m̄ = −∞ (nothing leaves during it) and measures the full sum
+anew: the run pays one full epoch each time the active set's sum has fallen by 1/UNSHRINK_RATIO, and
+an active set that has converged while some left-out example is wrong is restored, so the run keeps
+going until the driver's certificate over all examples reaches its tolerance.
+
+The random order is a Fisher–Yates shuffle done one draw per visit (position p of the epoch takes
+the example at a uniform position of [p, n_active)), so a chunk needs exactly one uniform from the
+run's generator per step, and equal seeds give equal runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .. import losses as L
+from ..sampling import MAX_STEPS_PER_PASS_FACTOR
+from ._kernels import scalar_soft_threshold, sparse_axpy, sparse_dot
+
+# The active set is restored when an epoch's Σ|PG| falls to this fraction of the last full epoch's.
+# Measured (hinge, λ = 1/n, whole solve to a certified relative gap of 1e-6 and 1e-10, on heart_scale,
+# colon-cancer, rcv1_small, a9a, w8a): 1e-3 took the fewest passes or within noise of them; 0.1 took
+# up to 1.6× its passes on a9a and w8a, 1e-4 no fewer.
+UNSHRINK_RATIO = 1e-3
+# the one sampling shrinking runs with: the active examples in a random order per epoch
+SHRINKING_SAMPLING = "permutation"
+
+# the counters the active set keeps between chunks: ints ...
+N_ACTIVE, POS, ACTIVE_NNZ, FULL = range(4)
+# ... and floats: M̄ and m̄ of the previous epoch, this epoch's max PG, min PG and Σ|PG|, the last full epoch's Σ|PG|
+PG_MAX_OLD, PG_MIN_OLD, PG_MAX, PG_MIN, PG_SUM, FULL_PG_SUM = range(6)
+
+
+def shrinking_flag(options) -> bool:
+    """The ``shrinking`` option of ``options`` (False when absent): True or False, else a TypeError."""
+    value = options.get("shrinking", False)
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"shrinking must be True or False, got {value!r}")
+    return bool(value)
+
+
+def shrinking_loss_rule(loss, options) -> str:
+    """Why SDCA refuses ``loss`` with these options: shrinking needs a box-constrained dual coordinate."""
+    if shrinking_flag(options) and loss not in L.BOX_LOSSES:
+        return (f"shrinking=True needs a loss whose dual coordinate lives in a box ({sorted(L.BOX_LOSSES)}), "
+                f"not {loss!r}: its examples never sit at a bound; use shrinking=False")
+    return ""
+
+
+def shrinking_sampling_rule(sampling, options) -> str:
+    """Why SDCA refuses ``sampling`` with these options: shrinking visits its active set in epochs."""
+    if shrinking_flag(options) and not (isinstance(sampling, str) and sampling == SHRINKING_SAMPLING):
+        shown = sampling if isinstance(sampling, str) else "an array of probabilities"
+        return (f"shrinking=True visits the active examples in a random order per epoch, so it needs "
+                f"sampling={SHRINKING_SAMPLING!r}, got {shown!r}")
+    return ""
+
+
+@njit(cache=True, nogil=True)
+def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
+                    u, active, ints, floats, ratio, nnz):
+    """Run len(u) visits of the active set (the module docstring) in place, one uniform u[k] ∈ [0, 1)
+    per visit; ``active[:ints[N_ACTIVE]]`` are the active examples, ``ints``/``floats`` the counters
+    kept between chunks. Returns the nonzeros read: the rows visited, each once.
+
+    ``w`` may be the same array as ``v`` when thresh (= μ/λ) is 0."""
+    n = active.shape[0]
+    n_active, pos, active_nnz, full = ints[N_ACTIVE], ints[POS], ints[ACTIVE_NNZ], ints[FULL]
+    pg_max_old, pg_min_old = floats[PG_MAX_OLD], floats[PG_MIN_OLD]
+    pg_max, pg_min, pg_sum, full_sum = floats[PG_MAX], floats[PG_MIN], floats[PG_SUM], floats[FULL_PG_SUM]
+    touched = 0
+    for k in range(u.shape[0]):
+        j = min(pos + int(u[k] * (n_active - pos)), n_active - 1)
+        i = active[j]
+        active[j] = active[pos]
+        active[pos] = i
+        start, end = indptr[i], indptr[i + 1]
+        z = sparse_dot(indices, data, start, end, w)
+        touched += end - start
+        a = alpha[i]
+        g, side = L.box_gradient(code, a, z, y[i], s)
+        if (side < 0 and g > pg_max_old) or (side > 0 and g < pg_min_old):
+            n_active -= 1
+            active[pos] = active[n_active]
+            active[n_active] = i
+            active_nnz -= end - start
+        else:
+            pg = 0.0 if (side < 0 and g > 0.0) or (side > 0 and g < 0.0) else g
+            pg_max = max(pg_max, pg)
+            pg_min = min(pg_min, pg)
+            pg_sum += abs(pg)
+            a_new = L.dual_step(code, a, z, y[i], row_sq[i] / lam_n, s)
+            # the step's writes, as dual_cd_chunk's: shared as an inline helper, they changed that
+            # kernel's machine code and cost it 7 % a pass (rcv1_small, squared loss)
+            delta = a_new - a
+            if delta != 0.0:
+                alpha[i] = a_new
+                sparse_axpy(indices, data, start, end, delta / lam_n, v)
+                if thresh > 0.0:
+                    for p in range(start, end):
+                        w[indices[p]] = scalar_soft_threshold(v[indices[p]], thresh)
+            pos += 1
+        if pos >= n_active:  # the epoch is over
+            if full:
+                full_sum = pg_sum
+            if n_active < n and pg_sum <= ratio * full_sum:
+                n_active, active_nnz = n, nnz
+                pg_max_old, pg_min_old = np.inf, -np.inf
+            else:
+                pg_max_old = pg_max if pg_max > 0.0 else np.inf
+                pg_min_old = pg_min if pg_min < 0.0 else -np.inf
+            full = 1 if n_active == n else 0
+            pos, pg_max, pg_min, pg_sum = 0, -np.inf, np.inf, 0.0
+    ints[N_ACTIVE], ints[POS], ints[ACTIVE_NNZ], ints[FULL] = n_active, pos, active_nnz, full
+    floats[PG_MAX_OLD], floats[PG_MIN_OLD] = pg_max_old, pg_min_old
+    floats[PG_MAX], floats[PG_MIN], floats[PG_SUM], floats[FULL_PG_SUM] = pg_max, pg_min, pg_sum, full_sum
+    return touched
+
+
+class ActiveSet:
+    """The active examples and the counters of the module docstring's epochs, kept between chunks."""
+
+    def __init__(self, problem):
+        n = problem.n_samples
+        self.nnz, self.n = problem.nnz, n
+        self.active = np.arange(n, dtype=np.int64)
+        self.ints = np.zeros(4, dtype=np.int64)
+        self.ints[[N_ACTIVE, ACTIVE_NNZ, FULL]] = n, problem.nnz, 1
+        self.floats = np.array([np.inf, -np.inf, -np.inf, np.inf, 0.0, np.inf])
+
+    @property
+    def size(self) -> int:
+        return int(self.ints[N_ACTIVE])
+
+    def advance(self, p, alpha, v, w, thresh, rng, n_steps) -> int:
+        """``n_steps`` visits of the active set (``shrinking_chunk``); the nonzeros they read."""
+        return shrinking_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, p.lam * p.n_samples,
+                               thresh, p.row_norms_sq, alpha, v, w, rng.random(n_steps), self.active, self.ints,
+                               self.floats, UNSHRINK_RATIO, self.nnz)
+
+    def steps_per_pass(self) -> int:
+        """Visits that read about nnz(X) nonzeros while the active set stays as it is: nnz over the
+        active rows' mean length (at most MAX_STEPS_PER_PASS_FACTOR × max(n, nnz), as for a sampler)."""
+        per_visit = max(int(self.ints[ACTIVE_NNZ]), 1) / max(self.size, 1)
+        return int(max(1, min(round(self.nnz / per_visit), MAX_STEPS_PER_PASS_FACTOR * max(self.n, self.nnz))))
