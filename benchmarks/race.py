@@ -417,9 +417,9 @@ def main(argv=None):
     if args.repeats < 1:
         ap.error("--repeats must be ≥ 1")
     if args.ours:
-        unknown = set(args.ours) - {method for method, _ in OURS}
+        unknown = set(args.ours) - {method for method, *_ in OURS}
         if unknown:
-            ap.error(f"--ours: not raced: {sorted(unknown)}; choose from {sorted({m for m, _ in OURS})}")
+            ap.error(f"--ours: not raced: {sorted(unknown)}; choose from {sorted({m for m, *_ in OURS})}")
         OURS[:] = [run for run in OURS if run[0] in args.ours]
     print(CONVENTIONS)
     print("peer libraries:\n" + peer_status())
