@@ -572,7 +572,7 @@ def test_the_figure_redraws_in_place(done):
         return {r.name for r in plot.figure.renderers if r.visible and r.name in labels}
 
     def legend():
-        return [item.label.value for item in plot.legend.items]
+        return [item.label.value for item in plot.legend.items if item.visible]
     assert shown() == set(labels) and legend() == labels + [KEY_BOUND, KEY_TARGET]
     assert len(renderers[f"{labels[0]} seeds"].data_source.data["y"]) > 2
     some = {label: done.traces[label] for label in labels[:2]}
@@ -581,6 +581,11 @@ def test_the_figure_redraws_in_place(done):
     assert not renderers[f"{labels[3]} bound"].visible and not renderers[f"{labels[3]} seeds"].visible
     plot.show(convergence_plot(done.traces, done.analysis, "passes", "gap", labels, done.target))
     assert shown() == set(labels) and {r.name: r for r in plot.figure.renderers} == renderers
+    assert legend() == labels + [KEY_BOUND, KEY_TARGET]
+    # a run the legend has never held goes into its place, before the keys
+    later = {labels[0]: done.traces[labels[0]], "extra (uniform)": done.traces[labels[1]]}
+    plot.show(convergence_plot(later, done.analysis, "passes", "gap", list(later), done.target))
+    assert legend() == [labels[0], "extra (uniform)", KEY_BOUND, KEY_TARGET]
     with pytest.raises(ValueError, match="logx"):
         plot.show(convergence_plot(done.traces, done.analysis, "seconds", "gap", labels, done.target, logx=True))
 
@@ -710,10 +715,35 @@ def test_theory_card_shows_the_bounds_once_the_analysis_is_in():
     pn.panel(card).get_root()
 
     def said():
-        return " ".join(str(o.object) for o in card._bounds.objects)
+        return " ".join(str(o.object) for o in card._bounds.objects if o.visible)
     assert "Analysing the data" in said()
     s.error = "something the banner explains"
     assert "Not available" in said()
     s.start(solve=False)
     assert s.wait(60) and s.analysis is not None
     assert "**dual_cd (uniform)**" in said() and "Analysing" not in said() and "Not available" not in said()
+
+
+def test_theory_card_hides_and_shows_again_the_same_panes(done):
+    """A method unticked and ticked again (its runs then come from the cache): its bound's panes are
+    hidden and shown again, the same panes in the same column, not typeset again."""
+    card = TheoryCard(state=done)
+    pn.panel(card).get_root()
+    methods, samplings = list(done.methods), dict(done.samplings)
+
+    def shown():
+        return [o for o in card._bounds.objects if o.visible]
+    before, layout = shown(), list(card._bounds.objects)
+    assert any("primal_cd (uniform)" in str(o.object) for o in before)
+    with done.quiet():  # the plan changes, the analysis stays (no job: its runs would come from the cache)
+        try:
+            done.param.update(methods=["dual_cd"], samplings={"dual_cd": samplings["dual_cd"]})
+            assert not any("primal_cd" in str(o.object) for o in shown()) and shown()
+            assert list(card._bounds.objects) == layout
+            done.param.update(methods=methods, samplings=samplings)
+            # the same panes again (in the plan's order, which the page's controls may have changed)
+            assert {id(o) for o in shown()} == {id(o) for o in before} and len(card._bounds.objects) == len(layout)
+            assert [o.object.split("**")[1] for o in shown() if o.object.startswith("**")] == [
+                r.label for r in done.runs()]
+        finally:
+            done.param.update(methods=methods, samplings=samplings)

@@ -94,6 +94,7 @@ class TheoryCard(pn.viewable.Viewer):
         super().__init__(**params)
         self._bounds = pn.Column(sizing_mode="stretch_width", css_classes=["cdlab-theory-bounds"])
         self._compare = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["cdlab-theory-compare"])
+        self._message = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._shown = None
         self._panes = {}  # (label, latex, text) -> its panes: a bound that stays is not typeset again
         s = self.state
@@ -111,10 +112,27 @@ class TheoryCard(pn.viewable.Viewer):
         self._shown = said
         message = said[0]
         if message is not None:
-            self._bounds.objects = [pn.pane.Markdown(message)]
+            self._message.object = message
+            self._show([self._message])
             return
-        self._panes = {item: self._panes.get(item) or self._item_panes(*item) for item in items}
-        self._bounds.objects = [pane for item in items for pane in self._panes[item]]
+        held = {id(pane) for pane in self._bounds.objects}
+        # a bound shown before keeps its panes (shown again, not typeset again) while the column holds them
+        self._panes = {item: panes for item, panes in self._panes.items() if id(panes[0]) in held}
+        self._panes.update({item: self._item_panes(*item) for item in items if item not in self._panes})
+        self._show([pane for item in items for pane in self._panes[item]])
+
+    def _show(self, panes):
+        """Show ``panes`` in this order: by their visibility alone where the column holds them in this order
+        already (a change of layout makes Bokeh walk every model of the page), else by a new layout."""
+        objects = self._bounds.objects
+        place = {id(pane): k for k, pane in enumerate(objects)}
+        at = [place.get(id(pane)) for pane in panes]
+        if None in at or at != sorted(at):
+            objects = panes + [pane for pane in objects if id(pane) not in {id(p) for p in panes}]
+            self._bounds.objects = objects
+        shown = {id(pane) for pane in panes}
+        for pane in objects:
+            pane.visible = id(pane) in shown
 
     @staticmethod
     def _item_panes(label, latex, text):
