@@ -747,3 +747,13 @@ def test_theory_card_hides_and_shows_again_the_same_panes(done):
                 r.label for r in done.runs()]
         finally:
             done.param.update(methods=methods, samplings=samplings)
+
+
+def test_the_first_page_does_not_load_holoviews():
+    """The convergence plot is plain Bokeh; HoloViews (about a second to import and load its backend) is
+    loaded by the first plot drawn with it, once the data are analysed, not by building the page."""
+    import subprocess
+    import sys
+    code = ("import sys; from cdlab.ui import build_app; build_app(); "
+            "assert 'holoviews' not in sys.modules, 'building the page imported holoviews'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
