@@ -568,11 +568,12 @@ def test_url_carries_the_scenario(page, server, browser):
 
 
 def figure_ids(page):
-    """The ids of the Bokeh figures in the page (a rebuilt plot is a new figure with a new id)."""
+    """The ids of the Bokeh figures in the page (a rebuilt plot is a new figure with a new id; the
+    convergence plot is a bokeh.models.Plot, the HoloViews plots are figures)."""
     return sorted(page.evaluate("""() => {
         const out = [];
         for (const doc of Bokeh.documents)
-          for (const m of doc._all_models.values()) if (m.type === 'Figure') out.push(m.id);
+          for (const m of doc._all_models.values()) if (m.type === 'Figure' || m.type === 'Plot') out.push(m.id);
         return out;
     }"""))
 
@@ -644,7 +645,7 @@ def convergence_x_span(page):
     return page.evaluate("""() => {
         for (const doc of Bokeh.documents)
           for (const m of doc._all_models.values())
-            if (m.type === 'Figure' && m.title && /^(Convergence|Median of)/.test(String(m.title.text))) {
+            if ((m.type === 'Figure' || m.type === 'Plot') && m.title && /^(Convergence|Median of)/.test(String(m.title.text))) {
               let last = 0;
               for (const r of m.renderers)
                 if (r.visible && r.data_source && r.data_source.data.x)

@@ -257,30 +257,33 @@ class ConvergenceFigure:
     (linear or log) is fixed by the figure: a switch of the seconds axis to log needs a new figure."""
 
     def __init__(self, logx=False):
-        from bokeh.models import HoverTool, Legend, Range1d, Span
-        from bokeh.plotting import figure
+        # bokeh.models, not bokeh.plotting (half a second to import, on the first page's path)
+        from bokeh.models import (BoxZoomTool, Grid, HoverTool, Legend, LinearAxis, LinearScale, LogAxis,
+                                  LogScale, PanTool, Plot, Range1d, ResetTool, SaveTool, Span, Title,
+                                  WheelZoomTool)
 
         self.logx = bool(logx)
-        self.figure = figure(x_axis_type="log" if logx else "linear", y_axis_type="log",
-                             x_range=Range1d(0, 1), y_range=Range1d(1e-6, 1),
-                             sizing_mode="stretch_width", height=440, min_width=300,
-                             tools="pan,wheel_zoom,box_zoom,save,reset", active_scroll=None,
-                             output_backend="canvas")
-        self.figure.grid.grid_line_alpha = 0.6
+        fig = self.figure = Plot(x_range=Range1d(0, 1), y_range=Range1d(1e-6, 1),
+                                 x_scale=LogScale() if logx else LinearScale(), y_scale=LogScale(),
+                                 title=Title(text=""), sizing_mode="stretch_width", height=440, min_width=300)
+        for axis, place in (((LogAxis if logx else LinearAxis)(), "below"), (LogAxis(), "left")):
+            fig.add_layout(axis, place)
+            fig.add_layout(Grid(dimension=0 if place == "below" else 1, ticker=axis.ticker, grid_line_alpha=0.6))
         self.hover = HoverTool(renderers=[], tooltips=[("", "$name"), ("x", "@x"), ("y", "@y")])
-        self.figure.add_tools(self.hover)
+        fig.add_tools(PanTool(), WheelZoomTool(), BoxZoomTool(), SaveTool(), ResetTool(), self.hover)
         self.legend = Legend(items=[], ncols=2, location="top_left", click_policy="none")
-        self.figure.add_layout(self.legend, "below")
+        fig.add_layout(self.legend, "below")
         self.target = Span(location=1.0, dimension="width", line_color=TARGET_COLOR, line_dash="dotted",
                            line_width=1, visible=False)
-        self.figure.add_layout(self.target)
+        fig.add_layout(self.target)
         self._lines, self._bands, self._items = {}, {}, {}
 
     def _line(self, line):
-        from bokeh.models import LegendItem
+        from bokeh.models import ColumnDataSource, LegendItem, Line as LineGlyph
         renderer = self._lines.get(line.label)
         if renderer is None:
-            renderer = self.figure.line("x", "y", source={"x": [], "y": []}, name=line.label)
+            renderer = self.figure.add_glyph(ColumnDataSource({"x": [], "y": []}), LineGlyph(x="x", y="y"),
+                                             name=line.label)
             self._lines[line.label] = renderer
             if line.alpha > 0 and np.isfinite(line.y).any():
                 self.hover.renderers = [*self.hover.renderers, renderer]
@@ -290,9 +293,11 @@ class ConvergenceFigure:
         return renderer
 
     def _band(self, band):
+        from bokeh.models import ColumnDataSource, Patch
         renderer = self._bands.get(band.label)
         if renderer is None:
-            renderer = self.figure.patch("x", "y", source={"x": [], "y": []}, name=band.label, line_alpha=0)
+            renderer = self.figure.add_glyph(ColumnDataSource({"x": [], "y": []}),
+                                             Patch(x="x", y="y", line_alpha=0), name=band.label)
             self._bands[band.label] = renderer
             self.figure.renderers = [renderer, *(r for r in self.figure.renderers if r is not renderer)]
         renderer.glyph.update(fill_color=band.color, fill_alpha=band.alpha)
