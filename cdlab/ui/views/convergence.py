@@ -13,6 +13,7 @@ from ...solvers.base import stage_rows
 from ...verdict import split_seeds
 from ..advice import refuses_loss
 from ..state import Experiment, same_traces
+from .visibility import show_in_order
 
 # (dark, light) hue pairs: a method's hue, dark for its uniform sampling and light for any other (a plan
 # holds at most uniform + importance of one method). Category20 and Category20b, grey last (the key's).
@@ -303,19 +304,6 @@ class ConvergenceFigure:
         renderer.glyph.update(fill_color=band.color, fill_alpha=band.alpha)
         return renderer
 
-    def _legend(self, items):
-        """Show ``items`` in this order: by their visibility alone where the legend holds them in this order
-        already (a new list of items makes Bokeh walk every model of the page), else by a new list."""
-        held = list(self.legend.items)
-        place = {id(item): k for k, item in enumerate(held)}
-        at = [place.get(id(item)) for item in items]
-        if None in at or at != sorted(at):
-            held = items + [item for item in held if item not in items]
-            self.legend.items = held
-        shown = {id(item) for item in items}
-        for item in held:
-            item.visible = id(item) in shown
-
     @staticmethod
     def _set(renderer, data):
         old = renderer.data_source.data
@@ -338,7 +326,10 @@ class ConvergenceFigure:
                 if label not in shown and renderer.visible:
                     renderer.visible = False
                     renderer.data_source.data = {"x": [], "y": []}
-        self._legend([self._items[label] for label, line in frame.lines.items() if line.legend])
+        wanted = [self._items[label] for label, line in frame.lines.items() if line.legend]
+        items, changed = show_in_order(self.legend.items, wanted)
+        if changed:
+            self.legend.items = items
         self.target.update(location=frame.target if frame.target is not None else 1.0,
                            visible=frame.target is not None)
         for rng, span, log in ((fig.x_range, frame.x_span(), frame.logx), (fig.y_range, frame.y_span(), True)):

@@ -9,6 +9,7 @@ import param
 
 from ..state import Experiment
 from .banner import NOT_AVAILABLE
+from .visibility import show_in_order
 from ...verdict import Spread, reach
 
 
@@ -122,17 +123,9 @@ class TheoryCard(pn.viewable.Viewer):
         self._show([pane for item in items for pane in self._panes[item]])
 
     def _show(self, panes):
-        """Show ``panes`` in this order: by their visibility alone where the column holds them in this order
-        already (a change of layout makes Bokeh walk every model of the page), else by a new layout."""
-        objects = self._bounds.objects
-        place = {id(pane): k for k, pane in enumerate(objects)}
-        at = [place.get(id(pane)) for pane in panes]
-        if None in at or at != sorted(at):
-            objects = panes + [pane for pane in objects if id(pane) not in {id(p) for p in panes}]
+        objects, changed = show_in_order(self._bounds.objects, panes)
+        if changed:
             self._bounds.objects = objects
-        shown = {id(pane) for pane in panes}
-        for pane in objects:
-            pane.visible = id(pane) in shown
 
     @staticmethod
     def _item_panes(label, latex, text):
