@@ -68,6 +68,8 @@ def test_convergence_overlay_has_runs_and_dashed_bounds(done):
         assert bx[0] == 0 and bx[-1] == pytest.approx(trace.passes.iloc[-1])
         assert np.all(np.diff(by) <= 0) and by[0] > by[-1]
     assert ov.target == done.target
+    # the target's invisible span (solid) shares no dashed line's colour: a bound is told by its run's colour
+    assert ov.lines[TARGET_SPAN].color not in {ln.color for ln in ov.lines.values() if ln.dash != "solid"}
 
 
 def test_the_target_is_on_the_axis_when_no_run_reaches_it(done):

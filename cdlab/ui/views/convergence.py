@@ -50,6 +50,7 @@ def y_values(trace, yaxis, p_star):
 
 
 KEY_COLOR = "#555555"
+TARGET_COLOR = "#999999"  # the target line's, and its invisible span's (no key shares it)
 BAND_POINTS = 200  # grid points of a seed band besides the seeds' own checkpoints
 KEY_BOUND = "each run's bound"
 KEY_TARGET = "target gap ε"
@@ -228,7 +229,7 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
         xs = np.concatenate(drawn_x) if drawn_x else np.empty(0)
         if xs.size:  # a target line does not widen the y range: a transparent span puts the target on the axis
             lines[TARGET_SPAN] = Line(TARGET_SPAN, np.array([xs.min(), xs.max()]), np.array([target, target]),
-                                      KEY_COLOR, alpha=0.0, legend=False)
+                                      TARGET_COLOR, alpha=0.0, legend=False)
     for text, dash in keys:
         lines[text] = Line(text, np.array([np.nan]), np.array([np.nan]), KEY_COLOR, dash=dash, width=1.5)
     title = ("Convergence (dashed: each run's bound)" if seeds < 2 else
@@ -237,7 +238,6 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
                  xlabel=X_LABEL[xaxis] + (", log scale" if logx else ""), ylabel=Y_LABEL[yaxis])
 
 
-TARGET_COLOR = "#999999"
 RANGE_PAD = 0.05  # each end of a range is widened by this fraction of its span (in log units on a log axis)
 
 
@@ -266,13 +266,14 @@ class ConvergenceFigure:
         self.logx = bool(logx)
         fig = self.figure = Plot(x_range=Range1d(0, 1), y_range=Range1d(1e-6, 1),
                                  x_scale=LogScale() if logx else LinearScale(), y_scale=LogScale(),
-                                 title=Title(text=""), sizing_mode="stretch_width", height=440, min_width=300)
+                                 title=Title(text=""), sizing_mode="stretch_width", height=480, min_width=300)
         for axis, place in (((LogAxis if logx else LinearAxis)(), "below"), (LogAxis(), "left")):
             fig.add_layout(axis, place)
             fig.add_layout(Grid(dimension=0 if place == "below" else 1, ticker=axis.ticker, grid_line_alpha=0.6))
         self.hover = HoverTool(renderers=[], tooltips=[("", "$name"), ("x", "@x"), ("y", "@y")])
         fig.add_tools(PanTool(), WheelZoomTool(), BoxZoomTool(), SaveTool(), ResetTool(), self.hover)
-        self.legend = Legend(items=[], ncols=2, location="top_left", click_policy="none")
+        # entries 10 px apart, across as well: a long label in the first column stays clear of the second's
+        self.legend = Legend(items=[], ncols=2, location="top_left", click_policy="none", spacing=10)
         fig.add_layout(self.legend, "below")
         self.target = Span(location=1.0, dimension="width", line_color=TARGET_COLOR, line_dash="dotted",
                            line_width=1, visible=False)
