@@ -195,7 +195,7 @@ def curve_points(page):
         for (const doc of Bokeh.documents) {
           for (const m of doc._all_models.values()) {
             if (!(m.glyph && m.glyph.type === 'Line' && m.data_source && m.data_source.data.y)) continue;
-            if (!m.visible) continue;  // a curve of an earlier plan, hidden by HoloViews
+            if (!m.visible) continue;  // a curve of an earlier plan, hidden
             const n = m.data_source.data.y.length, color = String(m.glyph.line_color.value ?? m.glyph.line_color);
             const dash = m.glyph.line_dash.value ?? m.glyph.line_dash;
             if (dash && dash.length) dashed.push([color, n]);
@@ -208,8 +208,8 @@ def curve_points(page):
 
 
 def legend_labels(page):
-    """The labels the legends show: items of a Legend whose curves are visible (HoloViews keeps the
-    items of an earlier plan's curves in the document, hidden)."""
+    """The labels the legends show: items of a Legend whose curves are visible (a curve of an earlier
+    plan may stay in the document, hidden)."""
     return page.evaluate("""() => {
         const out = [];
         for (const doc of Bokeh.documents)
@@ -568,11 +568,12 @@ def test_url_carries_the_scenario(page, server, browser):
 
 
 def figure_ids(page):
-    """The ids of the Bokeh figures in the page (a rebuilt plot is a new figure with a new id)."""
+    """The ids of the Bokeh figures in the page (a rebuilt plot is a new figure with a new id; the
+    convergence plot is a bokeh.models.Plot, the HoloViews plots are figures)."""
     return sorted(page.evaluate("""() => {
         const out = [];
         for (const doc of Bokeh.documents)
-          for (const m of doc._all_models.values()) if (m.type === 'Figure') out.push(m.id);
+          for (const m of doc._all_models.values()) if (m.type === 'Figure' || m.type === 'Plot') out.push(m.id);
         return out;
     }"""))
 
@@ -644,11 +645,11 @@ def convergence_x_span(page):
     return page.evaluate("""() => {
         for (const doc of Bokeh.documents)
           for (const m of doc._all_models.values())
-            if (m.type === 'Figure' && m.title && /^(Convergence|Median of)/.test(String(m.title.text))) {
+            if ((m.type === 'Figure' || m.type === 'Plot') && m.title && /^(Convergence|Median of)/.test(String(m.title.text))) {
               let last = 0;
               for (const r of m.renderers)
-                if (r.visible && r.data_source && r.data_source.data.passes)
-                  for (const x of r.data_source.data.passes) if (Number.isFinite(x)) last = Math.max(last, x);
+                if (r.visible && r.data_source && r.data_source.data.x)
+                  for (const x of r.data_source.data.x) if (Number.isFinite(x)) last = Math.max(last, x);
               return [m.x_range.end, last];
             }
         return [0, 1];

@@ -1,4 +1,4 @@
-"""The dashboard's views, headless: the HoloViews objects and tables they draw."""
+"""The dashboard's views, headless: the frames, HoloViews objects and tables they draw."""
 import io
 
 import holoviews as hv
@@ -11,7 +11,8 @@ from cdlab.ui import build_app
 from cdlab.ui.runner import BOTH, plan
 from cdlab.ui.state import Experiment
 from cdlab.ui.views import (ConvergenceView, DataView, FaceoffCard, Figure1View, ResultsView, TheoryCard)
-from cdlab.ui.views.convergence import KEY_BOUND, KEY_TARGET, TARGET_SPAN, convergence_plot, key_other
+from cdlab.ui.views.convergence import (KEY_BOUND, KEY_TARGET, TARGET_SPAN, ConvergenceFigure, convergence_plot,
+                                        key_other)
 from cdlab.ui.views.data_view import data_plots
 from cdlab.ui.views.faceoff import faceoff_markdown, measured_winner
 from cdlab.ui.views.figure1 import figure1_note, figure1_plot
@@ -35,12 +36,12 @@ def done():
 KEYS = (KEY_BOUND, KEY_TARGET, TARGET_SPAN, key_other("subopt"))
 
 
-def curves(overlay):
-    return {el.label: el for el in overlay if isinstance(el, hv.Curve) and not isinstance(el, hv.Area)}
+def curves(frame):
+    return frame.lines
 
 
-def bands(overlay):
-    return {el.label: el for el in overlay if isinstance(el, hv.Area)}
+def bands(frame):
+    return frame.bands
 
 
 def first_seed(traces):
@@ -58,29 +59,30 @@ def test_convergence_overlay_has_runs_and_dashed_bounds(done):
     for label in labels:
         run = got[label]
         trace = traces[label]
-        np.testing.assert_allclose(run.dimension_values(1), trace.gap[trace.gap > 0])
-        np.testing.assert_allclose(run.dimension_values(0), trace.passes[trace.gap > 0])
+        np.testing.assert_allclose(run.y, trace.gap[trace.gap > 0])
+        np.testing.assert_allclose(run.x, trace.passes[trace.gap > 0])
         bound = got[f"{label} bound"]
-        opts = hv.Store.lookup_options("bokeh", bound, "style").kwargs
-        assert opts["line_dash"] == "dashed" and opts["color"] == hv.Store.lookup_options(
-            "bokeh", run, "style").kwargs["color"]
+        assert bound.dash == "dashed" and bound.color == run.color and run.dash == "solid"
         # the bound is drawn over the run's range and is decreasing from its ε₀
-        bx, by = bound.dimension_values(0), bound.dimension_values(1)
+        bx, by = bound.x, bound.y
         assert bx[0] == 0 and bx[-1] == pytest.approx(trace.passes.iloc[-1])
         assert np.all(np.diff(by) <= 0) and by[0] > by[-1]
-    assert any(isinstance(el, hv.HLine) for el in ov)
+    assert ov.target == done.target
+    # the target's invisible span (solid) shares no dashed line's colour: a bound is told by its run's colour
+    assert ov.lines[TARGET_SPAN].color not in {ln.color for ln in ov.lines.values() if ln.dash != "solid"}
 
 
 def test_the_target_is_on_the_axis_when_no_run_reaches_it(done):
-    """An HLine does not widen the y range: with every run above the target, the plot's y range still
+    """A target line does not widen the y range: with every run above the target, the plot's y range still
     reaches down to the target (the ill-conditioned preset's 1e-5 was off the axis)."""
     labels = [r.label for r in done.runs()]
     traces = first_seed(done.traces)
     lowest = min(float(t.gap[t.gap > 0].min()) for t in traces.values())
     target = lowest / 100
     ov = convergence_plot(traces, done.analysis, "passes", "gap", labels, target)
-    plot = hv.renderer("bokeh").get_plot(ov)
-    assert plot.state.y_range.start <= target < lowest
+    plot = ConvergenceFigure()
+    plot.show(ov)
+    assert plot.figure.y_range.start <= target < lowest and plot.target.location == target
 
 
 def test_convergence_axes_switch(done):
@@ -91,16 +93,16 @@ def test_convergence_axes_switch(done):
     for xaxis, col in (("steps", "steps"), ("seconds", "time")):
         ov = convergence_plot(traces, done.analysis, xaxis, "gap", labels)
         c = curves(ov)[label]
-        assert c.kdims[0].name == xaxis
-        np.testing.assert_allclose(c.dimension_values(0), trace[col][trace.gap > 0])
-        b = curves(ov)[f"{label} bound"].dimension_values(0)
+        assert ov.xaxis == xaxis
+        np.testing.assert_allclose(c.x, trace[col][trace.gap > 0])
+        b = curves(ov)[f"{label} bound"].x
         assert b[-1] == pytest.approx(trace[col].iloc[-1])  # mapped through the run's own trace
     # P − P* needs P*: without it, no curve is drawn; with it, primal − P*
     assert label not in curves(convergence_plot(traces, done.analysis, "passes", "subopt", labels))
     pstar = float(min(t.primal.min() for t in traces.values())) - 1e-9
     from dataclasses import replace
     ov = convergence_plot(traces, replace(done.analysis, p_star=pstar), "passes", "subopt", labels)
-    np.testing.assert_allclose(curves(ov)[label].dimension_values(1), trace.primal - pstar)
+    np.testing.assert_allclose(curves(ov)[label].y, trace.primal - pstar)
 
 
 def test_subopt_axis_computes_p_star():
@@ -312,7 +314,7 @@ def test_convergence_legend_exists_from_the_first_frame(done):
         got = curves(convergence_plot(traces, analysis, "passes", "gap", [], 1e-5))
         assert set(got) == {KEY_BOUND, KEY_TARGET}
         for key in got.values():  # one NaN point: a line sample in the legend, nothing drawn
-            assert len(key) == 1 and np.isnan(key.dimension_values(1)).all()
+            assert len(key.x) == 1 and np.isnan(key.y).all() and key.legend
     labels = [r.label for r in done.runs()]
     got = curves(convergence_plot(done.traces, done.analysis, "passes", "subopt", labels))
     assert KEY_BOUND in got and KEY_TARGET not in got  # no target line on the P − P* axis
@@ -328,7 +330,7 @@ def test_a_bound_on_another_quantity_is_drawn_apart(done):
     analysis = replace(done.analysis, bounds=bounds, p_star=float(min(t.primal.min() for t in done.traces.values())))
 
     def dash(el):
-        return hv.Store.lookup_options("bokeh", el, "style").kwargs["line_dash"]
+        return el.dash
     got = curves(convergence_plot(done.traces, analysis, "passes", "gap", labels, done.target))
     assert dash(got[f"{label} bound on P − P*"]) == "dashdot" and key_other("subopt") in got
     assert dash(got[f"{labels[1]} bound"]) == "dashed"
@@ -367,6 +369,9 @@ def test_results_table_formats_every_number_and_fits(done):
     assert set(tab.formatters) == set(SHOWN[1:]) and tab.formatters["passes range"] == {"type": "plaintext"}
     assert tab.value["passes range"].str.fullmatch(r"[0-9.e+-]+–[0-9.e+-]+").all()
     assert tab.layout == "fit_columns" and sum(float(w.rstrip("%")) for w in tab.widths.values()) < 100
+    # the last column fills the rest of the width, and no empty column for popups (Tabulator adds one
+    # with container_popup) shows as a sliver at the right edge
+    assert SHOWN[-1] not in tab.widths and set(tab.widths) == set(SHOWN[:-1]) and not tab.container_popup
 
 
 def seeded(*hits):
@@ -402,6 +407,24 @@ def test_faceoff_verdict_is_a_tie_when_the_seed_ranges_overlap(done):
     assert "So far: seeds are still running" in faceoff_markdown(done.analysis, one, running, 1e-5, runs)
 
 
+
+def test_faceoff_card_says_when_the_compared_methods_did_not_run(done):
+    """The ill-conditioned preset runs neither primal_cd nor dual_cd: the card says the comparison's
+    methods did not run, not that a face-off run missed the target (sdca's run is no face-off)."""
+    from cdlab.ui.presets import values_of
+    preset = values_of("ill-conditioned κ≫n")
+    runs = plan(preset["methods"], preset["samplings"], {})
+    assert runs and not any(r.method in ("primal_cd", "dual_cd") for r in runs)
+    far = {r.label: seeded(6.0, 6.3, 6.6).groupby("seed").head(15) for r in runs}  # stopped at gap ≈ 1e-3.5
+    text = faceoff_markdown(done.analysis, far, {r.label: "max_passes" for r in runs}, 1e-5, runs)
+    assert "primal_cd and dual_cd, the methods this comparison is about, did not run" in text
+    assert "reached the target" not in text and "more passes" not in text
+    # one of them in the plan: the missing one is named
+    one = [r for r in done.runs() if r.method == "dual_cd"] + runs
+    far.update({r.label: seeded(6.0).head(15) for r in one if r.method == "dual_cd"})
+    text = faceoff_markdown(done.analysis, far, {r.label: "max_passes" for r in one}, 1e-5, one)
+    assert "did not run" not in text.split("**Measured")[1] and "within its budget" in text
+
 def test_staged_method_draws_only_its_stage_outputs():
     """An APPA trace's mid-stage rows (``inner``) show the inner solver's point, which can sit far above
     F(0): the curve goes through the stage outputs only."""
@@ -411,8 +434,8 @@ def test_staged_method_draws_only_its_stage_outputs():
     trace = pd.DataFrame(dict(passes=x, steps=100 * x, time=x + 1e-3, gap=gap, inner=inner, seed=0))
     label = "appa (uniform)"
     drawn = curves(convergence_plot({label: trace}, None, "passes", "gap", [label]))[label]
-    np.testing.assert_array_equal(drawn.dimension_values(0), x[~inner])
-    np.testing.assert_allclose(drawn.dimension_values(1), 10.0 ** -x[~inner])
+    np.testing.assert_array_equal(drawn.x, x[~inner])
+    np.testing.assert_allclose(drawn.y, 10.0 ** -x[~inner])
 
 
 def test_seed_band_is_the_median_and_the_range_of_the_seeds(done):
@@ -424,35 +447,34 @@ def test_seed_band_is_the_median_and_the_range_of_the_seeds(done):
     label = "dual_cd (uniform)"
     ov = convergence_plot({label: trace}, None, "passes", "gap", [label], 1e-5)
     median = curves(ov)[label]
-    grid = median.dimension_values(0)
+    grid = median.x
     assert set(x) <= set(grid)  # every checkpoint, and a finer grid between them
-    np.testing.assert_allclose(median.dimension_values(1), 10.0 ** (-grid))
+    np.testing.assert_allclose(median.y, 10.0 ** (-grid))
     band = bands(ov)[f"{label} seeds"]
-    np.testing.assert_array_equal(band.dimension_values(0), grid)
-    np.testing.assert_allclose(band.dimension_values("y"), 10.0 ** (-1.5 * grid))
-    np.testing.assert_allclose(band.dimension_values("y2"), 10.0 ** (-0.5 * grid))
-    assert "Median of 3 seeds" in hv.Store.lookup_options("bokeh", ov, "plot").kwargs["title"]
+    np.testing.assert_array_equal(band.x, grid)
+    np.testing.assert_allclose(band.lo, 10.0 ** (-1.5 * grid))
+    np.testing.assert_allclose(band.hi, 10.0 ** (-0.5 * grid))
+    assert band.color == median.color
+    assert "Median of 3 seeds" in ov.title
     # a seed that stopped early (converged at passes = 5) stays where it stopped: from x = 7.5 on, its held
     # 10^-7.5 is the median of (10^-7.5, 10^(-x/2), 10^(-x))
     short = trace[(trace.seed != 0) | (trace.passes <= 5.0)]
     ov = convergence_plot({label: short}, None, "passes", "gap", [label], 1e-5)
     median = curves(ov)[label]
-    xs, ys = median.dimension_values(0), median.dimension_values(1)
-    assert xs.max() == 10.0 and bands(ov)[f"{label} seeds"].dimension_values(0).max() == 10.0
+    xs, ys = median.x, median.y
+    assert xs.max() == 10.0 and bands(ov)[f"{label} seeds"].x.max() == 10.0
     np.testing.assert_allclose(ys[xs >= 7.5], 10.0 ** -7.5)
     np.testing.assert_allclose(ys[(xs > 5.0) & (xs < 7.5)], 10.0 ** -xs[(xs > 5.0) & (xs < 7.5)])
     # on the seconds axis the seeds of a fast run may not overlap in time at all: the median still shows
     apart = trace.assign(time=trace.time + trace.seed * 10.0)
     ov = convergence_plot({label: apart}, None, "seconds", "gap", [label], 1e-5, logx=True)
-    assert len(curves(ov)[label].dimension_values(0)) > 5
+    assert len(curves(ov)[label].x) > 5
     # the seconds axis is on a log scale by default in the page (0 s cannot be drawn there)
     ov = convergence_plot({label: trace}, None, "seconds", "gap", [label], 1e-5, logx=True)
-    assert hv.Store.lookup_options("bokeh", ov, "plot").kwargs["logx"]
-    assert curves(ov)[label].dimension_values(0).min() > 0
-    assert not hv.Store.lookup_options("bokeh", convergence_plot({label: trace}, None, "passes", "gap", [label],
-                                                                 1e-5, logx=True), "plot").kwargs["logx"]
-    assert done.logx and "different units" in hv.Store.lookup_options(
-        "bokeh", convergence_plot({label: trace}, None, "steps", "gap", [label]), "plot").kwargs["xlabel"]
+    assert ov.logx
+    assert curves(ov)[label].x.min() > 0
+    assert not convergence_plot({label: trace}, None, "passes", "gap", [label], 1e-5, logx=True).logx
+    assert done.logx and "different units" in convergence_plot({label: trace}, None, "steps", "gap", [label]).xlabel
 
 
 def test_faceoff_card_explains_a_contradiction_and_a_one_sided_run(done):
@@ -528,25 +550,47 @@ def test_density_slider_shows_small_densities():
 
 
 def test_convergence_axes_follow_each_frame(done):
-    """The plot's ranges follow the curves frame by frame (with shared_axes=False HoloViews kept the
-    first frame's x range: after a switch to longer runs, their curves were cut at the old end)."""
-    import param
+    """The plot's ranges follow the curves frame by frame (a plot that kept the first frame's x range cut
+    the curves of a switch to longer runs at the old end)."""
     labels = [r.label for r in done.runs()]
     short = {k: t[t.passes <= 5.0] for k, t in done.traces.items()}
-
-    class Frame(param.Parameterized):
-        full = param.Boolean(False)
-    frame = Frame()
-    dmap = hv.DynamicMap(pn.bind(lambda full: convergence_plot(done.traces if full else short, done.analysis,
-                                                               "passes", "gap", labels, done.target), frame.param.full))
-    plot = hv.renderer("bokeh").get_plot(dmap)
-    for full, traces in ((False, short), (True, done.traces), (False, short)):
-        frame.full = full
-        plot.refresh()
-        x_range, y_range = plot.state.x_range, plot.state.y_range
+    plot = ConvergenceFigure()
+    for traces in (short, done.traces, short):
+        plot.show(convergence_plot(traces, done.analysis, "passes", "gap", labels, done.target))
+        x_range, y_range = plot.figure.x_range, plot.figure.y_range
         assert x_range.end == pytest.approx(max(t.passes.max() for t in traces.values()))
         assert y_range.start <= min(t.gap[t.gap > 0].min() for t in traces.values())
 
+
+
+def test_the_figure_redraws_in_place(done):
+    """A new frame changes the data of the figure's renderers: a run keeps its renderer, a run the frame
+    lacks is hidden with its legend item gone, and one that comes back shows in the same renderer."""
+    labels = [r.label for r in done.runs()]
+    plot = ConvergenceFigure()
+    plot.show(convergence_plot(done.traces, done.analysis, "passes", "gap", labels, done.target))
+    renderers = {r.name: r for r in plot.figure.renderers}
+
+    def shown():
+        return {r.name for r in plot.figure.renderers if r.visible and r.name in labels}
+
+    def legend():
+        return [item.label.value for item in plot.legend.items if item.visible]
+    assert shown() == set(labels) and legend() == labels + [KEY_BOUND, KEY_TARGET]
+    assert len(renderers[f"{labels[0]} seeds"].data_source.data["y"]) > 2
+    some = {label: done.traces[label] for label in labels[:2]}
+    plot.show(convergence_plot(some, done.analysis, "passes", "gap", labels[:2], done.target))
+    assert shown() == set(labels[:2]) and legend() == labels[:2] + [KEY_BOUND, KEY_TARGET]
+    assert not renderers[f"{labels[3]} bound"].visible and not renderers[f"{labels[3]} seeds"].visible
+    plot.show(convergence_plot(done.traces, done.analysis, "passes", "gap", labels, done.target))
+    assert shown() == set(labels) and {r.name: r for r in plot.figure.renderers} == renderers
+    assert legend() == labels + [KEY_BOUND, KEY_TARGET]
+    # a run the legend has never held goes into its place, before the keys
+    later = {labels[0]: done.traces[labels[0]], "extra (uniform)": done.traces[labels[1]]}
+    plot.show(convergence_plot(later, done.analysis, "passes", "gap", list(later), done.target))
+    assert legend() == [labels[0], "extra (uniform)", KEY_BOUND, KEY_TARGET]
+    with pytest.raises(ValueError, match="logx"):
+        plot.show(convergence_plot(done.traces, done.analysis, "seconds", "gap", labels, done.target, logx=True))
 
 def test_the_seconds_axis_is_log_by_default_in_a_plot_of_its_own(done):
     """Bokeh cannot turn a linear axis into a log one in place: the view builds a new plot when the x
@@ -557,9 +601,10 @@ def test_the_seconds_axis_is_log_by_default_in_a_plot_of_its_own(done):
     try:
         done.xaxis = "seconds"
         assert view.log_seconds
-        frame = view._pane(view.log_seconds).object[()]
-        assert hv.Store.lookup_options("bokeh", frame, "plot").kwargs["logx"]
-        assert "log scale" in hv.Store.lookup_options("bokeh", frame, "plot").kwargs["xlabel"]
+        from bokeh.models import LogScale
+        figure = view._pane(view.log_seconds).object
+        assert isinstance(figure.x_scale, LogScale)
+        assert "log scale" in figure.xaxis[0].axis_label
         done.logx = False
         assert not view.log_seconds
         done.param.update(logx=True, xaxis="steps")
@@ -569,7 +614,7 @@ def test_the_seconds_axis_is_log_by_default_in_a_plot_of_its_own(done):
 
 
 def curve_colors(overlay):
-    return {label: hv.Store.lookup_options("bokeh", el, "style").kwargs["color"]
+    return {label: el.color
             for label, el in curves(overlay).items() if "(" in label and "bound" not in label}
 
 
@@ -646,7 +691,8 @@ def test_a_new_analysis_of_the_same_data_redraws_nothing(done):
         pn.panel(view).get_root()
     convergence, data, figure1, theory = views
     sent = []
-    convergence._pipe.add_subscriber(lambda **kwargs: sent.append(kwargs["data"]))
+    draw = convergence._figure.show
+    convergence._figure.show = lambda frame: (sent.append(frame), draw(frame))
     shown = [figure1._pane.object, [p.object for p in data._panes], list(theory._bounds.objects)]
     original, traces = done.analysis, done.traces
     try:
@@ -672,10 +718,45 @@ def test_theory_card_shows_the_bounds_once_the_analysis_is_in():
     pn.panel(card).get_root()
 
     def said():
-        return " ".join(str(o.object) for o in card._bounds.objects)
+        return " ".join(str(o.object) for o in card._bounds.objects if o.visible)
     assert "Analysing the data" in said()
     s.error = "something the banner explains"
     assert "Not available" in said()
     s.start(solve=False)
     assert s.wait(60) and s.analysis is not None
     assert "**dual_cd (uniform)**" in said() and "Analysing" not in said() and "Not available" not in said()
+
+
+def test_theory_card_hides_and_shows_again_the_same_panes(done):
+    """A method unticked and ticked again (its runs then come from the cache): its bound's panes are
+    hidden and shown again, the same panes in the same column, not typeset again."""
+    card = TheoryCard(state=done)
+    pn.panel(card).get_root()
+    methods, samplings = list(done.methods), dict(done.samplings)
+
+    def shown():
+        return [o for o in card._bounds.objects if o.visible]
+    before, layout = shown(), list(card._bounds.objects)
+    assert any("primal_cd (uniform)" in str(o.object) for o in before)
+    with done.quiet():  # the plan changes, the analysis stays (no job: its runs would come from the cache)
+        try:
+            done.param.update(methods=["dual_cd"], samplings={"dual_cd": samplings["dual_cd"]})
+            assert not any("primal_cd" in str(o.object) for o in shown()) and shown()
+            assert list(card._bounds.objects) == layout
+            done.param.update(methods=methods, samplings=samplings)
+            # the same panes again (in the plan's order, which the page's controls may have changed)
+            assert {id(o) for o in shown()} == {id(o) for o in before} and len(card._bounds.objects) == len(layout)
+            assert [o.object.split("**")[1] for o in shown() if o.object.startswith("**")] == [
+                r.label for r in done.runs()]
+        finally:
+            done.param.update(methods=methods, samplings=samplings)
+
+
+def test_the_first_page_does_not_load_holoviews():
+    """The convergence plot is plain Bokeh; HoloViews (about a second to import and load its backend) is
+    loaded by the first plot drawn with it, once the data are analysed, not by building the page."""
+    import subprocess
+    import sys
+    code = ("import sys; from cdlab.ui import build_app; build_app(); "
+            "assert 'holoviews' not in sys.modules, 'building the page imported holoviews'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)

@@ -1,7 +1,6 @@
 """Assemble the face-off page from the state object and its views."""
 from __future__ import annotations
 
-import holoviews as hv
 import panel as pn
 
 from .state import Experiment, sync_link
@@ -16,8 +15,8 @@ INTRO = ("Primal or dual coordinate descent — which wins on *your* data, with 
 
 def build_app(state: Experiment | None = None):
     """The page for one session (call once per session: nothing is shared)."""
+    # (no HoloViews here: the views that draw with it load it when they first draw, after the first page)
     pn.extension("tabulator", "mathjax", "filedropper", notifications=False)
-    hv.extension("bokeh")
     state = state if state is not None else Experiment()
     compiling = pn.pane.Alert(WARMUP.message(), alert_type="warning", visible=False,
                               css_classes=["cdlab-compiling"], sizing_mode="stretch_width")

@@ -48,7 +48,6 @@ class Job:
         todo = [r for r in self.runs if r.label not in analysis.refusals]
         seeds = s.budget.seed_list
         with live.lock:
-            live.analysis = analysis
             live.seeds = len(seeds)
             for run in self.runs:
                 if run.label in analysis.refusals:
@@ -57,10 +56,14 @@ class Job:
                 elif self.solve:
                     live.status[run.label] = "queued"
             live.phase = "ready" if not self.solve else "running"
-        # what the cache holds comes with the analysis, in one update; only the rest is solved
+        # what the cache holds comes with the analysis, in one update; only the rest is solved. The
+        # analysis goes into ``live`` after the replays: an update applied meanwhile (the page's
+        # "loading data" one may run now) shows no half-replayed runs, which the next would redraw
         jobs = [] if not self.solve else [
             (seed, run) for seed in seeds for run in todo
             if not replay(analysis.problem_key, run, s.budget, seed, live)]
+        with live.lock:
+            live.analysis = analysis
         publish(live)
         if not self.solve:
             return

@@ -2,7 +2,8 @@
 bound dashed beside it (theory layer)."""
 from __future__ import annotations
 
-import holoviews as hv
+from dataclasses import dataclass
+
 import numpy as np
 import panel as pn
 import param
@@ -12,6 +13,7 @@ from ...solvers.base import stage_rows
 from ...verdict import split_seeds
 from ..advice import refuses_loss
 from ..state import Experiment, same_traces
+from .visibility import show_in_order
 
 # (dark, light) hue pairs: a method's hue, dark for its uniform sampling and light for any other (a plan
 # holds at most uniform + importance of one method). Category20 and Category20b, grey last (the key's).
@@ -48,6 +50,7 @@ def y_values(trace, yaxis, p_star):
 
 
 KEY_COLOR = "#555555"
+TARGET_COLOR = "#999999"  # the target line's, and its invisible span's (no key shares it)
 BAND_POINTS = 200  # grid points of a seed band besides the seeds' own checkpoints
 KEY_BOUND = "each run's bound"
 KEY_TARGET = "target gap ε"
@@ -109,10 +112,65 @@ def seed_band(trace, xcol, yaxis, p_star, positive_x=False):
     return grid, np.exp(med), np.exp(lo), np.exp(hi)
 
 
+@dataclass(frozen=True)
+class Line:
+    """A curve of the plot: a run's median (solid), its bound (dashed, or dash-dot when it bounds another
+    quantity than the axis shows), a legend key (one NaN point: a line sample, nothing drawn) or the
+    target's invisible span (alpha 0)."""
+    label: str
+    x: np.ndarray
+    y: np.ndarray
+    color: str
+    dash: str = "solid"
+    width: float = 2.0
+    alpha: float = 1.0
+    legend: bool = True
+
+
+@dataclass(frozen=True)
+class Band:
+    """A run's min–max band over its seeds, shaded in the run's colour."""
+    label: str
+    x: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    color: str
+    alpha: float = 0.18
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What the convergence plot shows, as plain data (:class:`ConvergenceFigure` draws it)."""
+    lines: dict  # label -> Line, in drawing order
+    bands: dict  # label -> Band
+    target: float | None
+    xaxis: str
+    logx: bool
+    title: str
+    xlabel: str
+    ylabel: str
+
+    def x_span(self):
+        """(lo, hi) of the x values drawn (bands, runs, bounds and the target's span), None if none."""
+        return _span([b.x for b in self.bands.values()] + [ln.x for ln in self.lines.values()])
+
+    def y_span(self):
+        return _span([v for b in self.bands.values() for v in (b.lo, b.hi)]
+                     + [ln.y for ln in self.lines.values()])
+
+
+def _span(arrays):
+    finite = [a[np.isfinite(a)] for a in arrays if len(a)]
+    finite = [a for a in finite if a.size]
+    if not finite:
+        return None
+    return float(min(a.min() for a in finite)), float(max(a.max() for a in finite))
+
+
 def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), target=None, logx=False,
-                     colors=None):
-    """The overlay of run curves (solid: the median over the run's seeds, shaded: their min–max) and
-    bound curves (dashed).
+                     colors=None) -> Frame:
+    """The run curves (solid: the median over the run's seeds, shaded: their min–max) and bound curves
+    (dashed) as a :class:`Frame`.
 
     Only positive values are drawn (log axis); ``logx`` puts the seconds axis
     on a log scale (only there: passes and steps start at 0). A bound is
@@ -125,15 +183,13 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
     method and sampling); a label it lacks takes a colour of the palette.
 
     The legend always has a key entry for the dashed bounds (and the dotted
-    target): BokehJS fails to lay out a legend that appears only after the
-    first frame ("cannot find a view for Legend"), so the legend must exist
-    from the empty first frame on. The key entries are single-NaN curves: an
-    empty curve gets no line sample in the legend, a NaN point draws nothing.
+    target), from the empty first frame on: single-NaN curves (an empty curve
+    gets no line sample in the legend, a NaN point draws nothing).
     """
     xcol = X_COLUMN[xaxis]
     logx = bool(logx) and xaxis == "seconds"
     order = list(labels) + sorted(set(traces) - set(labels))
-    layers, others = [], []
+    lines, bands, others = {}, {}, []
     seeds = 1
     drawn_x = []  # the runs' x values: the target's invisible span covers them
     for k, label in enumerate(order):
@@ -149,13 +205,10 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
         x, med, lo, hi = band
         if len(parts) > 1:
             some = np.isfinite(lo)
-            layers.append(hv.Area((x[some], lo[some], hi[some]), kdims=[xaxis], vdims=["y", "y2"],
-                                  label=f"{label} seeds").opts(color=color, alpha=0.18, line_alpha=0,
-                                                               show_legend=False))
+            bands[f"{label} seeds"] = Band(f"{label} seeds", x[some], lo[some], hi[some], color)
         drawn = np.isfinite(med)
         drawn_x.append(x[drawn])
-        layers.append(hv.Curve((x[drawn], med[drawn]), kdims=[xaxis], vdims=["y"], label=label).opts(
-            color=color, line_width=2))
+        lines[label] = Line(label, x[drawn], med[drawn], color)
         info = None if analysis is None else analysis.bounds.get(label)
         bound = None if info is None else info.curve(max(t.passes.iloc[-1] for t in parts))
         if bound is not None:
@@ -168,31 +221,128 @@ def convergence_plot(traces, analysis, xaxis="passes", yaxis="gap", labels=(), t
                 first = parts[0]
                 bx = np.interp(bx, first.passes.to_numpy(dtype=float), first[xcol].to_numpy(dtype=float))
             ok = np.isfinite(by) & (by > 0) & ((bx > 0) if logx else True)
-            layers.append(hv.Curve((bx[ok], by[ok]), kdims=[xaxis], vdims=["y"], label=name).opts(
-                color=color, line_dash="dashed" if same else "dashdot", line_width=1.5, show_legend=False))
+            lines[name] = Line(name, np.asarray(bx, float)[ok], np.asarray(by, float)[ok], color,
+                               dash="dashed" if same else "dashdot", width=1.5, legend=False)
     keys = [(KEY_BOUND, "dashed")] + [(key_other(q), "dashdot") for q in others]
     if target is not None:
-        layers.append(hv.HLine(target).opts(color="#999999", line_dash="dotted", line_width=1))
         keys.append((KEY_TARGET, "dotted"))
         xs = np.concatenate(drawn_x) if drawn_x else np.empty(0)
-        if xs.size:  # an HLine does not widen the y range: a transparent span puts the target on the axis
-            layers.append(hv.Curve(([xs.min(), xs.max()], [target, target]), kdims=[xaxis], vdims=["y"],
-                                   label=TARGET_SPAN).opts(alpha=0, show_legend=False))
-    layers += [hv.Curve(([np.nan], [np.nan]), kdims=[xaxis], vdims=["y"], label=text).opts(
-        color=KEY_COLOR, line_dash=dash, line_width=1.5) for text, dash in keys]
+        if xs.size:  # a target line does not widen the y range: a transparent span puts the target on the axis
+            lines[TARGET_SPAN] = Line(TARGET_SPAN, np.array([xs.min(), xs.max()]), np.array([target, target]),
+                                      TARGET_COLOR, alpha=0.0, legend=False)
+    for text, dash in keys:
+        lines[text] = Line(text, np.array([np.nan]), np.array([np.nan]), KEY_COLOR, dash=dash, width=1.5)
     title = ("Convergence (dashed: each run's bound)" if seeds < 2 else
              f"Median of {seeds} seeds, shaded: their min–max (dashed: bounds)")
-    return hv.Overlay(layers).opts(
-        hv.opts.Curve(logy=True, logx=logx, tools=["hover"], framewise=True),
-        hv.opts.Area(logy=True, logx=logx, framewise=True),
-        # no shared_axes=False: with it HoloViews keeps the first frame's x range for good (a new
-        # scenario's 30-pass runs were cut at the old 16 passes); this plot shares axes with nothing
-        hv.opts.Overlay(logy=True, logx=logx, framewise=True, responsive=True, min_height=440,
-                        xlabel=X_LABEL[xaxis] + (", log scale" if logx else ""), ylabel=Y_LABEL[yaxis],
-                        show_grid=True,
-                        # below the plot, in two columns: curves keep the width and nothing is hidden
-                        legend_position="bottom", legend_cols=2, title=title),
-    )
+    return Frame(lines, bands, target, xaxis, logx, title,
+                 xlabel=X_LABEL[xaxis] + (", log scale" if logx else ""), ylabel=Y_LABEL[yaxis])
+
+
+RANGE_PAD = 0.05  # each end of a range is widened by this fraction of its span (in log units on a log axis)
+
+
+def padded(span, log):
+    """A range's (start, end) around the data's (lo, hi); on a log axis in log units."""
+    lo, hi = span
+    if log:
+        lo, hi = np.log10(lo), np.log10(hi)
+    pad = RANGE_PAD * (hi - lo) if hi > lo else 0.5
+    lo, hi = lo - pad, hi + pad
+    return (10.0 ** lo, 10.0 ** hi) if log else (lo, hi)
+
+
+class ConvergenceFigure:
+    """One Bokeh figure that draws :class:`Frame` objects in place: each curve and band keeps its renderer
+    (created the first time its label is drawn, hidden while a frame lacks it), and a new frame only
+    replaces the data that changed, the legend's items, the ranges and the labels. An axis's type
+    (linear or log) is fixed by the figure: a switch of the seconds axis to log needs a new figure."""
+
+    def __init__(self, logx=False):
+        # bokeh.models, not bokeh.plotting (half a second to import, on the first page's path)
+        from bokeh.models import (BoxZoomTool, Grid, HoverTool, Legend, LinearAxis, LinearScale, LogAxis,
+                                  LogScale, PanTool, Plot, Range1d, ResetTool, SaveTool, Span, Title,
+                                  WheelZoomTool)
+
+        self.logx = bool(logx)
+        fig = self.figure = Plot(x_range=Range1d(0, 1), y_range=Range1d(1e-6, 1),
+                                 x_scale=LogScale() if logx else LinearScale(), y_scale=LogScale(),
+                                 title=Title(text=""), sizing_mode="stretch_width", height=480, min_width=300)
+        for axis, place in (((LogAxis if logx else LinearAxis)(), "below"), (LogAxis(), "left")):
+            fig.add_layout(axis, place)
+            fig.add_layout(Grid(dimension=0 if place == "below" else 1, ticker=axis.ticker, grid_line_alpha=0.6))
+        self.hover = HoverTool(renderers=[], tooltips=[("", "$name"), ("x", "@x"), ("y", "@y")])
+        fig.add_tools(PanTool(), WheelZoomTool(), BoxZoomTool(), SaveTool(), ResetTool(), self.hover)
+        # entries 10 px apart, across as well: a long label in the first column stays clear of the second's
+        self.legend = Legend(items=[], ncols=2, location="top_left", click_policy="none", spacing=10)
+        fig.add_layout(self.legend, "below")
+        self.target = Span(location=1.0, dimension="width", line_color=TARGET_COLOR, line_dash="dotted",
+                           line_width=1, visible=False)
+        fig.add_layout(self.target)
+        self._lines, self._bands, self._items = {}, {}, {}
+
+    def _line(self, line):
+        from bokeh.models import ColumnDataSource, LegendItem, Line as LineGlyph
+        renderer = self._lines.get(line.label)
+        if renderer is None:
+            renderer = self.figure.add_glyph(ColumnDataSource({"x": [], "y": []}), LineGlyph(x="x", y="y"),
+                                             name=line.label)
+            self._lines[line.label] = renderer
+            if line.alpha > 0 and np.isfinite(line.y).any():
+                self.hover.renderers = [*self.hover.renderers, renderer]
+            self._items[line.label] = LegendItem(label=line.label, renderers=[renderer])
+        glyph = renderer.glyph
+        glyph.update(line_color=line.color, line_dash=line.dash, line_width=line.width, line_alpha=line.alpha)
+        return renderer
+
+    def _band(self, band):
+        from bokeh.models import ColumnDataSource, Patch
+        renderer = self._bands.get(band.label)
+        if renderer is None:
+            renderer = self.figure.add_glyph(ColumnDataSource({"x": [], "y": []}),
+                                             Patch(x="x", y="y", line_alpha=0), name=band.label)
+            self._bands[band.label] = renderer
+            self.figure.renderers = [renderer, *(r for r in self.figure.renderers if r is not renderer)]
+        renderer.glyph.update(fill_color=band.color, fill_alpha=band.alpha)
+        return renderer
+
+    @staticmethod
+    def _set(renderer, data):
+        old = renderer.data_source.data
+        if old.keys() != data.keys() or any(not np.array_equal(old[k], v, equal_nan=True) for k, v in data.items()):
+            renderer.data_source.data = data
+        renderer.visible = True
+
+    def show(self, frame: Frame):
+        if frame.logx != self.logx:
+            raise ValueError(f"a frame with logx={frame.logx} on a figure with logx={self.logx}: Bokeh "
+                             "cannot change an axis's type in place (build a new ConvergenceFigure)")
+        fig = self.figure
+        for label, band in frame.bands.items():
+            self._set(self._band(band), {"x": np.concatenate([band.x, band.x[::-1]]),
+                                         "y": np.concatenate([band.lo, band.hi[::-1]])})
+        for label, line in frame.lines.items():
+            self._set(self._line(line), {"x": line.x, "y": line.y})
+        for shown, drawn in ((frame.bands, self._bands), (frame.lines, self._lines)):
+            for label, renderer in drawn.items():
+                if label not in shown and renderer.visible:
+                    renderer.visible = False
+                    renderer.data_source.data = {"x": [], "y": []}
+        wanted = [self._items[label] for label, line in frame.lines.items() if line.legend]
+        items, changed = show_in_order(self.legend.items, wanted)
+        if changed:
+            self.legend.items = items
+        self.target.update(location=frame.target if frame.target is not None else 1.0,
+                           visible=frame.target is not None)
+        for rng, span, log in ((fig.x_range, frame.x_span(), frame.logx), (fig.y_range, frame.y_span(), True)):
+            if span is None:
+                continue
+            # the x axis spans the curves exactly (passes start at 0); log axes and y get a margin
+            start, end = span if not log and rng is fig.x_range and span[1] > span[0] else padded(span, log)
+            rng.update(start=start, end=end, reset_start=start, reset_end=end)
+        fig.title.text = frame.title
+        fig.xaxis.axis_label = frame.xlabel
+        fig.yaxis.axis_label = frame.ylabel
+        self.hover.tooltips = [("", "$name"), (frame.xaxis, "@x{0.[000]}"), ("y", "@y{0.000e}")]
 
 
 def status_markdown(phase, running, run_status, run_message, cached, error, jobs=0, explained=()):
@@ -218,18 +368,17 @@ def status_markdown(phase, running, run_status, run_message, cached, error, jobs
 
 
 class ConvergenceView(pn.viewable.Viewer):
-    """The plot is one Bokeh figure whose data change in place: a HoloViews DynamicMap fed by a
-    :class:`holoviews.streams.Pipe`, to which a frame is sent only when what it is drawn from changed
-    (a run's checkpoints, a bound, the axes, the plan); HoloViews then updates the figure's data
-    sources, and no pane is rebuilt. Only a switch between a linear and a log x axis builds a new
-    figure."""
+    """The plot is one :class:`ConvergenceFigure` whose data change in place: a frame is drawn only when
+    what it is drawn from changed (a run's checkpoints, a bound, the axes, the plan), and only its changed
+    data go to the browser; no pane is rebuilt. Only a switch between a linear and a log x axis builds a
+    new figure."""
 
     state = param.ClassSelector(class_=Experiment)
     log_seconds = param.Boolean(default=False, doc="the seconds axis is shown and on a log scale")
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._pipe, self._drawn_from = None, None
+        self._figure, self._drawn_from = None, None
         self.state.param.watch(self._axis_type, ["xaxis", "logx"])
         self._axis_type()
         self.state.param.watch(self._redraw, ["traces", "analysis", "xaxis", "yaxis", "log10_target", "logx"])
@@ -251,16 +400,16 @@ class ConvergenceView(pn.viewable.Viewer):
 
     def _redraw(self, *events):
         s = self.state
-        if self._pipe is None or self._pipe_logx != (s.xaxis == "seconds" and s.logx):
+        if self._figure is None or self._figure.logx != (s.xaxis == "seconds" and s.logx):
             return  # a new figure is coming (see _pane)
-        traces, rest = self._inputs(self._pipe_logx)
+        traces, rest = self._inputs(self._figure.logx)
         if same_traces(self._drawn_from[0], traces) and rest == self._drawn_from[1]:
             return
         self._drawn_from = traces, rest
-        self._pipe.send(self._frame(self._pipe_logx))
+        self._figure.show(self._frame(self._figure.logx))
 
     def _plot(self, logx, traces, analysis, xaxis, yaxis, log10_target):
-        """The plot of what the runs produced (redrawn when their traces or the axes change, not when a
+        """The frame of what the runs produced (redrawn when their traces or the axes change, not when a
         control changes the plan: the new plan's job publishes its own traces)."""
         runs = self.state.runs()
         target = 10.0 ** log10_target if yaxis == "gap" else None
@@ -274,12 +423,11 @@ class ConvergenceView(pn.viewable.Viewer):
 
     def _pane(self, log_seconds):
         """A new figure when the x axis changes between linear and log: Bokeh cannot change an axis's
-        type in place, so a frame with logx on a linear plot would keep the linear axis."""
-        frame = self._frame(log_seconds)
-        self._pipe, self._pipe_logx = hv.streams.Pipe(data=frame), log_seconds
+        type in place."""
+        self._figure = ConvergenceFigure(log_seconds)
         self._drawn_from = self._inputs(log_seconds)
-        dmap = hv.DynamicMap(lambda data: data, streams=[self._pipe])
-        return pn.pane.HoloViews(dmap, sizing_mode="stretch_width", min_height=380)
+        self._figure.show(self._frame(log_seconds))
+        return pn.pane.Bokeh(self._figure.figure, sizing_mode="stretch_width", min_height=380)
 
     def __panel__(self):
         s = self.state

@@ -2,7 +2,6 @@
 the face-off uses (importance, face-off eq. 14; squared_norm ∝ ‖·‖²)."""
 from __future__ import annotations
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 import param
@@ -11,6 +10,7 @@ from ...sampling import importance_probabilities
 from ..runner import squared_norm_probabilities
 from ..state import Experiment
 from .banner import NOT_AVAILABLE
+from .hv_backend import holoviews_bokeh
 
 
 def log_ticks(lo, hi):
@@ -36,6 +36,7 @@ def nnz_histogram(counts, what):
     decade (skewed data follow power laws, which linear bins squash into one
     bar) get log-spaced bins on a log axis; a narrow range (dense data: every
     count equal) gets linear bins, whose axis ticks do not pile up."""
+    hv = holoviews_bokeh()
     counts = np.asarray(counts)
     empty = int((counts == 0).sum())
     full = counts[counts > 0]
@@ -62,6 +63,7 @@ def nnz_histogram(counts, what):
 
 def sampling_plot(problem):
     """Sorted probabilities × size (uniform = 1) of each non-uniform sampling."""
+    hv = holoviews_bokeh()
     curves = []
     gamma = problem.gamma
     for what, norms, size in (("examples q_i", problem.row_norms_sq, problem.n_samples),
@@ -99,8 +101,10 @@ class DataView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        # no plots before the first analysis: empty figures cost the page's first render time
-        self._panes = [pn.pane.HoloViews(None, sizing_mode="stretch_width") for _ in range(3)]
+        # no plots (nor HoloViews panes, which load HoloViews) before the first analysis: they cost the
+        # first page's time
+        self._panes = None
+        self._plots = pn.Column(sizing_mode="stretch_width")
         self._waiting = pn.pane.Markdown("")
         self._shown = [None, None, None]
         self.state.param.watch(self._refresh, ["analysis", "error"])
@@ -116,12 +120,14 @@ class DataView(pn.viewable.Viewer):
         if keys == self._shown:
             return
         plots = data_plots(analysis)
+        if self._panes is None:
+            self._panes = [pn.pane.HoloViews(None, sizing_mode="stretch_width") for _ in range(3)]
+            rows, cols, probs = self._panes
+            self._plots.objects = [pn.Row(rows, cols, sizing_mode="stretch_width"), probs]
         for k, (pane, key) in enumerate(zip(self._panes, keys)):
             if key != self._shown[k]:
                 pane.object = plots[k]
         self._shown = keys
 
     def __panel__(self):
-        rows, cols, probs = self._panes
-        return pn.Column(self._waiting, pn.Row(rows, cols, sizing_mode="stretch_width"), probs,
-                         sizing_mode="stretch_width")
+        return pn.Column(self._waiting, self._plots, sizing_mode="stretch_width")

@@ -192,7 +192,9 @@ def faceoff_markdown(analysis, traces, run_status, target, runs, error=""):
         lines += ["", verdict_markdown(won, fo, smooth, target, face)
                   + (" *So far: seeds are still running.*" if going else "")]
     else:
-        why = ("run primal_cd and dual_cd to see the measured winner" if not face
+        compared = any(r.method in FACEOFF_METHODS for r in runs)
+        why = (f"none to measure — {' and '.join(FACEOFF_METHODS)}, the methods this comparison is about, did "
+               "not run in this scenario (tick both to race them)" if not compared
                else f"no face-off run has reached the target gap {target:.0e} yet" if going
                else f"no face-off run reached the target gap {target:.0e} within its budget (more passes, "
                     "a larger target or a larger λ would settle it)")

@@ -3,18 +3,19 @@ Theorem 4 upper bound on C_P/C_D for binary data; where it is below 1 primal
 CD wins on every binary matrix of that shape (theory.md §4)."""
 from __future__ import annotations
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 import param
 
 from ..state import Experiment
 from .banner import NOT_AVAILABLE
+from .hv_backend import holoviews_bokeh
 
 
 def figure1_plot(analysis):
     if analysis is None or analysis.figure1 is None:
         return None
+    hv = holoviews_bokeh()
     n_values, omega_values, grid = analysis.figure1
     p = analysis.problem
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -56,9 +57,10 @@ class Figure1View(pn.viewable.Viewer):
         super().__init__(**params)
         # (visibility on a wrapper: a HoloViews pane passes its own layout changes on to the Bokeh
         # pane inside it, which Panel 1.9 rejects for stylesheets)
-        # no plot before the first analysis: an empty figure costs the page's first render time
-        self._pane = pn.pane.HoloViews(None, sizing_mode="stretch_width", min_height=380)
-        self._box = pn.Column(self._pane, visible=False, sizing_mode="stretch_width")
+        # no plot (nor a HoloViews pane, which loads HoloViews) before the first analysis: they cost the
+        # first page's time
+        self._pane = None
+        self._box = pn.Column(visible=False, sizing_mode="stretch_width")
         self._note = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._shown = None
         self.state.param.watch(self._refresh, ["analysis", "error"])
@@ -67,7 +69,10 @@ class Figure1View(pn.viewable.Viewer):
     @staticmethod
     def _plot(analysis):
         plot = figure1_plot(analysis)
-        return plot if plot is not None else hv.Overlay([hv.QuadMesh([])])
+        if plot is None:
+            hv = holoviews_bokeh()
+            return hv.Overlay([hv.QuadMesh([])])
+        return plot
 
     def _refresh(self, *events):
         """The map is redrawn only when the data change (the same data under a new plan, loss or λ
@@ -76,7 +81,11 @@ class Figure1View(pn.viewable.Viewer):
         key = None if analysis is None else analysis.data_key
         if key is not None and key != self._shown:
             self._shown = key
-            self._pane.object = self._plot(analysis)
+            if self._pane is None:
+                self._pane = pn.pane.HoloViews(self._plot(analysis), sizing_mode="stretch_width", min_height=380)
+                self._box.objects = [self._pane]
+            else:
+                self._pane.object = self._plot(analysis)
         self._box.visible = analysis is not None and analysis.figure1 is not None
         if analysis is None:
             note = NOT_AVAILABLE if self.state.error else "*Analysing the data…*"

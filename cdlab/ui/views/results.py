@@ -119,9 +119,10 @@ class ResultsView(pn.viewable.Viewer):
                                    # columns share the card's width, in a smaller font: pixel widths cut
                                    # "final gap" and long run labels off at 1400 px
                                    layout="fit_columns", sortable=False,
-                                   # (4% left over: Tabulator's cell padding and its filler column)
+                                   # the last column takes what is left; no popups (nothing is edited),
+                                   # so no empty column for them, which showed as a sliver at the right edge
                                    widths={"run": "31%", "passes to target": "16%", "passes range": "20%",
-                                           "seconds to target": "14%", "final gap": "15%"},
+                                           "seconds to target": "14%"}, container_popup=False,
                                    stylesheets=[".tabulator-cell, .tabulator-col-title { font-size: 12.5px; }"],
                                    # the range is text: without its own formatter Tabulator takes the
                                    # column for a number from the first (empty) frame and shows NaN

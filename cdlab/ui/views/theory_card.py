@@ -9,6 +9,7 @@ import param
 
 from ..state import Experiment
 from .banner import NOT_AVAILABLE
+from .visibility import show_in_order
 from ...verdict import Spread, reach
 
 
@@ -94,6 +95,7 @@ class TheoryCard(pn.viewable.Viewer):
         super().__init__(**params)
         self._bounds = pn.Column(sizing_mode="stretch_width", css_classes=["cdlab-theory-bounds"])
         self._compare = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["cdlab-theory-compare"])
+        self._message = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._shown = None
         self._panes = {}  # (label, latex, text) -> its panes: a bound that stays is not typeset again
         s = self.state
@@ -111,10 +113,19 @@ class TheoryCard(pn.viewable.Viewer):
         self._shown = said
         message = said[0]
         if message is not None:
-            self._bounds.objects = [pn.pane.Markdown(message)]
+            self._message.object = message
+            self._show([self._message])
             return
-        self._panes = {item: self._panes.get(item) or self._item_panes(*item) for item in items}
-        self._bounds.objects = [pane for item in items for pane in self._panes[item]]
+        held = {id(pane) for pane in self._bounds.objects}
+        # a bound shown before keeps its panes (shown again, not typeset again) while the column holds them
+        self._panes = {item: panes for item, panes in self._panes.items() if id(panes[0]) in held}
+        self._panes.update({item: self._item_panes(*item) for item in items if item not in self._panes})
+        self._show([pane for item in items for pane in self._panes[item]])
+
+    def _show(self, panes):
+        objects, changed = show_in_order(self._bounds.objects, panes)
+        if changed:
+            self._bounds.objects = objects
 
     @staticmethod
     def _item_panes(label, latex, text):

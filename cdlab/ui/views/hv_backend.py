@@ -1,0 +1,15 @@
+"""HoloViews with its Bokeh backend, loaded when the first HoloViews plot is drawn (the data's
+histograms, Figure 1): importing it and loading the backend take about a second that the first page
+does not wait for (the convergence plot is plain Bokeh)."""
+from __future__ import annotations
+
+from functools import cache
+
+
+@cache
+def holoviews_bokeh():
+    """The ``holoviews`` module with its Bokeh backend loaded and current (once per process)."""
+    import holoviews as hv
+
+    hv.extension("bokeh", logo=False)
+    return hv
