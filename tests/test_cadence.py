@@ -5,7 +5,7 @@ import pytest
 
 import cdlab
 from cdlab.solvers.budget import AUTO_AIM, AUTO_CAP, AUTO_FIRST, AUTO_FLOOR, AUTO_SHARE, Budget
-from _helpers import lbfgs_value, scaled_problem
+from _helpers import lbfgs_value, mean_scaled_dataset, scaled_problem
 
 # a cheap-step method of each kind: a checkpoint costs about as much as a pass of steps
 METHODS = ["sdca", "dual_cd", "primal_cd", "saga"]
@@ -91,3 +91,16 @@ def test_max_time_ends_a_long_checkpoint_interval():
     res = cdlab.solve(problem, "sdca", max_passes=np.inf, tol=0, max_time=0.2, eval_every=1e6)
     assert res.status == "max_time"
     assert res.trace.passes.iloc[-1] < 1e6  # stopped between slices, not after one whole interval
+
+
+@pytest.mark.parametrize("method", ["gd", "agd", "lsvrg", "appa", "sdca"])
+def test_auto_intervals_follow_what_a_step_really_costs(method):
+    """A method whose step costs more passes than it declares (gd and agd: a gradient and its line search,
+    declared one pass) gets intervals sized by its measured cost: no interval, less its last step, exceeds
+    AUTO_CAP by more than half (uneven step costs: line searches, L-SVRG's refreshes, APPA's stage ends);
+    at the declared cost gd's came 20 passes apart."""
+    X, y = mean_scaled_dataset("heart_scale")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=0.01 / X.shape[0])
+    tr = cdlab.solve(problem, method, tol=1e-12, max_passes=150).trace
+    dp, ds = np.diff(tr.passes.to_numpy()), np.diff(tr.steps.to_numpy())
+    assert len(tr) > 8 and np.all(dp - dp / np.maximum(ds, 1) <= 1.5 * AUTO_CAP), tr[["steps", "passes"]]

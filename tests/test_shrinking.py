@@ -116,9 +116,9 @@ def test_equal_seeds_give_equal_shrinking_runs(real_data):
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    (dict(shrinking="yes"), TypeError, "shrinking must be True or False, got 'yes'"),
-    (dict(shrinking=1), TypeError, "shrinking must be True or False, got 1"),
-    (dict(shrinking=None), TypeError, "shrinking must be True or False, got None"),
+    (dict(shrinking="yes"), ValueError, "shrinking must be True or False, got 'yes'"),
+    (dict(shrinking=1), ValueError, "shrinking must be True or False, got 1"),
+    (dict(shrinking=None), ValueError, "shrinking must be True or False, got None"),
     (dict(shrinking=True, loss="logistic"), ValueError, r"shrinking=True needs a loss whose dual coordinate lives "
                                                          r"in a box .* not 'logistic'"),
     (dict(shrinking=True, loss="squared"), ValueError, "not 'squared'"),
@@ -147,7 +147,7 @@ def test_the_bound_is_refused_for_a_shrinking_run():
         with pytest.raises(ValueError, match="no bound for SDCA with shrinking=True: the theorems .* draw every "
                                              "step from all n examples"):
             theory.bound("sdca", problem, sampling, shrinking=True)
-    with pytest.raises(TypeError, match="shrinking must be True or False"):
+    with pytest.raises(ValueError, match="shrinking must be True or False"):
         theory.bound("sdca", problem, "uniform", shrinking="no")
 
 

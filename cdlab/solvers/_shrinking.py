@@ -54,10 +54,10 @@ PG_MAX_OLD, PG_MIN_OLD, PG_MAX, PG_MIN, PG_SUM, FULL_PG_SUM = range(6)
 
 
 def shrinking_flag(options) -> bool:
-    """The ``shrinking`` option of ``options`` (False when absent): True or False, else a TypeError."""
+    """The ``shrinking`` option of ``options`` (False when absent): True or False, else a ValueError."""
     value = options.get("shrinking", False)
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"shrinking must be True or False, got {value!r}")
+        raise ValueError(f"shrinking must be True or False, got {value!r}")
     return bool(value)
 
 

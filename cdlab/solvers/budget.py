@@ -18,7 +18,9 @@ from .._checks import check_int, check_real
 # intervals: AUTO_FIRST passes at first, then AUTO_SHARE times the passes run so
 # far, at most AUTO_CAP passes. A run whose gap is ≤ tol from T passes on thus
 # stops by max(T + AUTO_FIRST, (1 + AUTO_SHARE)·T) and T + AUTO_CAP, after
-# O(log T) checkpoints rather than T. Within that bound, the gap's linear rate
+# O(log T) checkpoints rather than T (in passes at the run's average step cost so
+# far: a method whose steps cost unevenly — line searches, L-SVRG's random
+# refreshes, APPA's stage ends — can end an interval a few passes past it). Within that bound, the gap's linear rate
 # (log gap against passes) between the last two checkpoints, or since the start
 # if the gap rose between them (a stochastic method's gap is noisy), predicts the
 # pass where gap ≤ tol; the next checkpoint goes AUTO_AIM times that far, so a

@@ -19,7 +19,7 @@ from .._checks import check_real
 from ._kernels import certificate_sweep, parallel_certificate_sweep
 from ._threads import check_n_jobs, parallel_section, row_blocks
 from .base import METHODS, STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
-from .budget import Budget
+from .budget import AUTO, Budget
 
 # Divergence, reported rather than drawn as a curve: non-finite iterates, or the
 # objective a method optimises moving DIVERGENCE_FACTOR × (|P(w₀)| + 1) the wrong
@@ -303,14 +303,16 @@ class _Trace:
         return pd.DataFrame(self.rows, columns=columns)
 
 
-def _steps_per_pass(state, first, last) -> float:
+def _steps_per_pass(state, first, last, slack=RATE_SLACK) -> float:
     """Steps per pass: what the state declares, or what the run measured when its
-    steps cost more than RATE_SLACK times that (so a mis-declared state
-    overshoots by at most its first chunk, never chunk after chunk)."""
+    steps cost more than ``slack`` times that (so a mis-declared state
+    overshoots by at most its first chunk, never chunk after chunk). The auto
+    cadence passes slack 1: its intervals, in passes, are capped (Budget), so a
+    step dearer than declared must shorten the chunk at once."""
     rate = float(state.steps_per_pass)
     if last["passes"] > first["passes"] and last["steps"] > first["steps"]:
         measured = (last["steps"] - first["steps"]) / (last["passes"] - first["passes"])
-        if measured * RATE_SLACK < rate:
+        if measured * slack < rate:
             rate = measured
     return rate
 
@@ -376,7 +378,7 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
             return "cancelled"
         if last["gap"] <= budget.tol:
             return "converged"
-        rate = _steps_per_pass(state, trace.first, last)
+        rate = _steps_per_pass(state, trace.first, last, 1.0 if budget.eval_every == AUTO else RATE_SLACK)
         interval = budget.interval(trace.first, trace.previous, last)
         steps, status = _next_chunk(state, budget, last, rate, clock, interval)
         if status is not None:
