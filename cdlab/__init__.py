@@ -17,3 +17,13 @@ from .store import results
 
 __all__ = ["Problem", "solve", "Result", "METHODS", "reference_optimum", "load_dataset", "sweep", "results"]
 from ._version import __version__
+
+
+def __getattr__(name):
+    """``cdlab.theory`` on first use: the symbolic layer loads sympy (≈ 0.6 s), which a
+    solve never needs, so ``import cdlab`` does not import it."""
+    if name == "theory":
+        import importlib
+
+        return importlib.import_module(".theory", __name__)
+    raise AttributeError(f"module 'cdlab' has no attribute {name!r}")

@@ -99,3 +99,14 @@ def test_solvers_never_import_the_theory_layer():
                  for name, deps in GRAPH.items() if name.startswith("cdlab.solvers")}
     offenders = {name: deps for name, deps in offenders.items() if deps}
     assert not offenders, f"cdlab/solvers imports the theory layer: {offenders}"
+
+
+def test_cdlab_theory_loads_on_first_use_only():
+    """``import cdlab`` loads no sympy; ``cdlab.theory`` then works without an import of its own."""
+    import subprocess
+    import sys
+
+    code = ("import sys, cdlab; assert 'sympy' not in sys.modules; bound = cdlab.theory.bound; "
+            "assert 'sympy' in sys.modules and bound is __import__('cdlab.theory').theory.bound; "
+            "getattr(cdlab, 'nonsense', None) is None or sys.exit(1)")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT.parent)
