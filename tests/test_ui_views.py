@@ -18,6 +18,7 @@ from cdlab.ui.views.faceoff import faceoff_markdown, measured_winner
 from cdlab.ui.views.figure1 import figure1_note, figure1_plot
 from cdlab.ui.views.results import csv_bytes, results_table, settings_lines, to_target
 from cdlab.ui.views.theory_card import comparison_markdown, theory_items
+from cdlab.ui.views.visibility import is_displayed
 
 hv.extension("bokeh")
 
@@ -718,7 +719,7 @@ def test_theory_card_shows_the_bounds_once_the_analysis_is_in():
     pn.panel(card).get_root()
 
     def said():
-        return " ".join(str(o.object) for o in card._bounds.objects if o.visible)
+        return " ".join(str(o.object) for o in card._bounds.objects if is_displayed(o))
     assert "Analysing the data" in said()
     s.error = "something the banner explains"
     assert "Not available" in said()
@@ -735,7 +736,7 @@ def test_theory_card_hides_and_shows_again_the_same_panes(done):
     methods, samplings = list(done.methods), dict(done.samplings)
 
     def shown():
-        return [o for o in card._bounds.objects if o.visible]
+        return [o for o in card._bounds.objects if is_displayed(o)]
     before, layout = shown(), list(card._bounds.objects)
     assert any("primal_cd (uniform)" in str(o.object) for o in before)
     with done.quiet():  # the plan changes, the analysis stays (no job: its runs would come from the cache)
@@ -743,6 +744,8 @@ def test_theory_card_hides_and_shows_again_the_same_panes(done):
             done.param.update(methods=["dual_cd"], samplings={"dual_cd": samplings["dual_cd"]})
             assert not any("primal_cd" in str(o.object) for o in shown()) and shown()
             assert list(card._bounds.objects) == layout
+            # hidden by their style, not by `visible` (which makes the browser lay out the whole page)
+            assert all(o.visible for o in layout) and len(shown()) < len(layout)
             done.param.update(methods=methods, samplings=samplings)
             # the same panes again (in the plan's order, which the page's controls may have changed)
             assert {id(o) for o in shown()} == {id(o) for o in before} and len(card._bounds.objects) == len(layout)

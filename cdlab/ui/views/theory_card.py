@@ -9,7 +9,7 @@ import param
 
 from ..state import Experiment
 from .banner import NOT_AVAILABLE
-from .visibility import show_in_order
+from .visibility import set_displayed, show_in_order
 from ...verdict import Spread, reach
 
 
@@ -123,7 +123,7 @@ class TheoryCard(pn.viewable.Viewer):
         self._show([pane for item in items for pane in self._panes[item]])
 
     def _show(self, panes):
-        objects, changed = show_in_order(self._bounds.objects, panes)
+        objects, changed = show_in_order(self._bounds.objects, panes, show=set_displayed)
         if changed:
             self._bounds.objects = objects
 

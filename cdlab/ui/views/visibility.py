@@ -2,11 +2,31 @@
 from __future__ import annotations
 
 
-def show_in_order(held, wanted):
+def set_visible(item, shown):
+    """Show or hide a model by its ``visible`` property (for what is not laid out: legend items, glyphs)."""
+    item.visible = shown
+
+
+def set_displayed(pane, shown):
+    """Show or hide a Panel pane by its CSS ``display``, leaving its ``visible`` alone: in the browser a
+    changed ``visible`` of a laid-out model makes Bokeh lay out and repaint the whole page, once for each
+    model changed, where a changed style only resizes the pane (one layout for all that resized)."""
+    styles = {**pane.styles, "display": "" if shown else "none"}
+    if styles != pane.styles:
+        pane.styles = styles
+
+
+def is_displayed(pane):
+    """Whether :func:`set_displayed` left ``pane`` shown."""
+    return pane.visible and pane.styles.get("display") != "none"
+
+
+def show_in_order(held, wanted, show=set_visible):
     """The list a container should hold so that ``wanted`` shows, in its order, and whether it differs
-    from ``held``; every item of it is made visible or hidden. Where ``held`` holds every wanted item in
-    this order already, it stays and only visibilities change: a new list of models makes Bokeh walk
-    every model of the page. Otherwise the wanted items go first, the rest (hidden) after them."""
+    from ``held``; every item of it is shown or hidden by ``show(item, shown)``. Where ``held`` holds
+    every wanted item in this order already, it stays and only visibilities change: a new list of
+    models makes Bokeh walk every model of the page. Otherwise the wanted items go first, the rest
+    (hidden) after them."""
     place = {id(item): k for k, item in enumerate(held)}
     at = [place.get(id(item)) for item in wanted]
     shown = {id(item) for item in wanted}
@@ -14,5 +34,5 @@ def show_in_order(held, wanted):
     if changed:
         held = list(wanted) + [item for item in held if id(item) not in shown]
     for item in held:
-        item.visible = id(item) in shown
+        show(item, id(item) in shown)
     return list(held), changed
