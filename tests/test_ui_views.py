@@ -755,6 +755,24 @@ def test_theory_card_hides_and_shows_again_the_same_panes(done):
             done.param.update(methods=methods, samplings=samplings)
 
 
+def test_show_in_order_keeps_the_recent_hidden_items_only():
+    """A container whose wanted items keep changing holds the wanted ones, then at most keep_hidden of the
+    others, the most recently shown first; without keep_hidden it keeps them all."""
+    from cdlab.ui.views.visibility import show_in_order
+
+    class Item:
+        visible = True
+
+    items = [Item() for _ in range(10)]
+    held = []
+    for k in range(10):  # one new item wanted each time: the column would gather all ten
+        held, changed = show_in_order(held, [items[k]], keep_hidden=3)
+        assert changed and held[0] is items[k] and held[0].visible
+    assert held == [items[9], items[8], items[7], items[6]] and not any(i.visible for i in held[1:])
+    every, _ = show_in_order(items[1:], [items[0]])
+    assert len(every) == 10 and every[0] is items[0]
+
+
 def test_the_first_page_does_not_load_holoviews():
     """The convergence plot is plain Bokeh; HoloViews (about a second to import and load its backend) is
     loaded by the first plot drawn with it, once the data are analysed, not by building the page."""

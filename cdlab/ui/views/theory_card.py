@@ -12,6 +12,10 @@ from .banner import NOT_AVAILABLE
 from .visibility import set_displayed, show_in_order
 from ...verdict import Spread, reach
 
+# hidden bound panes the card keeps to show again without typesetting them anew (a method unticked and
+# ticked again); older ones leave the page, which would otherwise gather one per bound ever shown
+HIDDEN_PANES_KEPT = 24
+
 
 # (LaTeX length, size command): the card is ~400 px wide, and the accelerated methods' bounds (400+
 # characters of LaTeX) were cut off at its edge at normal size
@@ -123,7 +127,8 @@ class TheoryCard(pn.viewable.Viewer):
         self._show([pane for item in items for pane in self._panes[item]])
 
     def _show(self, panes):
-        objects, changed = show_in_order(self._bounds.objects, panes, show=set_displayed)
+        objects, changed = show_in_order(self._bounds.objects, panes, show=set_displayed,
+                                         keep_hidden=HIDDEN_PANES_KEPT)
         if changed:
             self._bounds.objects = objects
 

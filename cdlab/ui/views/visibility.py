@@ -21,18 +21,20 @@ def is_displayed(pane):
     return pane.visible and pane.styles.get("display") != "none"
 
 
-def show_in_order(held, wanted, show=set_visible):
+def show_in_order(held, wanted, show=set_visible, keep_hidden=None):
     """The list a container should hold so that ``wanted`` shows, in its order, and whether it differs
     from ``held``; every item of it is shown or hidden by ``show(item, shown)``. Where ``held`` holds
     every wanted item in this order already, it stays and only visibilities change: a new list of
-    models makes Bokeh walk every model of the page. Otherwise the wanted items go first, the rest
-    (hidden) after them."""
+    models makes Bokeh walk every model of the page. Otherwise the wanted items go first, then the
+    rest (hidden), the most recently shown first, at most ``keep_hidden`` of them (None: all), so that
+    a container whose items keep changing does not grow without end."""
     place = {id(item): k for k, item in enumerate(held)}
     at = [place.get(id(item)) for item in wanted]
     shown = {id(item) for item in wanted}
     changed = None in at or at != sorted(at)
     if changed:
-        held = list(wanted) + [item for item in held if id(item) not in shown]
+        rest = [item for item in held if id(item) not in shown]
+        held = list(wanted) + rest[:keep_hidden]
     for item in held:
         show(item, id(item) in shown)
     return list(held), changed
