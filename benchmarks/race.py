@@ -1,6 +1,11 @@
 """The race (issue 16): cdlab against every peer, timed as a user waits, to the same objective.
 
-    python benchmarks/race.py [--quick] [--only NAME ...] [--repeats 3] [--no-threads]
+    python benchmarks/race.py [--quick] [--only NAME ...] [--repeats 3] [--no-threads] [--save DIR]
+
+``--save DIR`` keeps each finished problem's results in DIR (one pickle per
+problem, with the settings it ran under); a rerun with the same DIR and
+settings reads them instead of racing again, so the full race can be run in
+pieces, across sessions, and its tables printed over everything finished.
 
 Protocol, per problem (data scaled by the mean example norm; logistic, hinge
 = L1-loss SVM max(0, 1 − y x·w), squared ½(x·w − y)²; λ = 1/n and 0.01/n;
@@ -48,9 +53,12 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "2")  # before numba is imported: n_j
 import argparse  # noqa: E402
 import ctypes  # noqa: E402
 import gc  # noqa: E402
+import pickle  # noqa: E402
+import re  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -405,6 +413,22 @@ def warm_up():
                 pass  # reported where it matters, in run_peer
 
 
+def saved_path(directory, case):
+    return directory / (re.sub(r"[^A-Za-z0-9.]+", "_", case.label) + ".pkl")
+
+
+def saved_case(directory, case, settings):
+    """The case's saved results if ``--save`` holds them under the same settings (else None)."""
+    if directory is None or not saved_path(directory, case).exists():
+        return None
+    with open(saved_path(directory, case), "rb") as f:
+        saved = pickle.load(f)
+    if saved["settings"] != settings:
+        return None
+    print(f"\n=== {case.label}: read from {saved_path(directory, case)}")
+    return saved["result"]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="three small data sets, under three minutes")
@@ -413,6 +437,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-threads", action="store_true", help="skip the two-thread table")
     ap.add_argument("--ours", nargs="*", help="race only these cdlab methods (e.g. sdca dual_cd; auto always runs)")
+    ap.add_argument("--save", type=Path, help="keep each problem's results here and reuse those that ran under "
+                    "the same settings")
     args = ap.parse_args(argv)
     if args.repeats < 1:
         ap.error("--repeats must be ≥ 1")
@@ -435,10 +461,19 @@ def main(argv=None):
             continue
         if case.loss not in args.losses:
             continue
+        settings = dict(repeats=args.repeats, threads=() if args.no_threads else (1, 2),
+                        cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
+                        ours=[solver_label(*run) for run in OURS])
+        saved = saved_case(args.save, case, settings)
+        if saved is not None:
+            results[case.label] = saved
+            continue
         with threadpool_limits(1):
-            results[case.label] = race_case(case, repeats=args.repeats, threads=() if args.no_threads else (1, 2),
-                                            cap=10.0 if args.quick else 120.0,
-                                            max_passes=300 if args.quick else 3000)
+            results[case.label] = race_case(case, **{k: v for k, v in settings.items() if k != "ours"})
+        if args.save is not None:
+            args.save.mkdir(parents=True, exist_ok=True)
+            with open(saved_path(args.save, case), "wb") as f:
+                pickle.dump(dict(settings=settings, result=results[case.label]), f)
     fmt = dict(index=False, na_rep="n/r", float_format=lambda v: f"{v:.3g}")
     for threads in (1,) if args.no_threads else (1, 2):
         table = ratio_table(results, threads)
