@@ -4,7 +4,8 @@ For each (dataset as shipped, no row scaling; loss; λ = factor/n) it runs SDCA,
 and SVRG with their default step (SAG's line search on L, ``cdlab.solvers.step_rules``) and with
 ``step_size="L_max"`` (η from max_i ‖x_i‖²/γ, the step their theorems are stated for), L-SVRG
 (``method="lsvrg"``, its theorem's step 1/(6 L_max) by default, and with the line search), and
-dual_cd with ``update="gradient"`` (face-off Algorithm 2) and ``update="coordinate"``. It prints the passes
+dual_cd with its default (``update="linesearch"``), ``update="gradient"`` (face-off Algorithm 2) and
+``update="coordinate"``. It prints the passes
 each run needed for gap ≤ 1e-6 ("—" if not within the budget) and its final gap, one per seed
 (separated by "/"). Counts of passes do not depend on the machine.
 Run:  python benchmarks/raw_steps.py [--passes 300] [--seeds 1] [--methods svrg]
@@ -20,7 +21,7 @@ CASES = [("colon-cancer", None, "logistic", 1.0), ("colon-cancer", None, "logist
          ("heart_scale", None, "logistic", 0.01), ("heart_scale", None, "squared", 1.0)]
 RUNS = [("sdca", {}), ("sag", {}), ("sag", {"step_size": "L_max"}), ("saga", {}), ("saga", {"step_size": "L_max"}),
         ("svrg", {}), ("svrg", {"step_size": "L_max"}), ("lsvrg", {}),
-        ("lsvrg", {"step_size": "linesearch"}), ("dual_cd", {"update": "gradient"}),
+        ("lsvrg", {"step_size": "linesearch"}), ("dual_cd", {}), ("dual_cd", {"update": "gradient"}),
         ("dual_cd", {"update": "coordinate"})]
 
 

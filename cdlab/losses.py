@@ -334,6 +334,41 @@ def dual_step(code, a, z, y, q, s):
 
 
 @njit(inline="always", cache=True)
+def dual_gain(code, a, delta, z, y, q, s):
+    """n × the dual gain's lower bound of the step α_i: a → a + Δ, the function ``dual_step`` maximises:
+    −φ*(−(a+Δ)) + φ*(−a) − Δz − (q/2)Δ² (exact when μ = 0; Prox-SDCA's bound from g*'s 1-smoothness
+    otherwise). −inf outside the loss's dual domain."""
+    return neg_conj(code, a + delta, y, s) - neg_conj(code, a, y, s) - delta * z - 0.5 * q * delta * delta
+
+
+@njit(inline="always", cache=True)
+def dual_linesearch_step(code, a, z, y, q, s, floor):
+    """New α_i of a line search along the gradient step's direction d = −φ'(z) − a (face-off
+    Algorithm 2), theory.md §4: t = 1, 1/2, 1/4, … is tried while ``dual_gain`` grows along it and
+    t > floor, and the best of those and t = floor is taken. So the step gains at least as much as the
+    step t = floor, the fixed step whose gain the face-off bound counts. The exact step (``dual_step``) lies
+    on this segment, at some t* ∈ [0, 1] (q = 0 puts it at t = 1); a grid point lies in (t*/2, t*], so
+    once t* > floor the step gains at least half the exact step's gain by concavity (three quarters where
+    the gain is quadratic: squared loss). Every t ∈ [0, 1] stays in the dual domain: a + d = −φ'(z) is in
+    it (the loss must be smooth) and the domain is convex. At most log₂(1/floor) + 2 gains are evaluated."""
+    d = -loss_deriv(code, z, y, s) - a
+    if d == 0.0:
+        return a
+    best_t = floor
+    best = dual_gain(code, a, floor * d, z, y, q, s)
+    t, last = 1.0, -np.inf
+    while t > floor:
+        g = dual_gain(code, a, t * d, z, y, q, s)
+        if g <= last:  # past the maximiser along d: the gains only fall from here (concave in t)
+            break
+        if g > best:
+            best, best_t = g, t
+        last = g
+        t *= 0.5
+    return a + best_t * d
+
+
+@njit(inline="always", cache=True)
 def box_gradient(code, a, z, y, s):
     """(G, side) for a loss of BOX_LOSSES at α_i = a and z = x_i·w: its box coordinate is t = αy ∈ [0, 1]
     (hinge, smoothed hinge) or t = α ∈ [−1, 1] (absolute), G the derivative along t of the

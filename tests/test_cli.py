@@ -196,7 +196,7 @@ store: results
     # dual_cd's gradient step refuses the non-smooth hinge: recorded, reported, exit status 1
     assert first.returncode == 1, first.stderr
     assert "8 configurations: 8 computed, 0 already in the store, 2 failed" in first.stdout
-    assert first.stdout.count("the gradient step needs a smooth loss") == 2
+    assert first.stdout.count("the gradient step (update='linesearch') needs a smooth loss") == 2
     runs = cdlab.results(tmp_path / "results", what="runs")
     assert len(runs) == 8 and set(runs.dataset) == {"heart_scale", str(svm_file)}
     assert (runs.status == "error").sum() == 2
@@ -264,6 +264,7 @@ def test_faceoff_run_measures_each_seed_and_applies_the_pages_verdict_rule(svm_f
     import numpy as np
 
     import cdlab.verdict as verdict_module
+    from cdlab.solvers import FACEOFF_OPTIONS
     seen = []
     rule = verdict_module.verdict
     monkeypatch.setattr(verdict_module, "verdict", lambda passes: seen.append(passes) or rule(passes))
@@ -279,7 +280,7 @@ def test_faceoff_run_measures_each_seed_and_applies_the_pages_verdict_rule(svm_f
         assert row["status"] == ["converged"] * 3 and row["compiled"] is False
         for seed, got in enumerate(row["passes_to_eps"]):
             trace = cdlab.solve(problem, method=method, sampling=sampling, max_passes=200, tol=eps, seed=seed,
-                                eval_every=0.25).trace
+                                eval_every=0.25, **FACEOFF_OPTIONS[method]).trace  # Algorithms 1 and 2
             k = int(np.flatnonzero(trace.gap.to_numpy() <= eps)[0])
             assert trace.passes.iloc[k - 1] <= got <= trace.passes.iloc[k]  # between the checkpoints around ε
     v = out["verdict"]

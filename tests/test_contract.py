@@ -152,7 +152,7 @@ def test_the_old_step_value_auto_is_the_L_max_rule_with_a_warning(method):
 def test_a_bad_update_is_named_before_any_loss_rule(loss, update):
     """An update rule that does not exist is the error, whatever the loss."""
     problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss=loss, lam=1e-2)
-    with pytest.raises(ValueError, match=r"^update must be one of \['gradient', 'coordinate', 'exact'\]"):
+    with pytest.raises(ValueError, match=r"^update must be one of \['linesearch', 'gradient', 'coordinate', 'exact'\]"):
         cdlab.solve(problem, "dual_cd", update=update, max_passes=1)
 
 

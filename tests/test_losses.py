@@ -76,6 +76,34 @@ def test_dual_step_maximises_the_one_dimensional_objective(name, code):
         assert obj(a_new) >= -res.fun - 1e-10
 
 
+@pytest.mark.parametrize("name,code", [(n, c) for n, c in codes() if n in L.SMOOTH_LOSSES])
+def test_linesearch_step_gains_the_floor_steps_gain_and_half_the_exact_steps(name, code):
+    """dual_linesearch_step's α stays in the domain, gains at least what the fixed step t = floor along
+    d = −φ'(z) − a gains (the face-off bound's step), and, when the best t along d (a bounded 1-D
+    maximisation by scipy) is above floor, at least half the exact step's gain. The floor is at most
+    s̄_i = γ/(q + γ) (= λγn/(‖x_i‖² + λγn)), the largest step whose gain the bound counts."""
+    rng = np.random.default_rng(5)
+    gamma = L.LOSSES[name].gamma(S)
+    for _ in range(300):
+        y = rng.choice([-1.0, 1.0])
+        a = _dual_feasible(code, rng.normal(0, 0.6), y)
+        z, q = rng.normal(0, 3), 10 ** rng.uniform(-3, 4)
+        floor = gamma / (q + gamma) * 10 ** rng.uniform(-3, 0)
+
+        def gain(anew):
+            return L.neg_conj(code, anew, y, S) - L.neg_conj(code, a, y, S) - (anew - a) * z - 0.5 * q * (anew - a) ** 2
+
+        d = -L.loss_deriv(code, z, y, S) - a
+        a_new = L.dual_linesearch_step(code, a, z, y, q, S, floor)
+        assert np.isfinite(gain(a_new)) and gain(a_new) >= 0.0
+        assert L.dual_gain(code, a, a_new - a, z, y, q, S) == pytest.approx(gain(a_new), rel=1e-12, abs=1e-14)
+        assert gain(a_new) >= gain(a + floor * d) - 1e-12 * (1 + abs(gain(a + floor * d)))
+        best = so.minimize_scalar(lambda t: -gain(a + t * d), bounds=(0.0, 1.0), method="bounded",
+                                  options=dict(xatol=1e-12))
+        if best.x > floor:
+            assert gain(a_new) >= 0.5 * -best.fun - 1e-12, (a, z, y, q, floor)
+
+
 def _logistic_root_mp(b, yz, q):
     mpmath.mp.dps = 60
     b, yz, q = mpmath.mpf(b), mpmath.mpf(yz), mpmath.mpf(q)

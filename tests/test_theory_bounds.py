@@ -54,8 +54,9 @@ def problems():
     return get
 
 
-# dual_cd's per-coordinate step has face-off Algorithm 2's bound (cdlab.theory.bounds_cd.dual_cd_bound)
-METHODS = [("sdca", {}), ("dual_cd", {"update": "gradient"}), ("dual_cd", {"update": "coordinate"}), ("primal_cd", {})]
+# dual_cd's per-coordinate step and its line search have face-off Algorithm 2's bound (cdlab.theory.bounds_cd.dual_cd_bound)
+METHODS = [("sdca", {}), ("dual_cd", {"update": "gradient"}), ("dual_cd", {"update": "coordinate"}),
+           ("dual_cd", {"update": "linesearch"}), ("primal_cd", {})]
 
 
 @pytest.mark.parametrize("name,loss,factor", CASES)

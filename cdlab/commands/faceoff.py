@@ -125,6 +125,7 @@ EVAL_EVERY = 0.25  # passes between checkpoints: passes-to-ε is interpolated be
 def measured(problem, eps, seeds, max_passes):
     """(dict, report lines): primal and dual RCD under both samplings on ``seeds`` seeds, solved to
     ``eps`` with warm timings, and the measured verdict of :func:`cdlab.verdict.faceoff_verdict`."""
+    from ..solvers import FACEOFF_OPTIONS
     from ..timing import warm_solve
     from ..verdict import Spread, faceoff_verdict, reach
 
@@ -133,7 +134,8 @@ def measured(problem, eps, seeds, max_passes):
         for sampling in ("uniform", "importance"):
             name = f"{method} ({sampling})"
             results = [warm_solve(problem, method=method, sampling=sampling, max_passes=max_passes, tol=eps,
-                                  seed=seed, eval_every=EVAL_EVERY) for seed in range(seeds)]
+                                  seed=seed, eval_every=EVAL_EVERY, **FACEOFF_OPTIONS[method])
+                       for seed in range(seeds)]
             passes[name] = np.concatenate([reach(r.trace, eps) for r in results])
             seconds = np.concatenate([reach(r.trace, eps, "time") for r in results])
             sides[name] = side

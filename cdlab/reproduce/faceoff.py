@@ -52,11 +52,13 @@ def _dataset_race(name, seed):
 
 
 def race(problem, seed, budget=BUDGET):
-    """Traces of primal and dual RCD, uniform and importance sampling, to a gap of EPS."""
+    """Traces of primal and dual RCD (the face-off's Algorithms 1 and 2), uniform and importance sampling,
+    to a gap of EPS."""
     import cdlab
+    from ..solvers import FACEOFF_OPTIONS
 
     return {(m, s): cdlab.solve(problem, m, sampling=s, tol=EPS, max_passes=budget, seed=seed,
-                                eval_every=0.5).trace for m in METHODS for s in SAMPLINGS}
+                                eval_every=0.5, **FACEOFF_OPTIONS[m]).trace for m in METHODS for s in SAMPLINGS}
 
 
 def best_passes(traces):

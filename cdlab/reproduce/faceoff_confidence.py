@@ -25,9 +25,10 @@ FULL_EPS, FULL_BUDGET = 1e-6, 300
 
 def best_passes(problem, method, eps, budget, seed):
     import cdlab
+    from ..solvers import FACEOFF_OPTIONS
 
     return min(first(cdlab.solve(problem, method, sampling=s, tol=eps, max_passes=budget, seed=seed,
-                                 eval_every=0.5).trace, "gap", eps) for s in SAMPLINGS)
+                                 eval_every=0.5, **FACEOFF_OPTIONS[method]).trace, "gap", eps) for s in SAMPLINGS)
 
 
 def call(problem, eps, budget, seed):

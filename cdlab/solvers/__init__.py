@@ -10,9 +10,10 @@ import pkgutil
 
 from .base import METHODS, MethodSpec, Result, get_method, register
 from .auto import solve  # the driver's solve, plus method="auto"
+from .dual_cd import FACEOFF_OPTIONS
 
 for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if _mod not in ("base", "driver") and not _mod.startswith("_"):
         importlib.import_module(f"{__name__}.{_mod}")
 
-__all__ = ["METHODS", "MethodSpec", "Result", "get_method", "register", "solve"]
+__all__ = ["FACEOFF_OPTIONS", "METHODS", "MethodSpec", "Result", "get_method", "register", "solve"]

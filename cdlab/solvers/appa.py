@@ -93,7 +93,7 @@ from .._checks import check_real, renamed
 from ..sampling import Sampler
 from .agd import smooth_constant
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
-from .dual_cd import dual_cd_chunk
+from .dual_cd import EXACT, dual_cd_chunk
 from .svrg import SVRGState
 
 def strong_convexity(problem, what):
@@ -172,7 +172,7 @@ class SDCAOracle:
         order = self.sampler.draw(self.rng, k)
         nnz = dual_cd_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
                             (self.kappa + p.lam) * p.n_samples, 0.0, p.row_norms_sq,
-                            self.alpha, self.w, self.w, order, self._no_scale, True)
+                            self.alpha, self.w, self.w, order, self._no_scale, EXACT)
         return nnz, k / p.n_samples
 
     def iterate(self):

@@ -8,11 +8,16 @@ maximises the quadratic lower bound of D given by the 1-smoothness of g*).
 
 Dual RCD (Csiba & Richtárik, Algorithm 2; theory.md §4): with serial
 probabilities q, θ = min_k q_k λγn/(‖x_k‖² + λγn) and the gradient step
-Δ = (θ/q_i)(−φ_i'(x_i·w) − α_i) (``update="gradient"``); ``update="exact"`` uses
-SDCA's step instead, and ``update="coordinate"`` each coordinate's own s̄_i = λγn/(‖x_i‖² + λγn) in place
-of θ/q_i (``gradient_step_scale``): q_i s̄_i ≥ θ for every i, so each step's
-expected dual gain is still ≥ θ·gap and the face-off bound holds unchanged; it
-equals θ/q_i under importance sampling and is larger under any other.
+Δ = (θ/q_i)(−φ_i'(x_i·w) − α_i) (``update="gradient"``, the algorithm as printed,
+which the face-off experiments run: ``FACEOFF_OPTIONS``); ``update="coordinate"``
+takes each coordinate's own s̄_i = λγn/(‖x_i‖² + λγn) in place of θ/q_i
+(``gradient_step_scale``): q_i s̄_i ≥ θ for every i, so each step's expected
+dual gain is still ≥ θ·gap and the face-off bound holds unchanged; it equals
+θ/q_i under importance sampling and is larger under any other. The default,
+``update="linesearch"``, searches along the same direction for a step that
+gains at least the s̄_i step's gain (``losses.dual_linesearch_step``), so the
+same bound holds; on raw data, whose large ‖x_i‖² make s̄_i tiny, it is what
+certifies within a few hundred passes. ``update="exact"`` is SDCA's step.
 SDCA is its uniform special case with the exact step and shares the kernel.
 
 SDCA's ``shrinking=True`` (losses with a box-constrained dual coordinate, sampling="permutation",
@@ -53,10 +58,12 @@ from .base import ALL_LOSSES, MethodSpec, State, register
 
 @njit(cache=True, nogil=True)
 def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
-                  alpha, v, w, order, step_scale, exact):
+                  alpha, v, w, order, step_scale, rule):
     """Run len(order) dual coordinate steps in place; returns nonzeros touched.
 
-    ``w`` may be the same array as ``v`` when thresh (= μ/λ) is 0.
+    ``rule``: EXACT (``losses.dual_step``), LINESEARCH (``losses.dual_linesearch_step`` with floor
+    step_scale[i]) or SCALED (the gradient step scaled by step_scale[i]). ``w`` may be the same array
+    as ``v`` when thresh (= μ/λ) is 0.
     """
     touched = 0
     for k in range(order.shape[0]):
@@ -64,8 +71,10 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
         start, end = indptr[i], indptr[i + 1]
         z = sparse_dot(indices, data, start, end, w)
         a = alpha[i]
-        if exact:
+        if rule == EXACT:
             a_new = L.dual_step(code, a, z, y[i], row_sq[i] / lam_n, s)
+        elif rule == LINESEARCH:
+            a_new = L.dual_linesearch_step(code, a, z, y[i], row_sq[i] / lam_n, s, step_scale[i])
         else:
             a_new = a + step_scale[i] * (-L.loss_deriv(code, z, y[i], s) - a)
         touched += end - start
@@ -80,21 +89,26 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     return touched
 
 
-UPDATES = ("gradient", "coordinate", "exact")
+UPDATES = ("linesearch", "gradient", "coordinate", "exact")
+# The face-off (Csiba & Richtárik 2016) compares Algorithm 1 (primal_cd) with Algorithm 2 as printed: the page,
+# ``cdlab faceoff --run`` and ``cdlab reproduce faceoff`` run each side with these options
+FACEOFF_OPTIONS = {"primal_cd": {}, "dual_cd": {"update": "gradient"}}
+SCALED, EXACT, LINESEARCH = 0, 1, 2  # dual_cd_chunk's step rules
 
 
 def gradient_step_scale(problem, q, update):
     """The factor s_i of the gradient step Δ = s_i(−φ_i'(x_i·w) − α_i) for each i under probabilities q:
-    θ/q_i with θ = min_k q_k s̄_k (``update="gradient"``, face-off Algorithm 2) or s̄_i (``"coordinate"``), where
-    s̄_i = λγn/(‖x_i‖² + λγn) zeroes the quadratic term of the step's lower bound on the dual gain."""
+    θ/q_i with θ = min_k q_k s̄_k (``update="gradient"``, face-off Algorithm 2) or s̄_i (``"coordinate"``, and
+    the floor of ``"linesearch"``), where s̄_i = λγn/(‖x_i‖² + λγn) zeroes the quadratic term of the step's
+    lower bound on the dual gain."""
     lgn = problem.lam * problem.gamma * problem.n_samples
     own = lgn / (problem.row_norms_sq + lgn)
-    return own if update == "coordinate" else np.min(q * own) / q
+    return np.min(q * own) / q if update == "gradient" else own
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def passcode_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
-                   alpha, v, w, order, step_scale, exact, n_blocks):
+                   alpha, v, w, order, step_scale, rule, n_blocks):
     """PASSCoDe-Wild (module docstring): ``dual_cd_chunk`` on n_blocks contiguous
     blocks of ``order`` at once, one per thread, on the shared α, v, w without locks.
     Returns the nonzeros touched, summed over the threads."""
@@ -102,14 +116,14 @@ def passcode_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     touched = np.zeros(n_blocks, np.int64)
     for b in prange(n_blocks):
         touched[b] = dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
-                                   order[m * b // n_blocks:m * (b + 1) // n_blocks], step_scale, exact)
+                                   order[m * b // n_blocks:m * (b + 1) // n_blocks], step_scale, rule)
     return touched.sum()
 
 
 class DualCDState(State):
     """State of a dual coordinate method: α, v = Xᵀα/(λn), w = S_{μ/λ}(v)."""
 
-    def __init__(self, problem, sampling, rng, update="gradient", shrinking=False, n_jobs=1):
+    def __init__(self, problem, sampling, rng, update="linesearch", shrinking=False, n_jobs=1):
         if update not in UPDATES:
             raise ValueError(f"update must be one of {list(UPDATES)}, got {update!r}")
         if shrinking_flag({"shrinking": shrinking}) and n_jobs > 1:
@@ -125,8 +139,8 @@ class DualCDState(State):
                              "(its weights ‖x_i‖² + λγn use the smoothness γ); use sampling='uniform' "
                              "or pass an array of probabilities")
         self.sampler = make_sampler(sampling, n, problem.row_norms_sq, problem.lam, gamma or 1.0, n, what="examples")
-        self.exact = update == "exact"
-        if self.exact:
+        self.rule = {"exact": EXACT, "linesearch": LINESEARCH}.get(update, SCALED)
+        if self.rule == EXACT:
             self.step_scale = np.zeros(1)
         else:
             self.step_scale = gradient_step_scale(problem, self.sampler.probs, update)
@@ -147,7 +161,7 @@ class DualCDState(State):
             return touched
         order = self.sampler.draw(self.rng, n_steps)
         args = (p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, p.lam * p.n_samples, self.thresh,
-                p.row_norms_sq, self.alpha, self.v, self.w, order, self.step_scale, self.exact)
+                p.row_norms_sq, self.alpha, self.v, self.w, order, self.step_scale, self.rule)
         if self.n_jobs == 1:
             return dual_cd_chunk(*args)
         with parallel_section(self.n_jobs):
@@ -174,13 +188,13 @@ class DualCDState(State):
 
 
 def gradient_step_loss_rule(loss, options) -> str:
-    """The θ/q_i gradient step (face-off Algorithm 2) uses the loss's smoothness γ: a non-smooth loss needs
-    the exact step. The smooth stand-in offered must fit the labels: the smoothed hinge for the hinge (±1
+    """The gradient steps (face-off Algorithm 2's θ/q_i, s̄_i and the line search from s̄_i) use φ' and the
+    loss's smoothness γ: a non-smooth loss needs the exact step. The smooth stand-in offered must fit the labels: the smoothed hinge for the hinge (±1
     labels), the squared loss for the absolute loss (real-valued targets)."""
     update = options.get("update")
     if update == "exact" or update not in UPDATES or loss in L.SMOOTH_LOSSES:
         return ""  # an update that is not one of UPDATES is named by the state's own check
-    return (f"the {options.get('update')} step needs a smooth loss, not {loss!r}; "
+    return (f"the gradient step (update={update!r}) needs a smooth loss, not {loss!r}; "
             f"use update='exact' or loss='{L.NEAREST_SMOOTH[loss]}'")
 
 

@@ -153,13 +153,18 @@ def sdca_bound(problem, sampling="uniform", **options):
 def dual_cd_bound(problem, sampling="uniform", **options):
     """Dual RCD (Quartz serial): gradient step (smooth losses) or exact step, any serial sampling. The
     per-coordinate step s̄_i = λγn/(‖x_i‖² + λγn) (``update="coordinate"``) has the same bound: its
-    lower bound on coordinate i's dual gain is s̄_i G_i, and Σ_i q_i s̄_i G_i ≥ min_k q_k s̄_k Σ_i G_i = θ·n·G."""
+    lower bound on coordinate i's dual gain is s̄_i G_i, and Σ_i q_i s̄_i G_i ≥ min_k q_k s̄_k Σ_i G_i = θ·n·G.
+    So does the line search (``update="linesearch"``, the default): it gains at least what s̄_i's step does."""
+    from ..solvers.base import METHODS
+    from ..solvers.dual_cd import UPDATES, gradient_step_loss_rule
+
     _check_options("dual_cd", options, {"reference", "eps0", "quantity", "update"})
-    update = options.pop("update", "gradient")
-    if update not in ("gradient", "coordinate", "exact"):
-        raise ValueError(f"update must be 'gradient', 'coordinate' or 'exact', got {update!r}")
-    if update != "exact" and not problem.is_smooth:
-        raise ValueError(f"the {update} step needs a smooth loss, not {problem.loss!r}")
+    update = options.pop("update", METHODS["dual_cd"].options["update"])
+    if update not in UPDATES:
+        raise ValueError(f"update must be one of {list(UPDATES)}, got {update!r}")
+    refusal = gradient_step_loss_rule(problem.loss, {"update": update})
+    if refusal:
+        raise ValueError(refusal)
     return _dual_bound("dual_cd", problem, sampling, options, SRC_DUAL)
 
 

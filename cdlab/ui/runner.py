@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..solvers import METHODS
+from ..solvers import FACEOFF_OPTIONS, METHODS
 from ..solvers.budget import Budget as SolverBudget
 from ..timing import warm_solve
 from ..verdict import SEED
@@ -53,7 +53,9 @@ class RunSpec:
 
     @property
     def options(self) -> dict:
-        return {"batch_size": self.batch_size} if self.batch_size > 1 else {}
+        """The run's options: the face-off's own for its two methods (dual_cd as Algorithm 2 prints it)."""
+        batch = {"batch_size": self.batch_size} if self.batch_size > 1 else {}
+        return {**FACEOFF_OPTIONS.get(self.method, {}), **batch}
 
 
 def sampling_choices(method: str) -> list:

@@ -30,6 +30,7 @@ import sympy as sp
 
 import cdlab
 from cdlab import theory
+from cdlab.solvers import FACEOFF_OPTIONS  # the face-off's two algorithms as the paper prints them
 from cdlab.data import binary_extreme, extreme_matrix, make_synthetic, normalize_data, planted_labels
 
 hv.extension("bokeh")
@@ -42,7 +43,8 @@ REAL = {"colon-cancer": None, "rcv1_small": None, "reuters_moneyfx": 2000 if SMA
 
 def passes_to(problem, method, sampling, budget=300):
     """Passes (nonzeros touched / nnz) until the duality gap is ≤ EPS; inf if not within the budget."""
-    run = cdlab.solve(problem, method, sampling=sampling, tol=EPS, max_passes=budget, seed=SEED, eval_every=0.5)
+    run = cdlab.solve(problem, method, sampling=sampling, tol=EPS, max_passes=budget, seed=SEED, eval_every=0.5,
+                      **FACEOFF_OPTIONS[method])
     return float(run.trace.passes.iloc[-1]) if run.converged else np.inf
 
 

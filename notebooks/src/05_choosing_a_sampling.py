@@ -22,6 +22,7 @@ import holoviews as hv
 
 import cdlab
 from cdlab import theory
+from cdlab.solvers import FACEOFF_OPTIONS  # the face-off's two algorithms as the paper prints them
 from cdlab.data import make_synthetic
 
 hv.extension("bokeh")
@@ -117,7 +118,7 @@ records, curves = [], {}
 for (side, name), b in bounds.items():
     for seed in SEEDS:
         run = cdlab.solve(problems[side], METHOD[side], sampling=samplings(side)[name], tol=EPS,
-                          max_passes=1.05 * b.passes(EPS), seed=seed, eval_every=0.5)
+                          max_passes=1.05 * b.passes(EPS), seed=seed, eval_every=0.5, **FACEOFF_OPTIONS[METHOD[side]])
         records.append(dict(side=side, sampling=name, seed=seed, converged=run.converged,
                             passes=float(run.trace.passes.iloc[-1]), bound=b.passes(EPS)))
         if seed == SEEDS[0]:
