@@ -7,6 +7,7 @@ import pandas as pd
 import panel as pn
 import pytest
 
+import cdlab
 from cdlab.ui import build_app
 from cdlab.ui.runner import BOTH, plan
 from cdlab.ui.state import Experiment
@@ -781,3 +782,44 @@ def test_the_first_page_does_not_load_holoviews():
     code = ("import sys; from cdlab.ui import build_app; build_app(); "
             "assert 'holoviews' not in sys.modules, 'building the page imported holoviews'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+
+
+# ------------------------------------------------------------ the parallel cost model
+
+def test_parallel_cost_card_evaluates_section_3_only_when_open(done):
+    """ASDCA's cost model (Section 3) on the page's data, for the reader's s and m: nothing is evaluated
+    while the card is closed; open, its table is theory.parallel_cost's numbers and its note names
+    theory.asdca_partition's split; a change of s re-evaluates it."""
+    from cdlab import theory
+    from cdlab.ui.views import ParallelCostView
+    view = ParallelCostView(state=done)
+    pn.panel(view).get_root()
+    view.machines = 8
+    assert view.thread is None and view._note.object == ""
+    view._card.collapsed = False
+    view.thread.join(60)
+    eps = 10.0 ** done.log10_target
+    expected = theory.parallel_cost(done.analysis.problem, 8, 64, eps)
+    rows = [line.strip("|").split("|") for line in view._table.object.splitlines()[2:]]
+    assert [r[0].strip() for r in rows] == [f"{m}, {p}" for m, p in zip(expected.method, expected.partition)]
+    number = lambda text: float(text.strip().replace(",", ""))  # noqa: E731
+    np.testing.assert_allclose([number(r[2]) for r in rows], expected.iterations, rtol=1e-2)
+    np.testing.assert_allclose([number(r[1].split("<br>")[1]) for r in rows], expected.communication, rtol=1e-2)
+    split = theory.asdca_partition(done.analysis.problem, 8, 64)
+    assert f"cheaper split is **{split}**" in view._note.object and "s = 8 machines" in view._note.object
+    view.machines = 1024
+    if view.thread.is_alive():
+        view.thread.join(60)
+    assert "s = 1024 machines" in view._note.object
+
+
+def test_parallel_cost_says_why_it_does_not_apply():
+    """A mini-batch larger than n, or a loss whose bounds the model multiplies do not exist (hinge: no
+    smoothness for ASDCA's bound), gets the reason instead of a table."""
+    from cdlab.ui.views.parallel_cost import cost_table
+    X = np.random.default_rng(0).standard_normal((30, 5))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    table, note = cost_table(cdlab.Problem(X, y, loss="logistic", lam=0.1), 4, 31, 1e-6)
+    assert table is None and "Not available" in note and "31" in note
+    table, note = cost_table(cdlab.Problem(X, y, loss="hinge", lam=0.1), 4, 8, 1e-6)
+    assert table is None and "Not available" in note

@@ -5,7 +5,8 @@ import panel as pn
 
 from .state import Experiment, sync_link
 from . import glossary
-from .views import Banner, Controls, ConvergenceView, DataView, FaceoffCard, Figure1View, ResultsView, TheoryCard
+from .views import (Banner, Controls, ConvergenceView, DataView, FaceoffCard, Figure1View, ParallelCostView,
+                    ResultsView, TheoryCard)
 from .warmup import WARMUP
 
 INTRO = ("Primal or dual coordinate descent — which wins on *your* data, with which sampling, and how far is "
@@ -32,6 +33,7 @@ def build_app(state: Experiment | None = None):
     cards = pn.Column(FaceoffCard(state=state), TheoryCard(state=state),
                       pn.Card(Figure1View(state=state), title="Figure 1: binary data map", collapsible=False,
                               sizing_mode="stretch_width"),
+                      ParallelCostView(state=state),
                       pn.Card(pn.pane.Markdown(glossary.symbols_markdown(), sizing_mode="stretch_width"),
                               title="Symbols", collapsed=True, sizing_mode="stretch_width"),
                       sizing_mode="stretch_width", min_width=360, styles={"flex": "0 1 420px"},

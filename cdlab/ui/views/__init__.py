@@ -7,7 +7,8 @@ from .convergence import ConvergenceView
 from .data_view import DataView
 from .faceoff import FaceoffCard
 from .figure1 import Figure1View
+from .parallel_cost import ParallelCostView
 from .results import ResultsView
 from .theory_card import TheoryCard
 
-__all__ = ["Banner", "Controls", "ConvergenceView", "DataView", "FaceoffCard", "Figure1View", "ResultsView", "TheoryCard"]
+__all__ = ["Banner", "Controls", "ConvergenceView", "DataView", "FaceoffCard", "Figure1View", "ParallelCostView", "ResultsView", "TheoryCard"]
