@@ -58,6 +58,8 @@ def test_solve_on_a_registry_dataset(tmp_path):
     assert float(info["P - P*"]) == pytest.approx(last.subopt, rel=1e-3, abs=1e-15)
     assert float(info["passes"].split()[0]) == pytest.approx(last.passes, rel=1e-3)
     assert "seconds" in info
+    assert info["options"] == ", ".join(f"{k}={v!r}" for k, v in result.options.items())
+    assert "shrinking=False" in info["options"]  # defaults included: what ran, not only what was typed
 
 
 def test_solve_on_a_libsvm_path(tmp_path, svm_file):

@@ -3,8 +3,8 @@
     cdlab solve heart_scale --method sdca --loss logistic --lam 1e-3 --out trace.csv
     cdlab solve path/to/file.svm --loss hinge --lam 1e-4 --sampling permutation --reference
 
-Prints a progress bar (stderr) and a summary (passes, seconds, final gap,
-P − P* with --reference), and writes the trace as CSV with --out. Exit status
+Prints a progress bar (stderr) and a summary (the options the run used, defaults included; passes,
+seconds, final gap, P − P* with --reference), and writes the trace as CSV with --out. Exit status
 (cdlab/cli.py): 0 done, 1 a failure (e.g. P* not certified), 2 bad input,
 3 the run diverged (the summary says so; the trace up to the last finite
 checkpoint is still written).
@@ -159,6 +159,7 @@ def run(args) -> int:
     wall = time.perf_counter() - wall
     last = result.trace.iloc[-1]
     lines = [("method", f"{result.method} ({result.sampling})" + (f", auto: {result.auto_reason}" if auto else "")),
+             ("options", ", ".join(f"{k}={v!r}" for k, v in result.options.items()) or "(none)"),
              ("status", result.status + (f": {result.message}" if result.message else "")),
              ("passes", f"{last.passes:.4g} (data passes {last.data_passes:.4g}, steps {int(last.steps)})"),
              ("seconds", f"{last.time:.4g} in the solver, {wall:.3g} wall (loading and checkpoints included)"),
