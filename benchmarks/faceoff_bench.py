@@ -41,13 +41,15 @@ import scipy.sparse as sp
 
 import cdlab
 from cdlab import theory
+from cdlab.solvers import FACEOFF_OPTIONS
 from _peers import (cyanure_model, dense, labels, peer_input, peer_status, real, scaled,  # noqa: F401
                     sklearn_logistic, snapml_model)
 from cdlab.sampling import importance_probabilities
 
 GAP = 1e-6
-OURS = [("primal_cd", "uniform", {}), ("primal_cd", "importance", {}),
-        ("dual_cd", "uniform", {}), ("dual_cd", "importance", {}), ("sdca", "uniform", {})]
+# the face-off's two algorithms as printed (FACEOFF_OPTIONS: dual_cd's θ/q_i step, not its default line search)
+OURS = [(m, s, FACEOFF_OPTIONS[m]) for m in ("primal_cd", "dual_cd") for s in ("uniform", "importance")] + [
+    ("sdca", "uniform", {})]
 
 CONVENTIONS = """\
 Objective of every run: P(w) = (1/n) Σ log(1 + exp(−y_i x_i·w)) + (λ/2)‖w‖², no intercept.

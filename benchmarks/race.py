@@ -3,8 +3,8 @@
     python benchmarks/race.py [--quick] [--only NAME ...] [--repeats 3] [--no-threads] [--save DIR]
 
 ``--save DIR`` keeps each finished problem's results in DIR (one pickle per
-problem, with the settings it ran under); a rerun with the same DIR and
-settings reads them instead of racing again, so the full race can be run in
+problem, with the settings it ran under, cdlab's source digest included); a
+rerun with the same DIR and settings reads them instead of racing again, so the full race can be run in
 pieces, across sessions. ``--tables DIR ...`` races nothing: it prints the
 tables over every problem saved in those directories, with the settings each
 ran under.
@@ -68,6 +68,7 @@ import pandas as pd  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 import cdlab  # noqa: E402
+from cdlab._jit_cache import source_digest  # noqa: E402
 from cdlab.data import make_synthetic  # noqa: E402
 from _peers import CONVENTIONS, PEERS, dense, peer_input, peer_status, real, scaled  # noqa: E402
 
@@ -470,7 +471,7 @@ def main(argv=None):
             continue
         settings = dict(repeats=args.repeats, threads=() if args.no_threads else (1, 2),
                         cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
-                        ours=[solver_label(*run) for run in OURS])
+                        ours=[solver_label(*run) for run in OURS], cdlab=source_digest()[:12])
         saved = saved_case(args.save, case, settings)
         if saved is not None:
             results[case.label] = saved

@@ -334,31 +334,43 @@ def dual_step(code, a, z, y, q, s):
 
 
 @njit(inline="always", cache=True)
+def _gain_from(base, code, a, delta, z, y, q, s):
+    """``dual_gain`` with base = −φ*(−a) given."""
+    return neg_conj(code, a + delta, y, s) - base - delta * z - 0.5 * q * delta * delta
+
+
+@njit(inline="always", cache=True)
 def dual_gain(code, a, delta, z, y, q, s):
     """n × the dual gain's lower bound of the step α_i: a → a + Δ, the function ``dual_step`` maximises:
     −φ*(−(a+Δ)) + φ*(−a) − Δz − (q/2)Δ² (exact when μ = 0; Prox-SDCA's bound from g*'s 1-smoothness
     otherwise). −inf outside the loss's dual domain."""
-    return neg_conj(code, a + delta, y, s) - neg_conj(code, a, y, s) - delta * z - 0.5 * q * delta * delta
+    return _gain_from(neg_conj(code, a, y, s), code, a, delta, z, y, q, s)
 
 
 @njit(inline="always", cache=True)
 def dual_linesearch_step(code, a, z, y, q, s, floor):
     """New α_i of a line search along the gradient step's direction d = −φ'(z) − a (face-off
-    Algorithm 2), theory.md §4: t = 1, 1/2, 1/4, … is tried while ``dual_gain`` grows along it and
-    t > floor, and the best of those and t = floor is taken. So the step gains at least as much as the
-    step t = floor, the fixed step whose gain the face-off bound counts. The exact step (``dual_step``) lies
-    on this segment, at some t* ∈ [0, 1] (q = 0 puts it at t = 1); a grid point lies in (t*/2, t*], so
-    once t* > floor the step gains at least half the exact step's gain by concavity (three quarters where
-    the gain is quadratic: squared loss). Every t ∈ [0, 1] stays in the dual domain: a + d = −φ'(z) is in
-    it (the loss must be smooth) and the domain is convex. At most log₂(1/floor) + 2 gains are evaluated."""
+    Algorithm 2), theory.md §4, for a smooth loss; ``floor`` ≤ 1 is the fixed step whose gain the
+    face-off bound counts. The exact step (``dual_step``) lies on the segment a + t·d, t ∈ [0, 1]: the
+    maximiser of a concave function plus −(q/2)(α − a)² lies between a and that function's own maximiser
+    −φ'(z) (q = 0 puts it at t = 1). So it gains at least what t = floor gains, and where the gain along d
+    is a quadratic (squared loss, smoothed hinge: −φ*(−α) is quadratic on the domain) the search is that
+    step, in closed form. For the logistic loss t = 1, 1/2, 1/4, … is tried while the gain grows and
+    t > floor, and the best of those and t = floor is taken: at least the floor's gain, and, once the
+    exact t* > floor, at least half the exact step's gain (a grid point lies in (t*/2, t*]; concavity),
+    with at most log₂(1/floor) + 2 gains evaluated. Every t ∈ [0, 1] stays in the dual domain: a + d =
+    −φ'(z) is in it and the domain is convex."""
     d = -loss_deriv(code, z, y, s) - a
     if d == 0.0:
         return a
+    if code != LOGISTIC:
+        return dual_step(code, a, z, y, q, s)
+    base = neg_conj(code, a, y, s)
     best_t = floor
-    best = dual_gain(code, a, floor * d, z, y, q, s)
+    best = _gain_from(base, code, a, floor * d, z, y, q, s)
     t, last = 1.0, -np.inf
     while t > floor:
-        g = dual_gain(code, a, t * d, z, y, q, s)
+        g = _gain_from(base, code, a, t * d, z, y, q, s)
         if g <= last:  # past the maximiser along d: the gains only fall from here (concave in t)
             break
         if g > best:

@@ -95,6 +95,8 @@ def test_linesearch_step_gains_the_floor_steps_gain_and_half_the_exact_steps(nam
 
         d = -L.loss_deriv(code, z, y, S) - a
         a_new = L.dual_linesearch_step(code, a, z, y, q, S, floor)
+        if code != L.LOGISTIC:  # a quadratic gain along d: the exact step, which lies on the segment
+            assert a_new == L.dual_step(code, a, z, y, q, S)
         assert np.isfinite(gain(a_new)) and gain(a_new) >= 0.0
         assert L.dual_gain(code, a, a_new - a, z, y, q, S) == pytest.approx(gain(a_new), rel=1e-12, abs=1e-14)
         assert gain(a_new) >= gain(a + floor * d) - 1e-12 * (1 + abs(gain(a + floor * d)))

@@ -68,7 +68,8 @@ def test_two_threads_certify_the_hinge_against_the_independent_dual():
 
 @pytest.mark.parametrize("method,sampling,options", [
     ("sdca", "uniform", {}),  # i.i.d. draws: both threads may step one example in a chunk
-    ("dual_cd", "importance", {}),  # the θ/q_i gradient step
+    ("dual_cd", "importance", {"update": "gradient"}),  # the θ/q_i gradient step
+    ("dual_cd", "uniform", {}),  # the default line search
 ])
 def test_other_samplings_and_dual_cd_certify_on_two_threads(method, sampling, options):
     check_same_optimum(problem_on("a9a", "logistic"), method=method, sampling=sampling, **options)

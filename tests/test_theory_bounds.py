@@ -121,26 +121,28 @@ def test_primal_suboptimality_bound_holds_in_expectation(problems, name, loss, s
     assert mean[-1] < 1e-2 * mean[0]  # the runs did make progress over the checked range
 
 
-@pytest.mark.parametrize("method", ["sdca", "dual_cd"])
-def test_prox_sdca_bound_with_elastic_net(problems, method):
+@pytest.mark.parametrize("method,opts", [("sdca", {}), ("dual_cd", {"update": "gradient"}),
+                                         ("dual_cd", {"update": "linesearch"})])
+def test_prox_sdca_bound_with_elastic_net(problems, method, opts):
     P, p_star = problems("heart_scale", "logistic", 1.0, l1=1e-3)
-    b = theory.bound(method, P, "uniform", reference=p_star)
-    res = cdlab.solve(P, method=method, tol=1e-7, max_passes=2000, seed=0)
+    b = theory.bound(method, P, "uniform", reference=p_star, **opts)
+    res = cdlab.solve(P, method=method, tol=1e-7, max_passes=2000, seed=0, **opts)
     assert first_steps(res.trace, "gap", 1e-7) <= b.iterations(1e-7)
     with pytest.raises(ValueError, match="l1"):
         theory.bound("primal_cd", P)
 
 
-def test_custom_sampling_bound(problems):
+@pytest.mark.parametrize("update", ["gradient", "linesearch"])
+def test_custom_sampling_bound(problems, update):
     P, p_star = problems("heart_scale", "logistic", 1.0)
     rng = np.random.default_rng(0)
     q = rng.uniform(0.5, 1.5, P.n_samples)
     q /= q.sum()
-    b = theory.bound("dual_cd", P, q, reference=p_star)
+    b = theory.bound("dual_cd", P, q, reference=p_star, update=update)
     c = P.lam * P.gamma * P.n_samples
     assert b.rate == pytest.approx(np.min(q * c / (P.row_norms_sq + c)))
     assert b.cost_per_step == pytest.approx(q @ P.row_nnz)
-    res = cdlab.solve(P, method="dual_cd", sampling=q, tol=1e-7, max_passes=2000, seed=0)
+    res = cdlab.solve(P, method="dual_cd", sampling=q, tol=1e-7, max_passes=2000, seed=0, update=update)
     assert first_steps(res.trace, "gap", 1e-7) <= b.iterations(1e-7)
 
 

@@ -780,7 +780,8 @@ def test_the_first_page_does_not_load_holoviews():
     import subprocess
     import sys
     code = ("import sys; from cdlab.ui import build_app; build_app(); "
-            "assert 'holoviews' not in sys.modules, 'building the page imported holoviews'")
+            "assert 'holoviews' not in sys.modules, 'building the page imported holoviews'; "
+            "assert 'sympy' not in sys.modules and 'cdlab.theory' not in sys.modules, 'building the page imported sympy'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
 
 

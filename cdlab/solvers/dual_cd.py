@@ -32,8 +32,8 @@ one per thread, and each thread runs the serial kernel on its block against
 the shared α, v and w, with no locks and no atomic adds (numba has no atomic
 float add on the CPU, so the Atomic variant is not offered). Updates to v that
 race are lost, so v drifts from v(α) = Xᵀα/(λn), as the paper's analysis of
-Wild says; α itself stays dual-feasible (each α_i written is some exact step's
-result). The certificate therefore never trusts the shared v: before every
+Wild says; α itself stays dual-feasible (each α_i written is a step's result, a
+point between the old α_i and −φ'(x_i·w) or SDCA's exact step, inside the domain). The certificate therefore never trusts the shared v: before every
 checkpoint :meth:`DualCDState.resync` recomputes v = v(α) and w = S_{μ/λ}(v)
 from α (a parallel Xᵀα), the threads go on from there, and the gap reported is
 P(w(α)) − D(α). The resync is the method's work: its pass over X is counted in

@@ -87,7 +87,10 @@ class ParallelCostView(pn.viewable.Viewer):
         asked = self._asked
 
         def evaluate():
-            show(asked, *_COSTS.get_or_compute(key, lambda: cost_table(analysis.problem, *key[1:])))
+            try:
+                show(asked, *_COSTS.get_or_compute(key, lambda: cost_table(analysis.problem, *key[1:])))
+            except Exception as exc:  # noqa: BLE001 - the card says what failed instead of waiting forever
+                show(asked, None, f"*Not available:* {type(exc).__name__}: {exc}")
         self.thread = threading.Thread(target=evaluate, daemon=True, name="cdlab-parallel-cost")
         self.thread.start()
 
