@@ -565,3 +565,32 @@ def test_a_link_whose_sampling_is_not_a_name_is_left_to_the_links_own_check():
     with pytest.warns(FutureWarning, match="'weighted' for 'dual_cd'"):
         out = urllib.parse.parse_qs(current_link(search).lstrip("?"))
     assert json.loads(out["samplings"][0]) == {"sdca": [1, 2], "dual_cd": SQUARED_NORM}
+
+
+def test_a_batch_rebuilds_the_documents_model_index_only_for_a_changed_reference(monkeypatch):
+    """An update that only changes data and text leaves Bokeh's model index alone (a walk over every
+    model of the page); one that adds models rebuilds it once, however many changes it holds, and
+    the new models are in the document after it."""
+    from bokeh.document import Document
+    from bokeh.models import ColumnDataSource, Div, Legend, LegendItem
+    from cdlab.ui.doc_batch import batched
+    doc = Document()
+    source, legend, div = ColumnDataSource({"x": [1.0]}), Legend(items=[]), Div(text="a")
+    for model in (source, legend, div):
+        doc.add_root(model)
+    rebuilt = []
+    recompute = doc.models.recompute
+    monkeypatch.setattr(doc.models, "recompute", lambda: (rebuilt.append(1), recompute()))
+    with batched(doc):
+        source.data = {"x": [1.0, 2.0]}
+        div.text = "b"
+    assert rebuilt == [] and source.data["x"] == [1.0, 2.0]
+    items = [LegendItem(label="one"), LegendItem(label="two")]
+    with batched(doc):
+        legend.items = [items[0]]
+        legend.items = list(items)
+        div.text = "c"
+    assert rebuilt == [1]
+    assert all(doc.get_model_by_id(item.id) is item for item in items)
+    legend.items = [items[0]]  # outside a batch Bokeh rebuilds the index at each such change, as before
+    assert rebuilt == [1, 1] and doc.get_model_by_id(items[1].id) is None

@@ -28,6 +28,7 @@ from ..sampling import check_sampling
 from ..solvers import METHODS
 from ..verdict import split_seeds
 from . import datasource, presets
+from .doc_batch import batched
 from .job import FINAL, Job, Settings
 from .runner import BOTH, PAGE_DEFAULTS, SQUARED_NORM, Budget, Worker, plan, sampling_choices
 
@@ -325,8 +326,8 @@ class Experiment(param.Parameterized):
                 flags["running"] = True
             try:
                 # the update's changes reach the browser as one message, and Bokeh walks the page's models
-                # once after it (not once per pane or plot that changed them)
-                with pn.io.hold(doc, freeze=True):
+                # at most once after it (not once per pane or plot that changed them)
+                with batched(doc):
                     self._apply(live)
             finally:
                 now = time.monotonic()
