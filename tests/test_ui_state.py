@@ -540,17 +540,19 @@ def test_a_held_state_starts_no_job_until_released():
 
 
 def test_a_job_answered_from_the_cache_shows_every_run_with_its_analysis():
-    """Runs the cache holds come with the analysis, in one update (not one update per run and seed)."""
+    """Runs the cache holds come with the analysis, in one update (not one update per run and seed),
+    and a job with nothing left to solve has no update between its first and its last."""
     from cdlab.ui.job import Job
-    from cdlab.ui.runner import Live
+    from cdlab.ui.runner import Worker
     s = small(seeds=2, auto_run=False)
     assert s.run(120) and s.phase == "finished"
     seen = []
-    live = Live(runs=s.runs())
-    Job(s.settings(), s.runs())(live, threading.Event(), lambda lv: seen.append(
-        (lv.analysis is not None, {k: len(v) for k, v in lv.rows.items()})))
+    worker = Worker()
+    live = worker.start(Job(s.settings(), s.runs()), lambda lv: seen.append(
+        (lv.analysis is not None, {k: len(v) for k, v in lv.rows.items()}, lv.done)))
+    assert worker.join(120)
     assert len(seen) == 2 and not seen[0][0] and seen[0][1] == {}
-    assert seen[1] == (True, {label: len(trace) for label, trace in s.traces.items()})
+    assert seen[1] == (True, {label: len(trace) for label, trace in s.traces.items()}, True)
     assert live.phase == "finished" and live.cached == set(s.traces)
 
 
