@@ -15,7 +15,7 @@ import threading
 import time
 import urllib.parse
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import partial
 
 import panel as pn
@@ -222,7 +222,7 @@ class Experiment(param.Parameterized):
         runs = self.runs()
         self._settings = settings
         job = Job(settings, runs, solve)
-        with self._publishing:
+        with self._publishing, self._one_message():
             self.param.update(error="", running=True, phase="starting", progress=0.0, jobs=self.jobs + 1)
             return self._worker.start(job, self._make_publisher())
 
@@ -309,6 +309,15 @@ class Experiment(param.Parameterized):
                 with set_curdoc(doc):
                     pn.state.execute(partial(function, *args, **kwargs), schedule=True)
         return call
+
+    @staticmethod
+    def _one_message():
+        """A block (on the session's event loop) whose changes reach the browser as one message; headless,
+        there is nothing to batch."""
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            return nullcontext()
+        return batched(doc)
 
     def _make_publisher(self):
         doc = pn.state.curdoc
