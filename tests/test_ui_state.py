@@ -596,3 +596,20 @@ def test_a_batch_rebuilds_the_documents_model_index_only_for_a_changed_reference
     assert all(doc.get_model_by_id(item.id) is item for item in items)
     legend.items = [items[0]]  # outside a batch Bokeh rebuilds the index at each such change, as before
     assert rebuilt == [1, 1] and doc.get_model_by_id(items[1].id) is None
+
+
+def test_each_stage_moves_the_live_objects_out_of_full_collections_once(monkeypatch):
+    """A served page freezes what is alive (gc.freeze) once per stage and process: a stage reached again
+    freezes nothing more (a frozen object in a cycle is never collected), a new stage what came since."""
+    import gc
+    from cdlab.ui import long_lived
+    monkeypatch.setattr(long_lived, "_FROZEN", set())
+    try:
+        before = gc.get_freeze_count()
+        assert long_lived.freeze_once("libraries") and gc.get_freeze_count() > before
+        frozen = gc.get_freeze_count()
+        since = [[] for _ in range(1000)]
+        assert not long_lived.freeze_once("libraries") and gc.get_freeze_count() == frozen
+        assert long_lived.freeze_once("first job") and gc.get_freeze_count() >= frozen + len(since)
+    finally:
+        gc.unfreeze()

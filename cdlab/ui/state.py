@@ -30,6 +30,7 @@ from ..verdict import split_seeds
 from . import datasource, presets
 from .doc_batch import batched
 from .job import FINAL, Job, Settings
+from .long_lived import freeze_once
 from .runner import BOTH, PAGE_DEFAULTS, SQUARED_NORM, Budget, Worker, plan, sampling_choices
 
 INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalize",
@@ -338,6 +339,8 @@ class Experiment(param.Parameterized):
                 # at most once after it (not once per pane or plot that changed them)
                 with batched(doc):
                     self._apply(live)
+                if live.done:  # what a job loads on first use (HoloViews, SymPy, the kernels) is loaded now
+                    freeze_once("a job has finished")
             finally:
                 now = time.monotonic()
                 with lock:
