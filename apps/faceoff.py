@@ -7,4 +7,7 @@ import panel as pn
 from cdlab.ui import build_app
 
 if pn.state.served:
-    build_app().servable(title="cdlab face-off")
+    # Bokeh indexes the page's models once, when the whole page is built (unfrozen, it re-indexed the
+    # document at each card and pane added, each time walking every model built so far)
+    with pn.state.curdoc.models.freeze():
+        build_app().servable(title="cdlab face-off")

@@ -34,12 +34,12 @@ def to_target(trace, target, columns=("passes", "time", "steps")):
     if hit.size == 0:
         return None
     k = int(hit[0])
-    out = {c: float(trace[c].iloc[k]) for c in columns}
+    near = {c: trace[c].to_numpy(dtype=float)[max(k - 1, 0):k + 1] for c in columns}  # [k - 1,] k
+    out = {c: float(v[-1]) for c, v in near.items()}
     if k > 0 and gap[k - 1] > target and gap[k] > 0:
         t = (np.log(gap[k - 1]) - np.log(target)) / (np.log(gap[k - 1]) - np.log(gap[k]))
-        for c in columns:
-            a, b = float(trace[c].iloc[k - 1]), float(trace[c].iloc[k])
-            out[c] = a + t * (b - a)
+        for c, (a, b) in near.items():
+            out[c] = float(a + t * (b - a))
     return out
 
 

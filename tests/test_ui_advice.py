@@ -8,6 +8,7 @@ from cdlab.ui.advice import loss_notice, loss_reason, notices, refuses_loss
 from cdlab.ui.state import SYNCED, Experiment
 from cdlab.ui.views import Banner
 from cdlab.ui.views.controls import MethodRow
+from cdlab.ui.views.visibility import is_displayed
 
 
 def small(**extra):
@@ -58,7 +59,7 @@ def test_banner_shows_the_notice_and_its_button_applies_the_fix():
     s = small(loss="hinge", methods=["primal_cd"], samplings={"primal_cd": "uniform"})
     assert s.run(timeout=60)
     banner = pn.panel(Banner(state=s))
-    assert banner.visible
+    assert is_displayed(banner)
     buttons = banner.select(pn.widgets.Button)
     assert [b.label for b in buttons] == ["Use the smoothed hinge loss", "Replace primal_cd with sdca"]
     text = " ".join(m.object for m in banner.select(pn.pane.Markdown))

@@ -540,17 +540,19 @@ def test_a_held_state_starts_no_job_until_released():
 
 
 def test_a_job_answered_from_the_cache_shows_every_run_with_its_analysis():
-    """Runs the cache holds come with the analysis, in one update (not one update per run and seed)."""
+    """Runs the cache holds come with the analysis, in one update (not one update per run and seed),
+    and a job with nothing left to solve has no update between its first and its last."""
     from cdlab.ui.job import Job
-    from cdlab.ui.runner import Live
+    from cdlab.ui.runner import Worker
     s = small(seeds=2, auto_run=False)
     assert s.run(120) and s.phase == "finished"
     seen = []
-    live = Live(runs=s.runs())
-    Job(s.settings(), s.runs())(live, threading.Event(), lambda lv: seen.append(
-        (lv.analysis is not None, {k: len(v) for k, v in lv.rows.items()})))
+    worker = Worker()
+    live = worker.start(Job(s.settings(), s.runs()), lambda lv: seen.append(
+        (lv.analysis is not None, {k: len(v) for k, v in lv.rows.items()}, lv.done)))
+    assert worker.join(120)
     assert len(seen) == 2 and not seen[0][0] and seen[0][1] == {}
-    assert seen[1] == (True, {label: len(trace) for label, trace in s.traces.items()})
+    assert seen[1] == (True, {label: len(trace) for label, trace in s.traces.items()}, True)
     assert live.phase == "finished" and live.cached == set(s.traces)
 
 
@@ -565,3 +567,49 @@ def test_a_link_whose_sampling_is_not_a_name_is_left_to_the_links_own_check():
     with pytest.warns(FutureWarning, match="'weighted' for 'dual_cd'"):
         out = urllib.parse.parse_qs(current_link(search).lstrip("?"))
     assert json.loads(out["samplings"][0]) == {"sdca": [1, 2], "dual_cd": SQUARED_NORM}
+
+
+def test_a_batch_rebuilds_the_documents_model_index_only_for_a_changed_reference(monkeypatch):
+    """An update that only changes data and text leaves Bokeh's model index alone (a walk over every
+    model of the page); one that adds models rebuilds it once, however many changes it holds, and
+    the new models are in the document after it."""
+    from bokeh.document import Document
+    from bokeh.models import ColumnDataSource, Div, Legend, LegendItem
+    from cdlab.ui.doc_batch import batched
+    doc = Document()
+    source, legend, div = ColumnDataSource({"x": [1.0]}), Legend(items=[]), Div(text="a")
+    for model in (source, legend, div):
+        doc.add_root(model)
+    rebuilt = []
+    recompute = doc.models.recompute
+    monkeypatch.setattr(doc.models, "recompute", lambda: (rebuilt.append(1), recompute()))
+    with batched(doc):
+        source.data = {"x": [1.0, 2.0]}
+        div.text = "b"
+    assert rebuilt == [] and source.data["x"] == [1.0, 2.0]
+    items = [LegendItem(label="one"), LegendItem(label="two")]
+    with batched(doc):
+        legend.items = [items[0]]
+        legend.items = list(items)
+        div.text = "c"
+    assert rebuilt == [1]
+    assert all(doc.get_model_by_id(item.id) is item for item in items)
+    legend.items = [items[0]]  # outside a batch Bokeh rebuilds the index at each such change, as before
+    assert rebuilt == [1, 1] and doc.get_model_by_id(items[1].id) is None
+
+
+def test_each_stage_moves_the_live_objects_out_of_full_collections_once(monkeypatch):
+    """A served page freezes what is alive (gc.freeze) once per stage and process: a stage reached again
+    freezes nothing more (a frozen object in a cycle is never collected), a new stage what came since."""
+    import gc
+    from cdlab.ui import long_lived
+    monkeypatch.setattr(long_lived, "_FROZEN", set())
+    try:
+        before = gc.get_freeze_count()
+        assert long_lived.freeze_once("libraries") and gc.get_freeze_count() > before
+        frozen = gc.get_freeze_count()
+        since = [[] for _ in range(1000)]
+        assert not long_lived.freeze_once("libraries") and gc.get_freeze_count() == frozen
+        assert long_lived.freeze_once("first job") and gc.get_freeze_count() >= frozen + len(since)
+    finally:
+        gc.unfreeze()

@@ -824,3 +824,27 @@ def test_parallel_cost_says_why_it_does_not_apply():
     assert table is None and "Not available" in note and "31" in note
     table, note = cost_table(cdlab.Problem(X, y, loss="hinge", lam=0.1), 4, 8, 1e-6)
     assert table is None and "Not available" in note
+
+
+def test_banner_waiting_note_and_figure1_show_and_hide_by_their_display():
+    """The banner, the data card's waiting note and Figure 1's map are shown and hidden by their CSS
+    display, never by `visible` (a changed visible makes the browser lay out the whole page): the
+    banner is shown for an error and gone with it, the note until the analysis is in, the map after."""
+    from cdlab.ui.views import Banner
+    s = Experiment(source="synthetic", n_samples=60, n_features=6, methods=["dual_cd"],
+                   samplings={"dual_cd": "uniform"}, seeds=1, auto_run=False)
+    banner, data, figure1 = Banner(state=s), DataView(state=s), Figure1View(state=s)
+    for view in (banner, data, figure1):
+        pn.panel(view).get_root()
+    panes = (banner._column, data._waiting, figure1._box)
+
+    def displayed():
+        assert all(p.visible for p in panes)
+        return [is_displayed(p) for p in panes]
+    assert displayed() == [False, True, False] and "Loading" in data._waiting.object
+    s.error = "something went wrong"
+    assert displayed() == [True, True, False] and "Not available" in data._waiting.object
+    s.error = ""
+    s.start(solve=False)
+    assert s.wait(60) and s.analysis is not None and s.analysis.figure1 is not None
+    assert displayed() == [False, False, True]

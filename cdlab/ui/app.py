@@ -5,6 +5,7 @@ import panel as pn
 
 from .state import Experiment, sync_link
 from . import glossary
+from .long_lived import freeze_once
 from .views import (Banner, Controls, ConvergenceView, DataView, FaceoffCard, Figure1View, ParallelCostView,
                     ResultsView, TheoryCard)
 from .warmup import WARMUP
@@ -16,6 +17,9 @@ INTRO = ("Primal or dual coordinate descent — which wins on *your* data, with 
 
 def build_app(state: Experiment | None = None):
     """The page for one session (call once per session: nothing is shared)."""
+    served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
+    if served:
+        freeze_once("the page's libraries are imported")  # full collections skip them from now on
     # (no HoloViews here: the views that draw with it load it when they first draw, after the first page)
     pn.extension("tabulator", "mathjax", "filedropper", notifications=False)
     state = state if state is not None else Experiment()
@@ -47,7 +51,7 @@ def build_app(state: Experiment | None = None):
     ]
     template = pn.template.BootstrapTemplate(title="cdlab face-off: primal vs dual coordinate descent",
                                              sidebar=[Controls(state=state)], main=main, sidebar_width=400)
-    if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+    if served:
         _serve_session(state, compiling, notice)
     template.state = state  # for tests and notebooks: the page's experiment
     return template

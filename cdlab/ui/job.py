@@ -29,7 +29,8 @@ class Settings:
 
 
 class Job:
-    """Load, analyse, then solve each planned run (in the worker thread)."""
+    """Load, analyse, then solve each planned run (in the worker thread). ``publish(live)`` shows what
+    the job has so far; the worker publishes once more when the job returns."""
 
     def __init__(self, settings: Settings, runs, solve=True):
         self.settings, self.runs, self.solve = settings, runs, solve
@@ -64,7 +65,8 @@ class Job:
             if not replay(analysis.problem_key, run, s.budget, seed, live)]
         with live.lock:
             live.analysis = analysis
-        publish(live)
+        if jobs:  # else the worker's last update, right after this one, shows it all: one update, not two
+            publish(live)
         if not self.solve:
             return
         if jobs and WARMUP.started and not WARMUP.finished.is_set():

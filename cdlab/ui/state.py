@@ -15,7 +15,7 @@ import threading
 import time
 import urllib.parse
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import partial
 
 import panel as pn
@@ -28,7 +28,9 @@ from ..sampling import check_sampling
 from ..solvers import METHODS
 from ..verdict import split_seeds
 from . import datasource, presets
+from .doc_batch import batched
 from .job import FINAL, Job, Settings
+from .long_lived import freeze_once
 from .runner import BOTH, PAGE_DEFAULTS, SQUARED_NORM, Budget, Worker, plan, sampling_choices
 
 INPUTS = ["source", "n_samples", "n_features", "density", "row_skew", "col_skew", "value_dist", "normalize",
@@ -221,7 +223,7 @@ class Experiment(param.Parameterized):
         runs = self.runs()
         self._settings = settings
         job = Job(settings, runs, solve)
-        with self._publishing:
+        with self._publishing, self._one_message():
             self.param.update(error="", running=True, phase="starting", progress=0.0, jobs=self.jobs + 1)
             return self._worker.start(job, self._make_publisher())
 
@@ -309,6 +311,15 @@ class Experiment(param.Parameterized):
                     pn.state.execute(partial(function, *args, **kwargs), schedule=True)
         return call
 
+    @staticmethod
+    def _one_message():
+        """A block (on the session's event loop) whose changes reach the browser as one message; headless,
+        there is nothing to batch."""
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            return nullcontext()
+        return batched(doc)
+
     def _make_publisher(self):
         doc = pn.state.curdoc
         if doc is None or doc.session_context is None:
@@ -325,9 +336,11 @@ class Experiment(param.Parameterized):
                 flags["running"] = True
             try:
                 # the update's changes reach the browser as one message, and Bokeh walks the page's models
-                # once after it (not once per pane or plot that changed them)
-                with pn.io.hold(doc, freeze=True):
+                # at most once after it (not once per pane or plot that changed them)
+                with batched(doc):
                     self._apply(live)
+                if live.done:  # what a job loads on first use (HoloViews, SymPy, the kernels) is loaded now
+                    freeze_once("a job has finished")
             finally:
                 now = time.monotonic()
                 with lock:

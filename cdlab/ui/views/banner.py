@@ -2,7 +2,8 @@
 each with the buttons that apply its fixes. Hidden when there is nothing to say.
 
 The banner is rebuilt only when what it says changes (not at every progress update of a run), so a
-button stays the same button between the moment it is drawn and the moment it is clicked."""
+button stays the same button between the moment it is drawn and the moment it is clicked. It is shown
+and hidden by its CSS display (:func:`.visibility.set_displayed`): hidden, it takes no space."""
 from __future__ import annotations
 
 import panel as pn
@@ -10,6 +11,7 @@ import param
 
 from ..advice import notices
 from ..state import Experiment
+from .visibility import set_displayed
 
 WATCHED = ("error", "methods", "samplings", "loss", "run_status", "run_message")
 # what a card says in place of its content while the banner explains an error
@@ -22,9 +24,10 @@ class Banner(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._shown = None
-        self._column = pn.Column(css_classes=["cdlab-banner"], sizing_mode="stretch_width", visible=False,
+        self._column = pn.Column(css_classes=["cdlab-banner"], sizing_mode="stretch_width",
                                  styles={"background": "#fdecea", "border": "1px solid #f5c2c0",
-                                         "border-radius": "6px", "padding": "6px 12px"}, margin=(0, 10, 10, 10))
+                                         "border-radius": "6px", "padding": "6px 12px", "display": "none"},
+                                 margin=(0, 10, 10, 10))
         self.state.param.watch(self._refresh, list(WATCHED))
         self._refresh()
 
@@ -49,7 +52,7 @@ class Banner(pn.viewable.Viewer):
             return
         self._shown = found
         self._column.objects = self._items(found)
-        self._column.visible = bool(found)
+        set_displayed(self._column, bool(found))
 
     def __panel__(self):
         return self._column

@@ -11,6 +11,7 @@ from ..runner import squared_norm_probabilities
 from ..state import Experiment
 from .banner import NOT_AVAILABLE
 from .hv_backend import holoviews_bokeh
+from .visibility import set_displayed
 
 
 def log_ticks(lo, hi):
@@ -112,7 +113,7 @@ class DataView(pn.viewable.Viewer):
 
     def _refresh(self, *events):
         analysis = self.state.analysis
-        self._waiting.visible = analysis is None
+        set_displayed(self._waiting, analysis is None)
         if analysis is None:
             self._waiting.object = NOT_AVAILABLE if self.state.error else "*Loading the data…*"
             return

@@ -10,6 +10,7 @@ import param
 from ..state import Experiment
 from .banner import NOT_AVAILABLE
 from .hv_backend import holoviews_bokeh
+from .visibility import set_displayed
 
 
 def figure1_plot(analysis):
@@ -55,12 +56,12 @@ class Figure1View(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        # (visibility on a wrapper: a HoloViews pane passes its own layout changes on to the Bokeh
-        # pane inside it, which Panel 1.9 rejects for stylesheets)
+        # (shown and hidden on a wrapper, by its CSS display: a HoloViews pane passes its own layout
+        # changes on to the Bokeh pane inside it, which Panel 1.9 rejects for stylesheets)
         # no plot (nor a HoloViews pane, which loads HoloViews) before the first analysis: they cost the
         # first page's time
         self._pane = None
-        self._box = pn.Column(visible=False, sizing_mode="stretch_width")
+        self._box = pn.Column(sizing_mode="stretch_width", styles={"display": "none"})
         self._note = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._shown = None
         self.state.param.watch(self._refresh, ["analysis", "error"])
@@ -86,7 +87,7 @@ class Figure1View(pn.viewable.Viewer):
                 self._box.objects = [self._pane]
             else:
                 self._pane.object = self._plot(analysis)
-        self._box.visible = analysis is not None and analysis.figure1 is not None
+        set_displayed(self._box, analysis is not None and analysis.figure1 is not None)
         if analysis is None:
             note = NOT_AVAILABLE if self.state.error else "*Analysing the data…*"
         else:
