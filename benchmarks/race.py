@@ -80,7 +80,8 @@ LOSSES = ("logistic", "hinge", "squared")
 # (method, sampling, options): the fixed cdlab methods raced; those that refuse a loss (a smooth
 # one needed for the hinge, a box-constrained dual coordinate for SDCA's shrinking) are skipped for it
 OURS = [("sdca", "uniform", {}), ("sdca", "permutation", {}), ("sdca", "permutation", {"shrinking": True}),
-        ("dual_cd", "importance", {}), ("primal_cd", "uniform", {}), ("primal_cd", "importance", {})]
+        ("dual_cd", "importance", {}), ("primal_cd", "uniform", {}), ("primal_cd", "importance", {}),
+        ("newton", "uniform", {})]
 SHIPPED = ("a9a", "w8a", "ijcnn1", "mushrooms", "phishing", "heart_scale", "reuters_moneyfx",
            "rcv1_small", "colon-cancer", "madelon")
 
