@@ -52,6 +52,8 @@ proximal Newton method) and the non-smooth losses are refused.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -92,6 +94,15 @@ def check_features(d: int):
                          f"d = {d} features would need {need / 2 ** 30:.3g} GiB; it takes at most "
                          f"{MAX_FEATURES} features ({2 * 8 * MAX_FEATURES ** 2 / 2 ** 20:.0f} MiB). Use a method "
                          f"whose memory scales with the data, e.g. method='sdca' (or 'lbfgs')")
+
+
+@functools.lru_cache(maxsize=1)
+def blas_controller():
+    """threadpoolctl's view of the process's BLAS libraries, built once: building it reads
+    /proc/self/maps (~7 ms, more than a Newton iteration on a small problem)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -145,10 +156,8 @@ class NewtonState(State):
     def __init__(self, problem, sampling, rng, n_jobs=1):
         check_features(problem.n_features)  # before anything of size d² exists
         super().__init__(problem, rng)
-        from threadpoolctl import ThreadpoolController
-
         n, d = problem.n_samples, problem.n_features
-        self.threads = ThreadpoolController()  # BLAS's limit is set to n_jobs around each iteration's calls
+        self.threads = blas_controller()  # BLAS's limit is set to n_jobs around each iteration's calls
         self.n_jobs = n_jobs
         self.dense = dense_rows(problem)
         self.w = np.zeros(d)
