@@ -74,16 +74,36 @@ BLOCK_ROWS = 1024
 SPARSE_NS_PER_MADD = 2.0
 BLAS_NS_PER_MADD = 0.08
 DENSIFY_NS_PER_ENTRY = 5.0
+# The rest of an iteration (``iteration_ns``): per nonzero, its two passes over X, the O(n) line search
+# and the driver's checkpoint pass (6–21 ns measured on mushrooms, phishing, ijcnn1, a9a: an iteration's
+# seconds minus the model's H); per iteration, its Python and LAPACK call overhead (heart_scale, d = 13:
+# ~0.5 ms an iteration, all of it overhead).
+ITERATION_NS_PER_NNZ = 15.0
+ITERATION_OVERHEAD_NS = 2e5
 
 
-def dense_rows(problem) -> bool:
-    """Whether H is cheaper by BLAS on densified blocks of rows (n d²/2 multiply-adds + n d entries
-    written) than by the sparse sweep (Σ_i nnz_i²/2 multiply-adds), by the cost model above."""
+def hessian_ns(problem) -> tuple[float, float]:
+    """The cost model's ns to form H (sparse sweep: Σ_i nnz_i²/2 multiply-adds; BLAS on densified
+    blocks of rows: n d²/2 multiply-adds + n d entries written), one thread."""
     row_nnz = problem.row_nnz.astype(np.float64)
     n, d = problem.n_samples, float(problem.n_features)
     sparse = SPARSE_NS_PER_MADD * float(row_nnz @ row_nnz) / 2
     dense = BLAS_NS_PER_MADD * n * d * d / 2 + DENSIFY_NS_PER_ENTRY * n * d
+    return sparse, dense
+
+
+def dense_rows(problem) -> bool:
+    """Whether H is cheaper by BLAS on densified rows than by the sparse sweep (``hessian_ns``)."""
+    sparse, dense = hessian_ns(problem)
     return dense < sparse
+
+
+def iteration_ns(problem) -> float:
+    """Predicted ns of one iteration on one thread: H the cheaper way, its Cholesky factorisation
+    (d³/3 multiply-adds at BLAS speed) and the rest (ITERATION_NS_PER_NNZ, ITERATION_OVERHEAD_NS)."""
+    d = float(problem.n_features)
+    return (min(hessian_ns(problem)) + BLAS_NS_PER_MADD * d ** 3 / 3
+            + ITERATION_NS_PER_NNZ * problem.nnz + ITERATION_OVERHEAD_NS)
 
 
 def check_features(d: int):
