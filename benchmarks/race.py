@@ -205,7 +205,8 @@ def applicable(problem):
     out = []
     for method, sampling, options in OURS:
         spec = cdlab.METHODS[method]
-        if not spec.loss_refusal(problem.loss, options) and not (sampling == "importance" and not problem.is_smooth):
+        if (not spec.loss_refusal(problem.loss, options) and not (sampling == "importance" and not problem.is_smooth)
+                and not (spec.problem_rule and spec.problem_rule(problem))):
             out.append((method, sampling, options))
     return out
 

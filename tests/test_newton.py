@@ -124,10 +124,14 @@ def test_too_many_features_is_refused_before_anything_of_size_d_squared_exists()
                                              r"e\.g\. method='sdca'"):
             cdlab.solve(problem, "newton")
         _, peak = tracemalloc.get_traced_memory()
+        with pytest.raises(ValueError, match=r"^method 'newton' forms the d × d Hessian"):
+            newton.NewtonState(problem, "uniform", None)  # a state built directly refuses too
+        _, peak_state = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 8 * d * 100  # a few length-d vectors at most, never d² doubles
-    newton.check_features(newton.MAX_FEATURES)  # the limit itself is taken
+    assert max(peak, peak_state) < 8 * d * 100  # a few length-d vectors at most, never d² doubles
+    at_limit = sp.random(50, newton.MAX_FEATURES, density=1e-3, random_state=0, format="csr")
+    assert newton.features_refusal(cdlab.Problem(at_limit, problem.y, lam=1e-2)) == ""  # the limit is taken
 
 
 def _blas_threads_seen(monkeypatch, problem, n_jobs):

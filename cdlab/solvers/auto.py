@@ -117,7 +117,7 @@ def _best_sampling(uniform, importance):
 def choose(problem) -> dict:
     """What auto runs on ``problem`` and why: method, sampling, side, reason and the numbers."""
     choice = first_order_choice(problem)
-    if not problem.is_smooth or problem.l1 > 0 or problem.n_features > newton.MAX_FEATURES:
+    if not problem.is_smooth or problem.l1 > 0 or newton.features_refusal(problem):
         return choice
     work = choice["work"]
     bound_passes = float(min(work[side, s] for side in ("primal", "dual") for s in ("uniform", "importance"))

@@ -144,6 +144,9 @@ class MethodSpec:
     # (sampling, options) -> why the method refuses that sampling with those options ('' if it takes it): for
     # a refusal that depends on an option (SDCA's shrinking); ``samplings`` is the rest
     sampling_rule: Callable | None = None
+    # problem -> why the method refuses this problem's data ('' if it takes it), checked before any work:
+    # for a size the method's memory cannot take (newton's d × d Hessian)
+    problem_rule: Callable | None = None
     renamed: dict = field(default_factory=dict)  # old option name -> its new name
     renamed_values: dict = field(default_factory=dict)  # option -> {old value name: new value name}
     options: dict = field(init=False)
@@ -202,6 +205,9 @@ class MethodSpec:
                              f"supported: {sorted(self.losses)}")
         if problem.l1 > 0 and not self.supports_l1:
             raise ValueError(f"method {self.name!r} does not support l1 > 0 (elastic net)")
+        reason = "" if self.problem_rule is None else self.problem_rule(problem)
+        if reason:
+            raise ValueError(reason)
         if self.needs_lam and problem.lam <= 0:
             raise ValueError(f"method {self.name!r} needs lam > 0, got lam={problem.lam}")
         check_sampling(sampling, self.samplings, f"method {self.name!r}")

@@ -106,14 +106,16 @@ def iteration_ns(problem) -> float:
             + ITERATION_NS_PER_NNZ * problem.nnz + ITERATION_OVERHEAD_NS)
 
 
-def check_features(d: int):
-    """Refuse a d whose d × d Hessian (and its factor) would exceed MAX_FEATURES' memory."""
-    if d > MAX_FEATURES:
-        need = 2 * 8 * float(d) ** 2
-        raise ValueError(f"method 'newton' forms the d × d Hessian and its Cholesky factor (2·d² doubles): "
-                         f"d = {d} features would need {need / 2 ** 30:.3g} GiB; it takes at most "
-                         f"{MAX_FEATURES} features ({2 * 8 * MAX_FEATURES ** 2 / 2 ** 20:.0f} MiB). Use a method "
-                         f"whose memory scales with the data, e.g. method='sdca' (or 'lbfgs')")
+def features_refusal(problem) -> str:
+    """Why Newton refuses ``problem``: a d whose d × d Hessian (and its factor) would exceed
+    MAX_FEATURES' memory ('' if it takes it). Read from d alone, before anything is allocated."""
+    d = problem.n_features
+    if d <= MAX_FEATURES:
+        return ""
+    return (f"method 'newton' forms the d × d Hessian and its Cholesky factor (2·d² doubles): d = {d} features "
+            f"would need {2 * 8 * float(d) ** 2 / 2 ** 30:.3g} GiB; it takes at most {MAX_FEATURES} features "
+            f"({2 * 8 * MAX_FEATURES ** 2 / 2 ** 20:.0f} MiB). Use a method whose memory scales with the data, "
+            f"e.g. method='sdca' (or 'lbfgs')")
 
 
 @functools.lru_cache(maxsize=1)
@@ -174,7 +176,9 @@ class NewtonState(State):
     """Damped Newton (module docstring); ``n_jobs``: the threads BLAS and LAPACK may use."""
 
     def __init__(self, problem, sampling, rng, n_jobs=1):
-        check_features(problem.n_features)  # before anything of size d² exists
+        refusal = features_refusal(problem)  # before anything of size d² exists
+        if refusal:
+            raise ValueError(refusal)
         super().__init__(problem, rng)
         n, d = problem.n_samples, problem.n_features
         self.threads = blas_controller()  # BLAS's limit is set to n_jobs around each iteration's calls
@@ -259,5 +263,5 @@ register(MethodSpec(
     name="newton", make=NewtonState, kind="primal", axis="none",
     source="Boyd & Vandenberghe 2004, Convex Optimization §9.5 (damped Newton, backtracking line search); "
            "H = XᵀDX/n + λI by Cholesky",
-    losses=SMOOTH_LOSSES, supports_l1=False,
+    losses=SMOOTH_LOSSES, supports_l1=False, problem_rule=features_refusal,
 ))
