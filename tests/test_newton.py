@@ -41,6 +41,24 @@ def test_the_squared_loss_is_solved_by_one_full_newton_step():
     assert res.converged and res.trace.steps.iloc[-1] == 1
 
 
+@pytest.mark.parametrize("lam", [1e-16, 1e-20])
+def test_a_hessian_singular_in_floating_point_is_shifted_until_cholesky_succeeds(lam):
+    """Collinear features and a λ below the precision of H's diagonal: H + λI is singular in floating
+    point; Newton shifts it (Nocedal & Wright §3.4) and still reaches the least-squares optimum."""
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((50, 5))
+    X = np.hstack([base, base, 1e8 * base])
+    y = rng.standard_normal(50)
+    problem = cdlab.Problem(X, y, loss="squared", lam=lam)
+    H = X.T @ X / 50 + lam * np.eye(15)
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.cholesky(H)
+    res = cdlab.solve(problem, "newton", tol=0, max_steps=5)
+    w_ls = np.linalg.lstsq(base, y, rcond=None)[0]
+    p_ls = 0.5 * np.mean((base @ w_ls - y) ** 2)
+    assert np.all(np.isfinite(res.w)) and abs(res.trace.primal.iloc[-1] - p_ls) <= 1e-9 * p_ls
+
+
 def test_work_is_two_passes_over_x_per_iteration():
     """Counted by hand: each iteration reads X once for ∇P and H and once for XΔ; the line
     search's trials read no X (z + t·XΔ), so steps = k gives 2k passes, 2k·nnz nonzeros."""

@@ -65,6 +65,10 @@ from .base import SMOOTH_LOSSES, MethodSpec, State, register
 MAX_FEATURES = 4096
 ARMIJO = 1e-4  # sufficient decrease of the line search (Boyd & Vandenberghe's α)
 MAX_TRIALS = 60  # halvings of t before the iteration gives up moving (2^-60: rounding only)
+# When H + λI is not positive definite in floating point, shift its diagonal by SHIFT_FLOOR × max H_jj,
+# then 10× more, at most MAX_SHIFTS times (``NewtonState._newton_direction``).
+SHIFT_FLOOR = 1e-14
+MAX_SHIFTS = 40
 # Rows densified at once on the dense path: a block of BLOCK_ROWS × d doubles (at most 32 MiB at MAX_FEATURES).
 BLOCK_ROWS = 1024
 # The cost model that picks how H is formed, in ns on one thread (measured: tools in newton.py's module
@@ -196,16 +200,11 @@ class NewtonState(State):
         self.last_step = None  # t of the last iteration (None before the first), for tests and traces
 
     def run(self, n_steps):
-        from scipy.linalg import cho_factor, cho_solve  # here: importing scipy.linalg costs start-up time
-
         p = self.p
         for _ in range(n_steps):
             with self.threads.limit(limits=self.n_jobs, user_api="blas"):
                 self._gradient_and_hessian()
-                self.factor[...] = self.H
-                self.factor.flat[::p.n_features + 1] += p.lam
-                step = -cho_solve(cho_factor(self.factor, lower=True, overwrite_a=True, check_finite=False),
-                                  self.grad, check_finite=False)
+                step = self._newton_direction()
             csr_matvec(p.X.indptr, p.X.indices, p.X.data, step, self.u)
             self.nnz_touched += 2 * p.nnz
             self.data_passes += 2.0
@@ -231,6 +230,29 @@ class NewtonState(State):
                 block *= np.sqrt(self.curv[lo:hi])[:, None]
                 dsyrk(1.0, block.T, beta=1.0, c=self.H, trans=0, lower=1, overwrite_c=1)
         self.grad += p.lam * self.w
+
+    def _newton_direction(self):
+        """Δ = −(H + shift·I)⁻¹ ∇P by Cholesky, shift = λ; when rounding leaves H + λI not positive
+        definite (λ below the precision of H's diagonal, collinear features), the shift grows from
+        SHIFT_FLOOR × max H_jj by 10× until the factorisation succeeds (Nocedal & Wright 2006, §3.4,
+        "Cholesky with added multiple of the identity"): any positive definite system gives a
+        descent direction, and the line search keeps the method convergent."""
+        from scipy.linalg import LinAlgError, cho_factor, cho_solve  # here: scipy.linalg's import is slow
+
+        p = self.p
+        diagonal = self.factor.reshape(-1, order="F")[::p.n_features + 1]  # a view of factor's diagonal
+        extra, scale = 0.0, float(np.max(np.diag(self.H), initial=0.0))
+        for _ in range(MAX_SHIFTS):
+            self.factor[...] = self.H
+            diagonal += p.lam + extra
+            try:
+                factor = cho_factor(self.factor, lower=True, overwrite_a=True, check_finite=False)
+            except LinAlgError:
+                extra = max(10.0 * extra, SHIFT_FLOOR * scale, np.finfo(float).tiny)
+                continue
+            return -cho_solve(factor, self.grad, check_finite=False)
+        raise ValueError(f"method 'newton': H + shift·I is not positive definite even at shift {extra:.3g}: "
+                         f"the Hessian is not finite (rows too large to square in floating point?)")
 
     def _line_search(self, step):
         """w ← w + tΔ, t = 1, ½, … until sufficient decrease (module docstring); z ← z + t u."""
