@@ -173,3 +173,14 @@ def test_n_jobs_sets_the_blas_threads_and_reaches_the_same_certified_optimum(mon
     assert one.converged and two.converged and two.trace.attrs["n_jobs"] == 2
     assert abs(one.trace.primal.iloc[-1] - two.trace.primal.iloc[-1]) <= 1e-10
     assert cdlab.METHODS["newton"].parallel
+
+
+def test_it_checkpoints_after_every_iteration_unless_given_an_interval():
+    """An iteration outweighs a checkpoint: under eval_every="auto" the trace has a row per iteration
+    (so the run stops at the first certifiable one); a given interval in passes is honoured."""
+    problem = synthetic_problem("logistic", n=300, d=20, seed=8)
+    res = cdlab.solve(problem, "newton", tol=1e-10)
+    assert res.converged and res.trace.steps.tolist() == list(range(len(res.trace)))
+    assert (res.trace.gap.iloc[:-1] > 1e-10).all()
+    regular = cdlab.solve(problem, "newton", tol=0, max_passes=16, eval_every=4.0)
+    assert (np.diff(regular.trace.steps) >= 2).all() and len(regular.trace) >= 3

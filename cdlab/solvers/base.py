@@ -30,6 +30,11 @@ and may have
                           the steps to run instead of the budget's last
                           n_steps (0 = stop now), e.g. to end on a stage
                           boundary at most ``slack`` steps away
+    checkpoint_every_step = True
+                          a step costs far more than a checkpoint's pass
+                          (Newton: a d × d factorisation), so under
+                          eval_every="auto" the driver checkpoints after
+                          every step instead of at geometric intervals
 
 :class:`State` holds the counters and the bookkeeping of ``run`` (a subclass
 writes ``advance``, the kernel call); a method whose work is counted

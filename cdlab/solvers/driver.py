@@ -383,6 +383,8 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
         steps, status = _next_chunk(state, budget, last, rate, clock, interval)
         if status is not None:
             return status
+        if budget.eval_every == AUTO and getattr(state, "checkpoint_every_step", False):
+            steps = 1
         t0 = time.perf_counter()
         _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), stop, deadline)
         state.synchronize()

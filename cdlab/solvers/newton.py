@@ -34,7 +34,8 @@ full-gradient method). Its flops are more than those passes suggest:
 O(Σ_i nnz_i²) for H (O(n d²) on the dense path) plus O(d³) for the Cholesky
 factorisation, against O(nnz) for a pass — the method pays when d is small and
 the first-order methods need many passes (small λ). Checkpoints are the
-driver's: α = −φ'(Xw), the duality gap → 0.
+driver's: α = −φ'(Xw), the duality gap → 0; under eval_every="auto" one after
+every iteration (``checkpoint_every_step``).
 
 H is formed one of two ways, the cheaper by the cost model of ``dense_rows``:
 on sparse rows by a numba sweep that adds φ''_i x_i x_iᵀ over each row's
@@ -178,6 +179,12 @@ def csr_matvec(indptr, indices, data, v, out):
 
 class NewtonState(State):
     """Damped Newton (module docstring); ``n_jobs``: the threads BLAS and LAPACK may use."""
+
+    # An iteration (2 passes, H, a d × d factorisation) outweighs a checkpoint (1 pass), and from
+    # quadratic convergence on the gap drops by orders per iteration: the geometric cadence of
+    # eval_every="auto" certified 1–3 iterations after the first certifiable one (a9a, ijcnn1,
+    # mushrooms; logistic and smoothed hinge, λ = 1/n and 0.01/n: 8–13 iterations instead of 6–11).
+    checkpoint_every_step = True
 
     def __init__(self, problem, sampling, rng, n_jobs=1):
         refusal = features_refusal(problem)  # before anything of size d² exists
