@@ -41,10 +41,14 @@ H is formed one of two ways, the cheaper by the cost model of ``dense_rows``:
 on sparse rows by a numba sweep that adds φ''_i x_i x_iᵀ over each row's
 nonzeros (Σ_i nnz_i²/2 multiply-adds), on dense rows by densifying blocks of
 rows and calling BLAS (syrk: n d²/2 multiply-adds at BLAS speed). Measured per
-formation of H, one thread (both ways, best of 3): a9a 7 ms sparse vs 26 ms
-BLAS, w8a 14 vs 160, mushrooms 3.4 vs 5.6, ijcnn1 9.5 vs 10.3, phishing 8.6 vs
-5.5, madelon 455 vs 19, dense 1e5 × 500 2.5–3.6 s by BLAS (the sparse sweep's
-model says ~25 s). BLAS and LAPACK
+formation of H, one thread, best of 3 (sparse sweep vs blocks densified by
+scipy's row slicing and BLAS): a9a 7 ms vs 26, w8a 14 vs 160, mushrooms 3.4 vs
+5.6, ijcnn1 9.5 vs 10.3, phishing 8.6 vs 5.5, madelon 455 vs 19, dense 1e5 ×
+500 2.5–3.6 s by BLAS (the sparse sweep's model says ~25 s). Densifying by
+numba (``densify_rows``, gradient in the same read) instead of scipy's slicing
+then made the BLAS path 2–7× cheaper at small d (ijcnn1 14 ms vs 33 sparse,
+phishing 3.3 vs 23, both on a machine ~4× slower then, under others' load).
+BLAS and LAPACK
 run on the run's ``n_jobs`` threads (threadpoolctl), one by default.
 
 Memory: H and its Cholesky factor, 2·d² doubles, bounded by MAX_FEATURES and
@@ -54,6 +58,7 @@ proximal Newton method) and the non-smooth losses are refused.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from numba import njit
@@ -75,10 +80,11 @@ BLOCK_ROWS = 1024
 # The cost model that picks how H is formed, in ns on one thread (measured: tools in newton.py's module
 # docstring): the sparse sweep ~2 ns per multiply-add (a9a, ijcnn1, mushrooms, phishing, w8a, madelon:
 # 1.7–2.5); BLAS syrk ~0.08 per multiply-add at d ≥ 100 (0.07–0.11; 0.2 on a dense 1e5 × 500 problem on a
-# loaded machine), plus ~5 per densified entry (toarray, scaling, the gradient's gemv: ijcnn1, d = 22).
+# loaded machine), plus ~2.5 per densified entry (``densify_rows``: ijcnn1, d = 22, where syrk is a
+# quarter of the time).
 SPARSE_NS_PER_MADD = 2.0
 BLAS_NS_PER_MADD = 0.08
-DENSIFY_NS_PER_ENTRY = 5.0
+DENSIFY_NS_PER_ENTRY = 2.5
 # The rest of an iteration (``iteration_ns``): per nonzero, its two passes over X, the O(n) line search
 # and the driver's checkpoint pass (6–21 ns measured on mushrooms, phishing, ijcnn1, a9a: an iteration's
 # seconds minus the model's H); per iteration, its Python and LAPACK call overhead (heart_scale, d = 13:
@@ -158,6 +164,21 @@ def gram_sweep(indptr, indices, data, deriv, curv, grad, H):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def densify_rows(indptr, indices, data, lo, deriv, curv, grad, block):
+    """Rows lo, lo + 1, … (as many as ``block`` has) into the dense ``block``, row i scaled by
+    √curv_i (so blockᵀblock = Σ_i curv_i x_i x_iᵀ), and grad += Σ_i deriv_i x_i, in one read."""
+    for r in range(block.shape[0]):
+        i = lo + r
+        g, c = deriv[i], math.sqrt(curv[i])
+        for j in range(block.shape[1]):
+            block[r, j] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            j, x = indices[p], data[p]
+            block[r, j] = c * x
+            grad[j] += g * x
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def line_point(code, z, u, y, s, t):
     """(Σ_i φ(z_i + t u_i), Σ_i φ'(z_i + t u_i) u_i): the loss part of P and of its slope along
     the line, times n. O(n), no pass over X."""
@@ -230,11 +251,10 @@ class NewtonState(State):
         else:
             from scipy.linalg.blas import dsyrk
 
+            buffer = np.empty((min(BLOCK_ROWS, p.n_samples), p.n_features))
             for lo in range(0, p.n_samples, BLOCK_ROWS):
-                hi = min(lo + BLOCK_ROWS, p.n_samples)
-                block = X[lo:hi].toarray()
-                self.grad += block.T @ self.deriv[lo:hi]
-                block *= np.sqrt(self.curv[lo:hi])[:, None]
+                block = buffer[:min(BLOCK_ROWS, p.n_samples - lo)]
+                densify_rows(X.indptr, X.indices, X.data, lo, self.deriv, self.curv, self.grad, block)
                 dsyrk(1.0, block.T, beta=1.0, c=self.H, trans=0, lower=1, overwrite_c=1)
         self.grad += p.lam * self.w
 
