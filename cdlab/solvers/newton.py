@@ -51,7 +51,8 @@ phishing 3.3 vs 23, both on a machine ~4× slower then, under others' load).
 BLAS and LAPACK
 run on the run's ``n_jobs`` threads (threadpoolctl), one by default.
 
-Memory: H and its Cholesky factor, 2·d² doubles, bounded by MAX_FEATURES and
+Memory: H and its Cholesky factor, 2·d² doubles (+ BLOCK_ROWS × d on the dense
+path and a few length-n vectors), bounded by MAX_FEATURES and
 refused before anything is allocated; l1 > 0 (elastic net, which needs a
 proximal Newton method) and the non-smooth losses are refused.
 """
@@ -64,7 +65,7 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
-from ._kernels import dense_dot, sparse_dot
+from ._kernels import dense_dot
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 
 # The most features Newton takes: H and its factor, 2·d² doubles, are 256 MiB at 4096.
@@ -191,13 +192,6 @@ def line_point(code, z, u, y, s, t):
     return value, slope
 
 
-@njit(cache=True, nogil=True)
-def csr_matvec(indptr, indices, data, v, out):
-    """out = X v, row by row."""
-    for i in range(indptr.shape[0] - 1):
-        out[i] = sparse_dot(indices, data, indptr[i], indptr[i + 1], v)
-
-
 class NewtonState(State):
     """Damped Newton (module docstring); ``n_jobs``: the threads BLAS and LAPACK may use."""
 
@@ -218,14 +212,15 @@ class NewtonState(State):
         self.dense = dense_rows(problem)
         self.w = np.zeros(d)
         self.z = np.zeros(n)  # Xw, carried along the line searches (no pass over X to refresh it)
-        self.u = np.empty(n)
+        self.u = np.zeros(n)  # XΔ of the last iteration
         self.deriv, self.curv = np.empty(n), np.empty(n)
         self.grad = np.empty(d)
         self.H = np.zeros((d, d), order="F")
         self.factor = np.zeros((d, d), order="F")
+        self.block = np.empty((min(BLOCK_ROWS, n), d)) if self.dense else None  # the dense path's rows
         self.value = line_point(problem.loss_code, self.z, self.z, problem.y, problem.s, 0.0)[0] / n  # P(0)
         self.steps_per_pass = 1
-        self.last_step = None  # t of the last iteration (None before the first), for tests and traces
+        self.last_step = None  # t of the last iteration (None before the first)
 
     def run(self, n_steps):
         p = self.p
@@ -233,7 +228,7 @@ class NewtonState(State):
             with self.threads.limit(limits=self.n_jobs, user_api="blas"):
                 self._gradient_and_hessian()
                 step = self._newton_direction()
-            csr_matvec(p.X.indptr, p.X.indices, p.X.data, step, self.u)
+            self.u = p.X @ step
             self.nnz_touched += 2 * p.nnz
             self.data_passes += 2.0
             self.steps += 1
@@ -251,9 +246,8 @@ class NewtonState(State):
         else:
             from scipy.linalg.blas import dsyrk
 
-            buffer = np.empty((min(BLOCK_ROWS, p.n_samples), p.n_features))
             for lo in range(0, p.n_samples, BLOCK_ROWS):
-                block = buffer[:min(BLOCK_ROWS, p.n_samples - lo)]
+                block = self.block[:min(BLOCK_ROWS, p.n_samples - lo)]
                 densify_rows(X.indptr, X.indices, X.data, lo, self.deriv, self.curv, self.grad, block)
                 dsyrk(1.0, block.T, beta=1.0, c=self.H, trans=0, lower=1, overwrite_c=1)
         self.grad += p.lam * self.w
