@@ -175,12 +175,18 @@ def test_n_jobs_sets_the_blas_threads_and_reaches_the_same_certified_optimum(mon
     assert cdlab.METHODS["newton"].parallel
 
 
-def test_it_checkpoints_after_every_iteration_unless_given_an_interval():
-    """An iteration outweighs a checkpoint: under eval_every="auto" the trace has a row per iteration
-    (so the run stops at the first certifiable one); a given interval in passes is honoured."""
+def test_it_checkpoints_after_every_iteration_where_one_outweighs_a_checkpoint():
+    """Where an iteration outweighs EVERY_STEP_RATIO checkpoints, under eval_every="auto" the trace has a
+    row per iteration (so the run stops at the first certifiable one); a given interval in passes is
+    honoured; where it does not, the driver's geometric cadence."""
     problem = synthetic_problem("logistic", n=300, d=20, seed=8)
+    assert newton.iteration_ns(problem) >= newton.EVERY_STEP_RATIO * newton.checkpoint_ns(problem)
     res = cdlab.solve(problem, "newton", tol=1e-10)
     assert res.converged and res.trace.steps.tolist() == list(range(len(res.trace)))
     assert (res.trace.gap.iloc[:-1] > 1e-10).all()
     regular = cdlab.solve(problem, "newton", tol=0, max_passes=16, eval_every=4.0)
     assert (np.diff(regular.trace.steps) >= 2).all() and len(regular.trace) >= 3
+    cheap = sparse_problem(n=20000, d=5, density=0.2, seed=9, loss="logistic", lam=1e-2)
+    assert newton.iteration_ns(cheap) < newton.EVERY_STEP_RATIO * newton.checkpoint_ns(cheap)
+    geometric = cdlab.solve(cheap, "newton", tol=0, max_steps=8)
+    assert geometric.trace.steps.tolist() == [0, 1, 2, 4, 8]

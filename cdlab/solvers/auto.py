@@ -47,7 +47,8 @@ the driver like any other method (same checkpoints, same certificate):
 3. **Or Newton** — with a smooth loss, L2 only and few features (d ≤
    ``newton.MAX_FEATURES``), damped Newton (``cdlab.solvers.newton``) replaces
    the pick above when its predicted seconds are lower:
-       Newton:      NEWTON_ITERATIONS[loss] × newton.iteration_ns (H, Cholesky, passes)
+       Newton:      NEWTON_ITERATIONS[loss] × (newton.iteration_ns (H, Cholesky,
+                    passes) + newton.checkpoint_ns)
        first order: FIRST_ORDER_PASSES_PER_BOUND × (the face-off's least bound, in passes)
                     × FIRST_ORDER_NS_PER_NNZ × nnz
    Newton's iterations barely depend on κ, the first-order passes grow with it,
@@ -86,7 +87,7 @@ PRIMAL_MARGIN = 3.0
 # uniform's: a random permutation per epoch, which importance sampling cannot use, needed
 # about half the passes of i.i.d. uniform draws in the race (SDCA and primal CD).
 IMPORTANCE_MARGIN = 2.0
-# Newton's iterations to a certified gap ≤ 1e-6·|P*| (it checkpoints after every iteration), by loss:
+# Newton's iterations to a certified gap ≤ 1e-6·|P*| (checkpointing after every iteration), by loss:
 # logistic 1–11 (median 6), smoothed hinge 4–23 (median 9.5) on heart_scale, mushrooms, phishing,
 # ijcnn1, a9a, w8a, madelon at λ = 1/n and 0.01/n, rows scaled by their mean norm; set a little above
 # the medians. The squared loss's P is quadratic: one step.
@@ -127,7 +128,7 @@ def choose(problem) -> dict:
                          / problem.nnz)
     first_ns = FIRST_ORDER_PASSES_PER_BOUND * bound_passes * FIRST_ORDER_NS_PER_NNZ * problem.nnz
     iterations = NEWTON_ITERATIONS[problem.loss]
-    newton_ns = iterations * float(newton.iteration_ns(problem))
+    newton_ns = iterations * float(newton.iteration_ns(problem) + newton.checkpoint_ns(problem))
     choice["predicted_seconds"] = {"newton": newton_ns * 1e-9, choice["method"]: first_ns * 1e-9}
     if newton_ns >= first_ns:
         return choice

@@ -35,7 +35,8 @@ O(Σ_i nnz_i²) for H (O(n d²) on the dense path) plus O(d³) for the Cholesky
 factorisation, against O(nnz) for a pass — the method pays when d is small and
 the first-order methods need many passes (small λ). Checkpoints are the
 driver's: α = −φ'(Xw), the duality gap → 0; under eval_every="auto" one after
-every iteration (``checkpoint_every_step``).
+every iteration where an iteration outweighs EVERY_STEP_RATIO checkpoints
+(``checkpoint_every_step``), at the driver's geometric intervals elsewhere.
 
 H is formed one of two ways, the cheaper by the cost model of ``dense_rows``:
 on sparse rows by a numba sweep that adds φ''_i x_i x_iᵀ over each row's
@@ -86,12 +87,22 @@ BLOCK_ROWS = 1024
 SPARSE_NS_PER_MADD = 2.0
 BLAS_NS_PER_MADD = 0.08
 DENSIFY_NS_PER_ENTRY = 2.5
-# The rest of an iteration (``iteration_ns``): per nonzero, its two passes over X, the O(n) line search
-# and the driver's checkpoint pass (6–21 ns measured on mushrooms, phishing, ijcnn1, a9a: an iteration's
-# seconds minus the model's H); per iteration, its Python and LAPACK call overhead (heart_scale, d = 13:
-# ~0.5 ms an iteration, all of it overhead).
+# The rest of an iteration (``iteration_ns``): per nonzero, its two passes over X and the O(n) line
+# search (6–21 ns measured on mushrooms, phishing, ijcnn1, a9a: an iteration's seconds minus the model's
+# H); per iteration, its Python and LAPACK call overhead (heart_scale, d = 13: ~0.5 ms an iteration, all
+# of it overhead).
 ITERATION_NS_PER_NNZ = 15.0
 ITERATION_OVERHEAD_NS = 2e5
+# The driver's checkpoint (``checkpoint_ns``): one pass for Xw and Xᵀα, and per example the loss, its
+# conjugate and the Fenchel–Young gap (logs and exps for the logistic loss). Measured (logistic, one
+# thread): ijcnn1 10.3 ms, w8a 10.8, a9a 8.7, phishing 2.1, madelon 3.1, mushrooms 1.1.
+CHECKPOINT_NS_PER_NNZ = 3.0
+CHECKPOINT_NS_PER_EXAMPLE = 150.0
+# Under eval_every="auto" the geometric cadence checkpoints at about 1, 2, 4, 8 iterations and certified
+# 1–3 of Newton's 6–13 iterations late; checkpointing after every iteration instead costs ~K − log₂K − 1
+# more checkpoints and saves those iterations: it pays when an iteration costs at least this many
+# checkpoints (measured ratio: madelon 14, mushrooms 6.2, phishing 3.9, w8a 3.2, ijcnn1 1.8, a9a 1.7).
+EVERY_STEP_RATIO = 2.0
 
 
 def hessian_ns(problem) -> tuple[float, float]:
@@ -116,6 +127,11 @@ def iteration_ns(problem) -> float:
     d = float(problem.n_features)
     return (min(hessian_ns(problem)) + BLAS_NS_PER_MADD * d ** 3 / 3
             + ITERATION_NS_PER_NNZ * problem.nnz + ITERATION_OVERHEAD_NS)
+
+
+def checkpoint_ns(problem) -> float:
+    """Predicted ns of one of the driver's checkpoints (CHECKPOINT_NS_PER_NNZ, CHECKPOINT_NS_PER_EXAMPLE)."""
+    return CHECKPOINT_NS_PER_NNZ * problem.nnz + CHECKPOINT_NS_PER_EXAMPLE * problem.n_samples
 
 
 def features_refusal(problem) -> str:
@@ -195,12 +211,6 @@ def line_point(code, z, u, y, s, t):
 class NewtonState(State):
     """Damped Newton (module docstring); ``n_jobs``: the threads BLAS and LAPACK may use."""
 
-    # An iteration (2 passes, H, a d × d factorisation) outweighs a checkpoint (1 pass), and from
-    # quadratic convergence on the gap drops by orders per iteration: the geometric cadence of
-    # eval_every="auto" certified 1–3 iterations after the first certifiable one (a9a, ijcnn1,
-    # mushrooms; logistic and smoothed hinge, λ = 1/n and 0.01/n: 8–13 iterations instead of 6–11).
-    checkpoint_every_step = True
-
     def __init__(self, problem, sampling, rng, n_jobs=1):
         refusal = features_refusal(problem)  # before anything of size d² exists
         if refusal:
@@ -210,6 +220,9 @@ class NewtonState(State):
         self.threads = blas_controller()  # BLAS's limit is set to n_jobs around each iteration's calls
         self.n_jobs = n_jobs
         self.dense = dense_rows(problem)
+        # once quadratic convergence sets in, the gap drops by orders per iteration: checkpoint after each
+        # one when an iteration outweighs EVERY_STEP_RATIO checkpoints (a State's checkpoint_every_step)
+        self.checkpoint_every_step = iteration_ns(problem) >= EVERY_STEP_RATIO * checkpoint_ns(problem)
         self.w = np.zeros(d)
         self.z = np.zeros(n)  # Xw, carried along the line searches (no pass over X to refresh it)
         self.u = np.zeros(n)  # XΔ of the last iteration
