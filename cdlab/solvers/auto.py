@@ -62,8 +62,9 @@ the driver like any other method (same checkpoints, same certificate):
    0.96–0.98 (phishing, a9a), 1.3 (ijcnn1), 1.7 (w8a), 2.6 (madelon), where
    the rule's call can go either way for at most a factor of about 2.6; and
    0.01–0.22 on colon-cancer (d = 2000, n = 62), where the rule keeps SDCA or
-   primal CD. (Newton then checkpointed at geometric intervals; checkpointing
-   after every iteration since saves it 1–3 of its 6–13 iterations.)
+   primal CD. (Newton then checkpointed at geometric intervals; it now
+   checkpoints after every iteration where an iteration outweighs
+   ``newton.EVERY_STEP_RATIO`` checkpoints, which saves 1–3 of its 6–13.)
 """
 from __future__ import annotations
 
@@ -133,8 +134,9 @@ def choose(problem) -> dict:
     if newton_ns >= first_ns:
         return choice
     reason = (choice["reason"] + f"; but with d = {problem.n_features} features damped Newton is predicted faster: "
-              f"{iterations} iteration{'s' if iterations > 1 else ''} × {newton.iteration_ns(problem) * 1e-6:.3g} ms "
-              f"(the d × d Hessian, its Cholesky factor, 2 passes) = {newton_ns * 1e-9:.3g} s against "
+              f"{iterations} iteration{'s' if iterations > 1 else ''} × ({newton.iteration_ns(problem) * 1e-6:.3g} ms "
+              f"for the d × d Hessian, its Cholesky factor and 2 passes + {newton.checkpoint_ns(problem) * 1e-6:.3g} ms "
+              f"for a checkpoint) = {newton_ns * 1e-9:.3g} s against "
               f"{first_ns * 1e-9:.3g} s for {choice['method']} ({FIRST_ORDER_PASSES_PER_BOUND:g} × the bound's "
               f"{bound_passes:.3g} passes): newton")
     return dict(choice, method="newton", sampling="uniform", side="primal", accelerated=False, options={},
