@@ -84,7 +84,8 @@ LOSSES = ("logistic", "hinge", "squared")
 # (method, sampling, options): the fixed cdlab methods raced; those that refuse a loss (a smooth
 # one needed for the hinge, a box-constrained dual coordinate for SDCA's shrinking) are skipped for it
 OURS = [("sdca", "uniform", {}), ("sdca", "permutation", {}), ("sdca", "permutation", {"shrinking": True}),
-        ("dual_cd", "importance", {}), ("primal_cd", "uniform", {}), ("primal_cd", "importance", {})]
+        ("dual_cd", "importance", {}), ("primal_cd", "uniform", {}), ("primal_cd", "importance", {}),
+        ("newton", "uniform", {})]
 SHIPPED = ("a9a", "w8a", "ijcnn1", "mushrooms", "phishing", "heart_scale", "reuters_moneyfx",
            "rcv1_small", "colon-cancer", "madelon")
 
@@ -208,7 +209,8 @@ def applicable(problem):
     out = []
     for method, sampling, options in OURS:
         spec = cdlab.METHODS[method]
-        if not spec.loss_refusal(problem.loss, options) and not (sampling == "importance" and not problem.is_smooth):
+        if (not spec.loss_refusal(problem.loss, options) and not (sampling == "importance" and not problem.is_smooth)
+                and not (spec.problem_rule and spec.problem_rule(problem))):
             out.append((method, sampling, options))
     return out
 

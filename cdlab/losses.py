@@ -162,6 +162,23 @@ def loss_deriv(code, z, y, s):
 
 
 @njit(inline="always", cache=True)
+def loss_curvature(code, z, y, s):
+    """φ''(z; y) for the smooth losses (y² = 1 for the classification ones): 1 (squared),
+    σ(yz)σ(−yz) (logistic), 1/s on the smoothed hinge's quadratic piece 0 < 1 − yz < s and 0
+    off it (its generalized Hessian: φ' is piecewise linear). 0 for hinge and absolute, whose
+    φ' is piecewise constant (no second-order model)."""
+    if code == SQUARED:
+        return 1.0
+    if code == LOGISTIC:
+        a, b = _sigmoid_pair(y * z)
+        return a * b
+    if code == SMOOTHED_HINGE:
+        m = 1.0 - y * z
+        return 1.0 / s if 0.0 < m < s else 0.0
+    return 0.0
+
+
+@njit(inline="always", cache=True)
 def neg_conj(code, a, y, s):
     """−φ*(−a; y): the dual objective's per-example term (−inf outside the domain)."""
     if code == SQUARED:

@@ -11,8 +11,9 @@ from cdlab import theory
 from cdlab.cli import main
 from cdlab.data import make_synthetic
 from cdlab.estimators import CDClassifier, CDRegressor
-from cdlab.solvers import auto
+from cdlab.solvers import auto, newton
 from cdlab.ui import datasource, presets
+from _helpers import scaled_problem
 from independent import dual_optimum, primal_optimum
 
 FACEOFF_PRESETS = [name for name, v in presets.PRESETS.items() if v["methods"] == ["primal_cd", "dual_cd"]]
@@ -85,8 +86,9 @@ def test_nonsmooth_loss_runs_sdca_with_reshuffling_certified(loss):
 
 
 def test_large_kappa_accelerates_on_the_dual_side_only_without_l1():
-    X, y = make_synthetic(200, 10, seed=2, normalize="rows")
-    problem = cdlab.Problem(X, y, loss="logistic", lam=1e-9)
+    # more features than Newton takes (with few, Newton wins at any large κ: test_newton_...)
+    X, y = make_synthetic(6000, newton.MAX_FEATURES + 100, density=1e-3, seed=2, normalize="rows")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=1e-10)
     kappa = problem.R ** 2 / (problem.lam * problem.gamma * problem.n_samples)
     assert kappa > auto.KAPPA_ACCELERATE
     choice = auto.choose(problem)
@@ -158,3 +160,45 @@ def test_a_close_primal_call_goes_to_sdca_and_says_why():
     res = cdlab.solve(problem, method="auto", tol=1e-8)
     assert res.method == "sdca" and res.status == "converged" and res.trace.gap.iloc[-1] <= 1e-8
     assert f"< {auto.PRIMAL_MARGIN:g}" in res.auto_reason and "the dual side" in res.auto_reason
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared", "smoothed_hinge"])
+def test_newton_on_few_features_and_a_small_lam_and_says_why(loss):
+    """Few features and κ large: Newton's predicted seconds (a few iterations of a d × d solve) are far
+    below the first-order pick's (passes growing with κ); auto runs it, certified, and says why."""
+    X, y = make_synthetic(2000, 20, seed=7, normalize="rows")
+    if loss == "squared":
+        y = X @ np.linspace(-1, 1, 20) + 0.1 * np.random.default_rng(1).standard_normal(2000)
+    problem = cdlab.Problem(X, y, loss=loss, lam=1e-3 / 2000)
+    choice = auto.choose(problem)
+    assert choice["method"] == "newton" and choice["side"] == "primal"
+    seconds = choice["predicted_seconds"]
+    first = auto.first_order_choice(problem)["method"]
+    assert seconds["newton"] < seconds[first]
+    res = cdlab.solve(problem, method="auto", tol=1e-9)
+    assert res.method == "newton" and res.converged and res.trace.gap.iloc[-1] <= 1e-9
+    meta = res.trace.attrs["auto"]
+    assert meta["method"] == "newton" and meta["reason"] == res.auto_reason
+    assert "face-off" in res.auto_reason and f"d = 20 features damped Newton is predicted faster" in res.auto_reason
+    assert f"against {seconds[first]:.3g} s for {first}" in res.auto_reason
+    p_ind, _ = primal_optimum(problem.X, problem.y, problem.loss, problem.lam, s=problem.s)
+    assert abs(res.trace.primal.iloc[-1] - p_ind) <= 1e-7 * abs(p_ind)
+    # Newton's BLAS threads are its parallel mode: auto runs it on the threads it is given
+    two = cdlab.solve(problem, method="auto", tol=1e-9, n_jobs=2)
+    assert two.method == "newton" and two.trace.attrs["n_jobs"] == 2 and "not used" not in two.auto_reason
+
+
+def test_no_newton_where_it_cannot_run_or_would_lose():
+    X, y = make_synthetic(2000, 20, seed=7, normalize="rows")
+    small_lam = cdlab.Problem(X, y, loss="logistic", lam=1e-3 / 2000)
+    assert auto.choose(small_lam)["method"] == "newton"
+    assert auto.choose(small_lam.with_params(l1=1e-6))["method"] != "newton"  # l1: no prox-Newton
+    assert auto.choose(small_lam.with_params(loss="hinge"))["method"] == "sdca"  # non-smooth
+    # well conditioned (λ = 1/n): a few SDCA passes beat Newton's iterations
+    well = auto.choose(small_lam.with_params(lam=1.0 / 2000))
+    assert well["method"] == "sdca" and well["predicted_seconds"]["newton"] > well["predicted_seconds"]["sdca"]
+    # many features: the d³ factorisation loses to coordinate steps even at a small λ (colon-cancer,
+    # rows scaled by their mean norm as in the race)
+    colon = scaled_problem("colon-cancer", "logistic")
+    colon = colon.with_params(lam=1e-2 / colon.n_samples)
+    assert colon.n_features <= newton.MAX_FEATURES and auto.choose(colon)["method"] != "newton"

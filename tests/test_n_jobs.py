@@ -188,10 +188,10 @@ def test_bad_n_jobs_is_one_clear_error(bad):
 
 def test_a_method_without_a_parallel_mode_refuses_two_threads():
     problem = sparse_problem(loss="logistic", lam=1e-2)
-    assert parallel_methods() == ["dual_cd", "sdca"]
+    assert parallel_methods() == ["dual_cd", "newton", "sdca"]
     for method in sorted(set(cdlab.METHODS) - set(parallel_methods())):
         with pytest.raises(ValueError, match=rf"^method '{method}' has no parallel mode, so n_jobs must be 1, "
-                                             r"got 2; methods with one: \['dual_cd', 'sdca'\]$"):
+                                             r"got 2; methods with one: \['dual_cd', 'newton', 'sdca'\]$"):
             cdlab.solve(problem, method=method, n_jobs=2)
         cdlab.solve(problem, method=method, n_jobs=1, max_passes=1)  # one thread is every method's
 

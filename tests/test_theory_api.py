@@ -59,10 +59,12 @@ def test_every_registered_method_has_a_bound_or_says_why_not():
 def test_refusals_name_the_problem(heart):
     P, _ = heart
     with pytest.raises(ValueError, match="unknown method"):
+        theory.bound("trust_region", P)
+    with pytest.raises(ValueError, match="no bound for 'newton': damped Newton's global linear phase"):
         theory.bound("newton", P)
     with pytest.raises(ValueError, match="SAG"):
         theory.bound("sag", P)
-    assert set(NO_BOUND) == {"sag", "lbfgs"}
+    assert set(NO_BOUND) == {"sag", "lbfgs", "newton"}
     hinge = P.with_params(loss="hinge")
     with pytest.raises(ValueError, match="smooth loss"):
         theory.bound("primal_cd", hinge)

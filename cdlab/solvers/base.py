@@ -30,6 +30,11 @@ and may have
                           the steps to run instead of the budget's last
                           n_steps (0 = stop now), e.g. to end on a stage
                           boundary at most ``slack`` steps away
+    checkpoint_every_step = True
+                          a step costs far more than a checkpoint's pass
+                          (Newton: a d × d factorisation), so under
+                          eval_every="auto" the driver checkpoints after
+                          every step instead of at geometric intervals
 
 :class:`State` holds the counters and the bookkeeping of ``run`` (a subclass
 writes ``advance``, the kernel call); a method whose work is counted
@@ -144,6 +149,9 @@ class MethodSpec:
     # (sampling, options) -> why the method refuses that sampling with those options ('' if it takes it): for
     # a refusal that depends on an option (SDCA's shrinking); ``samplings`` is the rest
     sampling_rule: Callable | None = None
+    # problem -> why the method refuses this problem's data ('' if it takes it), checked before any work:
+    # for a size the method's memory cannot take (newton's d × d Hessian)
+    problem_rule: Callable | None = None
     renamed: dict = field(default_factory=dict)  # old option name -> its new name
     renamed_values: dict = field(default_factory=dict)  # option -> {old value name: new value name}
     options: dict = field(init=False)
@@ -194,13 +202,17 @@ class MethodSpec:
         if problem.loss not in self.losses:
             hint = ""
             if problem.loss == "hinge" and "smoothed_hinge" in self.losses:
-                hint = " (it needs a smooth loss: try loss='smoothed_hinge')"
+                hint = " (it needs a smooth loss: try loss='smoothed_hinge', or method='sdca', which takes it)"
             elif problem.loss == "absolute" and "squared" in self.losses:
-                hint = " (it needs a smooth loss: for regression try loss='squared')"
+                hint = (" (it needs a smooth loss: for regression try loss='squared', or method='sdca', "
+                        "which takes it)")
             raise ValueError(f"method {self.name!r} does not support the {problem.loss} loss{hint}; "
                              f"supported: {sorted(self.losses)}")
         if problem.l1 > 0 and not self.supports_l1:
             raise ValueError(f"method {self.name!r} does not support l1 > 0 (elastic net)")
+        reason = "" if self.problem_rule is None else self.problem_rule(problem)
+        if reason:
+            raise ValueError(reason)
         if self.needs_lam and problem.lam <= 0:
             raise ValueError(f"method {self.name!r} needs lam > 0, got lam={problem.lam}")
         check_sampling(sampling, self.samplings, f"method {self.name!r}")

@@ -171,8 +171,8 @@ def solve(problem, method="sdca", sampling="uniform", *, reference=None, **kwarg
         of about ``SLICE_NNZ`` nonzeros within a checkpoint interval (a run
         cancelled mid-interval records its last row there).
     n_jobs : int ≥ 1, threads: > 1 runs a method's parallel mode (``parallel_methods()``:
-        SDCA and dual CD, as PASSCoDe-Wild, ``cdlab.solvers.dual_cd``) and the checkpoints'
-        certificate pass over n_jobs row blocks; still certified, but not reproducible bit for
+        SDCA and dual CD, as PASSCoDe-Wild, ``cdlab.solvers.dual_cd``; newton, as BLAS threads) and the
+        checkpoints' certificate pass over n_jobs row blocks; still certified, but not reproducible bit for
         bit (thread timing decides which lock-free updates race). 1: the serial kernels,
         reproducible from the seed.
     **options : method options (see ``cdlab.METHODS[method].options``).
@@ -383,6 +383,8 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
         steps, status = _next_chunk(state, budget, last, rate, clock, interval)
         if status is not None:
             return status
+        if budget.eval_every == AUTO and getattr(state, "checkpoint_every_step", False):
+            steps = 1
         t0 = time.perf_counter()
         _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), stop, deadline)
         state.synchronize()

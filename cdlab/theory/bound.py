@@ -197,6 +197,9 @@ BOUNDS: dict = {}
 NO_BOUND = {
     "sag": "SAG's guarantee (Schmidt, Le Roux & Bach) is not in the project's papers; no bound is implemented",
     "lbfgs": "L-BFGS has no global linear-rate bound of the kind the papers give",
+    "newton": ("damped Newton's global linear phase (Boyd & Vandenberghe §9.5.3) has constants — the Hessian's "
+               "Lipschitz constant and the strong convexity over the sublevel set — that cannot be evaluated on "
+               "the user's data, and its quadratic local convergence is not a rate to ε from the start"),
 }
 
 

@@ -31,6 +31,8 @@ METHODS = {
     "gd": "Gradient descent: the full gradient at each step (n rows read per step).",
     "agd": "Nesterov's accelerated gradient descent: full gradients with momentum.",
     "lbfgs": "L-BFGS (scipy): a quasi-Newton method on full gradients.",
+    "newton": ("Damped Newton: the exact d × d Hessian, solved by Cholesky, with a line search; "
+               "for few features: two passes and O(Σ nnz_i² + d³) flops per iteration."),
 }
 
 SYMBOLS = {

@@ -1,0 +1,323 @@
+"""Damped (primal) Newton's method with a backtracking line search ("newton").
+
+For P(w) = (1/n) Σ_i φ(x_i·w; y_i) + (λ/2)‖w‖² with a smooth loss, each
+iteration solves the Newton system
+
+    H Δ = −∇P(w),    H = Xᵀ diag(φ''(Xw)) X / n + λI    (d × d, dense)
+
+by a Cholesky factorisation (LAPACK's potrf/potrs through scipy.linalg) and
+moves w ← w + tΔ, t the first of 1, ½, ¼, … that decreases P sufficiently
+(Armijo; Boyd & Vandenberghe 2004, *Convex Optimization*, §9.5, Algorithm 9.5,
+"damped Newton", with the backtracking line search of §9.2, α = ARMIJO,
+β = ½). H ⪰ λI, so Δ is a descent direction and the method converges from any
+start, quadratically once t = 1 is accepted (§9.5.3); the squared loss's P is
+quadratic, so its first step lands on the optimum (t = 1). The smoothed hinge's
+φ' is piecewise linear: H is its generalized Hessian (φ'' = 1/s on the quadratic
+piece, 0 off it), the semismooth Newton method liblinear also uses for the
+L2-loss SVM. The peer in benchmarks/race.py is liblinear's primal solver, a
+trust-region Newton method with conjugate-gradient inner steps (Lin, Weng &
+Keerthi 2008, JMLR 9, "Trust region Newton method for large-scale logistic
+regression"), and scikit-learn's newton-cholesky, which forms the same H.
+
+The line search reads X once, for u = XΔ; its trials then cost O(n) each with
+no pass over X: along the line z(t) = Xw + t u, so
+P(w + tΔ) = (1/n) Σ φ(z_i + t u_i) + (λ/2)‖w + tΔ‖². A trial is accepted when
+P(w + tΔ) ≤ P(w) + ARMIJO·t·∇P·Δ, or when the slope along the line is still
+h'(t) ≤ ARMIJO·h'(0): for convex h, h(t) − h(0) ≤ t h'(t), so the second test
+implies the first, and unlike a difference of two values of P it does not drown
+in rounding near the optimum.
+
+Work, honestly counted: an iteration reads X twice — one row-order sweep for
+∇P and H together, one for u = XΔ — so it touches 2·nnz nonzeros (2 passes, the
+face-off's unit; a "step" is one iteration, ``steps_per_pass`` = 1 as for every
+full-gradient method). Its flops are more than those passes suggest:
+O(Σ_i nnz_i²) for H (O(n d²) on the dense path) plus O(d³) for the Cholesky
+factorisation, against O(nnz) for a pass — the method pays when d is small and
+the first-order methods need many passes (small λ). Checkpoints are the
+driver's: α = −φ'(Xw), the duality gap → 0; under eval_every="auto" one after
+every iteration where an iteration outweighs EVERY_STEP_RATIO checkpoints
+(``checkpoint_every_step``), at the driver's geometric intervals elsewhere.
+
+H is formed one of two ways, the cheaper by the cost model of ``dense_rows``:
+on sparse rows by a numba sweep that adds φ''_i x_i x_iᵀ over each row's
+nonzeros (Σ_i nnz_i²/2 multiply-adds), on dense rows by densifying blocks of
+rows and calling BLAS (syrk: n d²/2 multiply-adds at BLAS speed). Measured per
+formation of H, one thread, best of 3 (sparse sweep vs blocks densified by
+scipy's row slicing and BLAS): a9a 7 ms vs 26, w8a 14 vs 160, mushrooms 3.4 vs
+5.6, ijcnn1 9.5 vs 10.3, phishing 8.6 vs 5.5, madelon 455 vs 19, dense 1e5 ×
+500 2.5–3.6 s by BLAS (the sparse sweep's model says ~25 s). Densifying by
+numba (``densify_rows``, gradient in the same read) instead of scipy's slicing
+then made the BLAS path 2–7× cheaper at small d (ijcnn1 14 ms vs 33 sparse,
+phishing 3.3 vs 23, both on a machine ~4× slower then, under others' load).
+BLAS and LAPACK
+run on the run's ``n_jobs`` threads (threadpoolctl), one by default.
+
+Memory: H and its Cholesky factor, 2·d² doubles (+ BLOCK_ROWS × d on the dense
+path and a few length-n vectors), bounded by MAX_FEATURES and
+refused before anything is allocated; l1 > 0 (elastic net, which needs a
+proximal Newton method) and the non-smooth losses are refused.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from numba import njit
+
+from .. import losses as L
+from ._kernels import dense_dot
+from .base import SMOOTH_LOSSES, MethodSpec, State, register
+
+# The most features Newton takes: H and its factor, 2·d² doubles, are 256 MiB at 4096.
+MAX_FEATURES = 4096
+ARMIJO = 1e-4  # sufficient decrease of the line search (Boyd & Vandenberghe's α)
+MAX_TRIALS = 60  # halvings of t before the iteration gives up moving (2^-60: rounding only)
+# When H + λI is not positive definite in floating point, shift its diagonal by SHIFT_FLOOR × max H_jj,
+# then 10× more, at most MAX_SHIFTS times (``NewtonState._newton_direction``).
+SHIFT_FLOOR = 1e-14
+MAX_SHIFTS = 40
+# Rows densified at once on the dense path: a block of BLOCK_ROWS × d doubles (at most 32 MiB at MAX_FEATURES).
+BLOCK_ROWS = 1024
+# The cost model that picks how H is formed, in ns on one thread (measured: tools in newton.py's module
+# docstring): the sparse sweep ~2 ns per multiply-add (a9a, ijcnn1, mushrooms, phishing, w8a, madelon:
+# 1.7–2.5); BLAS syrk ~0.08 per multiply-add at d ≥ 100 (0.07–0.11; 0.2 on a dense 1e5 × 500 problem on a
+# loaded machine), plus ~2.5 per densified entry (``densify_rows``: ijcnn1, d = 22, where syrk is a
+# quarter of the time).
+SPARSE_NS_PER_MADD = 2.0
+BLAS_NS_PER_MADD = 0.08
+DENSIFY_NS_PER_ENTRY = 2.5
+# The rest of an iteration (``iteration_ns``): per nonzero, its two passes over X and the O(n) line
+# search (6–21 ns measured on mushrooms, phishing, ijcnn1, a9a: an iteration's seconds minus the model's
+# H); per iteration, its Python and LAPACK call overhead (heart_scale, d = 13: ~0.5 ms an iteration, all
+# of it overhead).
+ITERATION_NS_PER_NNZ = 15.0
+ITERATION_OVERHEAD_NS = 2e5
+# The driver's checkpoint (``checkpoint_ns``): one pass for Xw and Xᵀα, and per example the loss, its
+# conjugate and the Fenchel–Young gap (logs and exps for the logistic loss). Measured (logistic, one
+# thread): ijcnn1 10.3 ms, w8a 10.8, a9a 8.7, phishing 2.1, madelon 3.1, mushrooms 1.1.
+CHECKPOINT_NS_PER_NNZ = 3.0
+CHECKPOINT_NS_PER_EXAMPLE = 150.0
+# Under eval_every="auto" the geometric cadence checkpoints at about 1, 2, 4, 8 iterations and certified
+# 1–3 of Newton's 6–13 iterations late; checkpointing after every iteration instead costs ~K − log₂K − 1
+# more checkpoints and saves those iterations: it pays when an iteration costs at least this many
+# checkpoints (measured ratio: madelon 14, mushrooms 6.2, phishing 3.9, w8a 3.2, ijcnn1 1.8, a9a 1.7).
+EVERY_STEP_RATIO = 2.0
+
+
+def hessian_ns(problem) -> tuple[float, float]:
+    """The cost model's ns to form H (sparse sweep: Σ_i nnz_i²/2 multiply-adds; BLAS on densified
+    blocks of rows: n d²/2 multiply-adds + n d entries written), one thread."""
+    row_nnz = problem.row_nnz.astype(np.float64)
+    n, d = problem.n_samples, float(problem.n_features)
+    sparse = SPARSE_NS_PER_MADD * float(row_nnz @ row_nnz) / 2
+    dense = BLAS_NS_PER_MADD * n * d * d / 2 + DENSIFY_NS_PER_ENTRY * n * d
+    return sparse, dense
+
+
+def dense_rows(problem) -> bool:
+    """Whether H is cheaper by BLAS on densified rows than by the sparse sweep (``hessian_ns``)."""
+    sparse, dense = hessian_ns(problem)
+    return dense < sparse
+
+
+def iteration_ns(problem) -> float:
+    """Predicted ns of one iteration on one thread: H the cheaper way, its Cholesky factorisation
+    (d³/3 multiply-adds at BLAS speed) and the rest (ITERATION_NS_PER_NNZ, ITERATION_OVERHEAD_NS)."""
+    d = float(problem.n_features)
+    return (min(hessian_ns(problem)) + BLAS_NS_PER_MADD * d ** 3 / 3
+            + ITERATION_NS_PER_NNZ * problem.nnz + ITERATION_OVERHEAD_NS)
+
+
+def checkpoint_ns(problem) -> float:
+    """Predicted ns of one of the driver's checkpoints (CHECKPOINT_NS_PER_NNZ, CHECKPOINT_NS_PER_EXAMPLE)."""
+    return CHECKPOINT_NS_PER_NNZ * problem.nnz + CHECKPOINT_NS_PER_EXAMPLE * problem.n_samples
+
+
+def features_refusal(problem) -> str:
+    """Why Newton refuses ``problem``: a d whose d × d Hessian (and its factor) would exceed
+    MAX_FEATURES' memory ('' if it takes it). Read from d alone, before anything is allocated."""
+    d = problem.n_features
+    if d <= MAX_FEATURES:
+        return ""
+    return (f"method 'newton' forms the d × d Hessian and its Cholesky factor (2·d² doubles): d = {d} features "
+            f"would need {2 * 8 * float(d) ** 2 / 2 ** 30:.3g} GiB; it takes at most {MAX_FEATURES} features "
+            f"({2 * 8 * MAX_FEATURES ** 2 / 2 ** 20:.0f} MiB). Use a method whose memory scales with the data, "
+            f"e.g. method='sdca' (or 'lbfgs')")
+
+
+@functools.lru_cache(maxsize=1)
+def blas_controller():
+    """threadpoolctl's view of the process's BLAS libraries, built once: building it reads
+    /proc/self/maps (~7 ms, more than a Newton iteration on a small problem)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def loss_weights(code, z, y, s, deriv, curv):
+    """deriv_i = φ'(z_i)/n and curv_i = φ''(z_i)/n: the gradient's and the Hessian's row weights."""
+    n = z.shape[0]
+    for i in range(n):
+        deriv[i] = L.loss_deriv(code, z[i], y[i], s) / n
+        curv[i] = L.loss_curvature(code, z[i], y[i], s) / n
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def gram_sweep(indptr, indices, data, deriv, curv, grad, H):
+    """One row-order sweep over X: grad += Σ_i deriv_i x_i and the lower triangle of H +=
+    Σ_i curv_i x_i x_iᵀ (CSR indices sorted, so q ≤ p in a row gives column j_q ≤ j_p)."""
+    for i in range(indptr.shape[0] - 1):
+        start, end = indptr[i], indptr[i + 1]
+        g, c = deriv[i], curv[i]
+        for p in range(start, end):
+            jp, xp = indices[p], data[p]
+            grad[jp] += g * xp
+            if c != 0.0:
+                cx = c * xp
+                for q in range(start, p + 1):
+                    H[jp, indices[q]] += cx * data[q]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def densify_rows(indptr, indices, data, lo, deriv, curv, grad, block):
+    """Rows lo, lo + 1, … (as many as ``block`` has) into the dense ``block``, row i scaled by
+    √curv_i (so blockᵀblock = Σ_i curv_i x_i x_iᵀ), and grad += Σ_i deriv_i x_i, in one read."""
+    for r in range(block.shape[0]):
+        i = lo + r
+        g, c = deriv[i], math.sqrt(curv[i])
+        for j in range(block.shape[1]):
+            block[r, j] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            j, x = indices[p], data[p]
+            block[r, j] = c * x
+            grad[j] += g * x
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def line_point(code, z, u, y, s, t):
+    """(Σ_i φ(z_i + t u_i), Σ_i φ'(z_i + t u_i) u_i): the loss part of P and of its slope along
+    the line, times n. O(n), no pass over X."""
+    value = 0.0
+    slope = 0.0
+    for i in range(z.shape[0]):
+        zi = z[i] + t * u[i]
+        value += L.loss_value(code, zi, y[i], s)
+        slope += L.loss_deriv(code, zi, y[i], s) * u[i]
+    return value, slope
+
+
+class NewtonState(State):
+    """Damped Newton (module docstring); ``n_jobs``: the threads BLAS and LAPACK may use."""
+
+    def __init__(self, problem, sampling, rng, n_jobs=1):
+        refusal = features_refusal(problem)  # before anything of size d² exists
+        if refusal:
+            raise ValueError(refusal)
+        super().__init__(problem, rng)
+        n, d = problem.n_samples, problem.n_features
+        self.threads = blas_controller()  # BLAS's limit is set to n_jobs around each iteration's calls
+        self.n_jobs = n_jobs
+        self.dense = dense_rows(problem)
+        # once quadratic convergence sets in, the gap drops by orders per iteration: checkpoint after each
+        # one when an iteration outweighs EVERY_STEP_RATIO checkpoints (a State's checkpoint_every_step)
+        self.checkpoint_every_step = iteration_ns(problem) >= EVERY_STEP_RATIO * checkpoint_ns(problem)
+        self.w = np.zeros(d)
+        self.z = np.zeros(n)  # Xw, carried along the line searches (no pass over X to refresh it)
+        self.u = np.zeros(n)  # XΔ of the last iteration
+        self.deriv, self.curv = np.empty(n), np.empty(n)
+        self.grad = np.empty(d)
+        self.H = np.zeros((d, d), order="F")
+        self.factor = np.zeros((d, d), order="F")
+        self.block = np.empty((min(BLOCK_ROWS, n), d)) if self.dense else None  # the dense path's rows
+        self.value = line_point(problem.loss_code, self.z, self.z, problem.y, problem.s, 0.0)[0] / n  # P(0)
+        self.steps_per_pass = 1
+        self.last_step = None  # t of the last iteration (None before the first)
+
+    def run(self, n_steps):
+        p = self.p
+        for _ in range(n_steps):
+            with self.threads.limit(limits=self.n_jobs, user_api="blas"):
+                self._gradient_and_hessian()
+                step = self._newton_direction()
+            self.u = p.X @ step
+            self.nnz_touched += 2 * p.nnz
+            self.data_passes += 2.0
+            self.steps += 1
+            self._line_search(step)
+
+    def _gradient_and_hessian(self):
+        """grad = ∇P(w) and the lower triangle of H − λI, in one read of X."""
+        p = self.p
+        X = p.X
+        loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
+        self.grad[:] = 0.0
+        self.H[...] = 0.0
+        if not self.dense:
+            gram_sweep(X.indptr, X.indices, X.data, self.deriv, self.curv, self.grad, self.H)
+        else:
+            from scipy.linalg.blas import dsyrk
+
+            for lo in range(0, p.n_samples, BLOCK_ROWS):
+                block = self.block[:min(BLOCK_ROWS, p.n_samples - lo)]
+                densify_rows(X.indptr, X.indices, X.data, lo, self.deriv, self.curv, self.grad, block)
+                dsyrk(1.0, block.T, beta=1.0, c=self.H, trans=0, lower=1, overwrite_c=1)
+        self.grad += p.lam * self.w
+
+    def _newton_direction(self):
+        """Δ = −(H + shift·I)⁻¹ ∇P by Cholesky, shift = λ; when rounding leaves H + λI not positive
+        definite (λ below the precision of H's diagonal, collinear features), the shift grows from
+        SHIFT_FLOOR × max H_jj by 10× until the factorisation succeeds (Nocedal & Wright 2006, §3.4,
+        "Cholesky with added multiple of the identity"): any positive definite system gives a
+        descent direction, and the line search keeps the method convergent."""
+        from scipy.linalg import LinAlgError, cho_factor, cho_solve  # here: scipy.linalg's import is slow
+
+        p = self.p
+        diagonal = self.factor.reshape(-1, order="F")[::p.n_features + 1]  # a view of factor's diagonal
+        extra, scale = 0.0, float(np.max(np.diag(self.H), initial=0.0))
+        for _ in range(MAX_SHIFTS):
+            self.factor[...] = self.H
+            diagonal += p.lam + extra
+            try:
+                factor = cho_factor(self.factor, lower=True, overwrite_a=True, check_finite=False)
+            except LinAlgError:
+                extra = max(10.0 * extra, SHIFT_FLOOR * scale, np.finfo(float).tiny)
+                continue
+            return -cho_solve(factor, self.grad, check_finite=False)
+        raise ValueError(f"method 'newton': H + shift·I is not positive definite even at shift {extra:.3g}: "
+                         f"the Hessian is not finite (rows too large to square in floating point?)")
+
+    def _line_search(self, step):
+        """w ← w + tΔ, t = 1, ½, … until sufficient decrease (module docstring); z ← z + t u."""
+        p = self.p
+        n, lam = p.n_samples, p.lam
+        slope0 = dense_dot(self.grad, step)
+        self.last_step = 0.0
+        if not slope0 < 0.0:  # no descent left at rounding: w stays
+            return
+        w_step, step_step = dense_dot(self.w, step), dense_dot(step, step)
+        t = 1.0
+        for _ in range(MAX_TRIALS):
+            loss, loss_slope = line_point(p.loss_code, self.z, self.u, p.y, p.s, t)
+            w_new = self.w + t * step
+            value = loss / n + 0.5 * lam * dense_dot(w_new, w_new)
+            slope = loss_slope / n + lam * (w_step + t * step_step)
+            if value <= self.value + ARMIJO * t * slope0 or slope <= ARMIJO * slope0:
+                self.w = w_new
+                self.z += t * self.u
+                self.value = value
+                self.last_step = t
+                return
+            t *= 0.5
+
+    def iterate(self):
+        return self.w, None
+
+
+register(MethodSpec(
+    name="newton", make=NewtonState, kind="primal", axis="none",
+    source="Boyd & Vandenberghe 2004, Convex Optimization §9.5 (damped Newton, backtracking line search); "
+           "H = XᵀDX/n + λI by Cholesky",
+    losses=SMOOTH_LOSSES, supports_l1=False, problem_rule=features_refusal,
+))

@@ -1,0 +1,192 @@
+"""Damped Newton (cdlab.solvers.newton): certified to a tight gap and agreeing with an independent
+optimum for every smooth loss, one step on the squared loss, its refusals (non-smooth loss, l1, too
+many features — before anything of size d² is allocated), its work counted by hand, its Hessian
+formed alike on both paths, and its BLAS threads."""
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from threadpoolctl import threadpool_info
+
+import cdlab
+from cdlab import losses as L
+from cdlab.solvers import newton
+from _helpers import LOSSES, check_certified, scaled_problem, sparse_problem, synthetic_problem
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_certified_and_agrees_with_an_independent_optimum_on_synthetic_data(loss):
+    res = check_certified(synthetic_problem(loss, n=300, d=40, seed=3), "newton", tol=1e-9)
+    assert res.trace.steps.iloc[-1] <= 30  # Newton steps, not passes of a first-order method
+
+
+@pytest.mark.parametrize("name", ["heart_scale", "a9a"])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_certified_and_agrees_with_an_independent_optimum_on_real_data(name, loss):
+    problem = scaled_problem(name, loss)
+    check_certified(problem, "newton", tol=1e-9)
+    check_certified(problem.with_params(lam=0.01 / problem.n_samples), "newton", tol=1e-9)
+
+
+def test_the_squared_loss_is_solved_by_one_full_newton_step():
+    problem = synthetic_problem("squared", n=200, d=30, seed=1)
+    state = newton.NewtonState(problem, "uniform", None)
+    state.run(1)
+    assert state.last_step == 1.0  # the line search took the full step
+    w_star = np.linalg.solve(problem.X.T @ problem.X / problem.n_samples + problem.lam * np.eye(30),
+                             problem.X.T @ problem.y / problem.n_samples)
+    np.testing.assert_allclose(state.w, w_star, rtol=1e-10, atol=1e-12)
+    res = cdlab.solve(problem, "newton", tol=1e-10)
+    assert res.converged and res.trace.steps.iloc[-1] == 1
+
+
+@pytest.mark.parametrize("lam", [1e-16, 1e-20])
+def test_a_hessian_singular_in_floating_point_is_shifted_until_cholesky_succeeds(lam):
+    """Collinear features and a λ below the precision of H's diagonal: H + λI is singular in floating
+    point; Newton shifts it (Nocedal & Wright §3.4) and still reaches the least-squares optimum."""
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((50, 5))
+    X = np.hstack([base, base, 1e8 * base])
+    y = rng.standard_normal(50)
+    problem = cdlab.Problem(X, y, loss="squared", lam=lam)
+    H = X.T @ X / 50 + lam * np.eye(15)
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.cholesky(H)
+    res = cdlab.solve(problem, "newton", tol=0, max_steps=5)
+    w_ls = np.linalg.lstsq(base, y, rcond=None)[0]
+    p_ls = 0.5 * np.mean((base @ w_ls - y) ** 2)
+    assert np.all(np.isfinite(res.w)) and abs(res.trace.primal.iloc[-1] - p_ls) <= 1e-9 * p_ls
+
+
+def test_work_is_two_passes_over_x_per_iteration():
+    """Counted by hand: each iteration reads X once for ∇P and H and once for XΔ; the line
+    search's trials read no X (z + t·XΔ), so steps = k gives 2k passes, 2k·nnz nonzeros."""
+    problem = sparse_problem(n=60, d=20, density=0.3, seed=2, loss="logistic", lam=1e-3)
+    state = newton.NewtonState(problem, "uniform", None)
+    for k in (1, 2, 5):
+        state.run(1 if k == 1 else k - state.steps)
+        assert (state.steps, state.nnz_touched, state.data_passes) == (k, 2 * k * problem.nnz, 2.0 * k)
+    res = cdlab.solve(problem, "newton", max_steps=3, tol=0)
+    last = res.trace.iloc[-1]
+    assert (last.steps, last.nnz_touched, last.passes) == (3, 6 * problem.nnz, 6.0)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_z_carried_along_the_line_searches_is_xw(loss):
+    problem = synthetic_problem(loss, n=150, d=12, seed=4)
+    state = newton.NewtonState(problem, "uniform", None)
+    state.run(4)
+    np.testing.assert_allclose(state.z, problem.X @ state.w, rtol=1e-12, atol=1e-12)
+    assert state.value == pytest.approx(problem.primal(state.w), rel=1e-13)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_both_ways_of_forming_the_hessian_give_x_t_d_x(loss):
+    problem = synthetic_problem(loss, n=120, d=15, seed=5)
+    state = newton.NewtonState(problem, "uniform", None)
+    state.z[:] = np.random.default_rng(0).standard_normal(problem.n_samples)
+    X = problem.X.toarray()
+    n = problem.n_samples
+    curv = np.array([L.loss_curvature(problem.loss_code, z, y, problem.s) for z, y in zip(state.z, problem.y)])
+    deriv = np.array([L.loss_deriv(problem.loss_code, z, y, problem.s) for z, y in zip(state.z, problem.y)])
+    H_ref = X.T @ (curv[:, None] * X) / n
+    for dense in (False, True):
+        state.dense = dense
+        state._gradient_and_hessian()
+        np.testing.assert_allclose(np.tril(state.H), np.tril(H_ref), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(state.grad, X.T @ deriv / n + problem.lam * state.w, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_curvature_is_the_derivative_of_the_derivative(loss):
+    code, s = L.LOSSES[loss].code, 0.7
+    h = 1e-6
+    for z in np.linspace(-3.1, 3.1, 23):
+        for y in (-1.0, 1.0):
+            fd = (L.loss_deriv(code, z + h, y, s) - L.loss_deriv(code, z - h, y, s)) / (2 * h)
+            assert L.loss_curvature(code, z, y, s) == pytest.approx(fd, rel=1e-6, abs=1e-8), (z, y)
+
+
+def test_the_cost_model_sends_dense_rows_to_blas_and_sparse_rows_to_the_sweep():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 200))
+    y = np.sign(rng.standard_normal(400))
+    assert newton.dense_rows(cdlab.Problem(X, y, lam=1e-2))
+    Xs = sp.random(400, 2000, density=0.005, random_state=0, format="csr")
+    assert not newton.dense_rows(cdlab.Problem(Xs, y, lam=1e-2))
+
+
+@pytest.mark.parametrize("loss", ["hinge", "absolute"])
+def test_a_non_smooth_loss_is_refused_naming_sdca(loss):
+    problem = sparse_problem(loss=loss, lam=1e-2) if loss == "hinge" else \
+        cdlab.Problem(sparse_problem().X, np.linspace(-1, 1, 40), loss=loss, lam=1e-2)
+    with pytest.raises(ValueError, match=rf"^method 'newton' does not support the {loss} loss \(it needs a smooth "
+                                         r"loss: .*method='sdca', which takes it\)"):
+        cdlab.solve(problem, "newton")
+
+
+def test_l1_is_refused():
+    with pytest.raises(ValueError, match=r"^method 'newton' does not support l1 > 0 \(elastic net\)$"):
+        cdlab.solve(sparse_problem(loss="logistic", lam=1e-2, l1=1e-3), "newton")
+
+
+def test_too_many_features_is_refused_before_anything_of_size_d_squared_exists():
+    d = newton.MAX_FEATURES * 4  # H alone would be 2 GiB
+    X = sp.random(50, d, density=1e-3, random_state=0, format="csr")
+    problem = cdlab.Problem(X, np.sign(np.random.default_rng(0).standard_normal(50)), lam=1e-2)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=rf"^method 'newton' forms the d × d Hessian .*: d = {d} features would "
+                                             rf"need 4 GiB; it takes at most {newton.MAX_FEATURES} features .* "
+                                             r"e\.g\. method='sdca'"):
+            cdlab.solve(problem, "newton")
+        _, peak = tracemalloc.get_traced_memory()
+        with pytest.raises(ValueError, match=r"^method 'newton' forms the d × d Hessian"):
+            newton.NewtonState(problem, "uniform", None)  # a state built directly refuses too
+        _, peak_state = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert max(peak, peak_state) < 8 * d * 100  # a few length-d vectors at most, never d² doubles
+    at_limit = sp.random(50, newton.MAX_FEATURES, density=1e-3, random_state=0, format="csr")
+    assert newton.features_refusal(cdlab.Problem(at_limit, problem.y, lam=1e-2)) == ""  # the limit is taken
+
+
+def _blas_threads_seen(monkeypatch, problem, n_jobs):
+    seen = []
+    form = newton.NewtonState._gradient_and_hessian
+
+    def watched(self):
+        seen.extend(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
+        return form(self)
+
+    monkeypatch.setattr(newton.NewtonState, "_gradient_and_hessian", watched)
+    res = cdlab.solve(problem, "newton", tol=1e-10, n_jobs=n_jobs)
+    return res, set(seen)
+
+
+def test_n_jobs_sets_the_blas_threads_and_reaches_the_same_certified_optimum(monkeypatch):
+    problem = synthetic_problem("logistic", n=300, d=40, seed=6)
+    one, threads_one = _blas_threads_seen(monkeypatch, problem, 1)
+    two, threads_two = _blas_threads_seen(monkeypatch, problem, 2)
+    assert threads_one == {1} and threads_two == {2}
+    assert one.converged and two.converged and two.trace.attrs["n_jobs"] == 2
+    assert abs(one.trace.primal.iloc[-1] - two.trace.primal.iloc[-1]) <= 1e-10
+    assert cdlab.METHODS["newton"].parallel
+
+
+def test_it_checkpoints_after_every_iteration_where_one_outweighs_a_checkpoint():
+    """Where an iteration outweighs EVERY_STEP_RATIO checkpoints, under eval_every="auto" the trace has a
+    row per iteration (so the run stops at the first certifiable one); a given interval in passes is
+    honoured; where it does not, the driver's geometric cadence."""
+    problem = synthetic_problem("logistic", n=300, d=20, seed=8)
+    assert newton.iteration_ns(problem) >= newton.EVERY_STEP_RATIO * newton.checkpoint_ns(problem)
+    res = cdlab.solve(problem, "newton", tol=1e-10)
+    assert res.converged and res.trace.steps.tolist() == list(range(len(res.trace)))
+    assert (res.trace.gap.iloc[:-1] > 1e-10).all()
+    regular = cdlab.solve(problem, "newton", tol=0, max_passes=16, eval_every=4.0)
+    assert (np.diff(regular.trace.steps) >= 2).all() and len(regular.trace) >= 3
+    cheap = sparse_problem(n=20000, d=5, density=0.2, seed=9, loss="logistic", lam=1e-2)
+    assert newton.iteration_ns(cheap) < newton.EVERY_STEP_RATIO * newton.checkpoint_ns(cheap)
+    geometric = cdlab.solve(cheap, "newton", tol=0, max_steps=8)
+    assert geometric.trace.steps.tolist() == [0, 1, 2, 4, 8]
