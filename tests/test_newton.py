@@ -175,6 +175,29 @@ def test_n_jobs_sets_the_blas_threads_and_reaches_the_same_certified_optimum(mon
     assert cdlab.METHODS["newton"].parallel
 
 
+def test_concurrent_runs_leave_the_processs_blas_threads_as_they_were():
+    """threadpoolctl's limit is process-wide: runs in several threads (the page's sessions) take it one at a
+    time, so their saves and restores do not interleave and leave BLAS at another run's count."""
+    import threading
+    before = [(lib["internal_api"], lib["num_threads"]) for lib in threadpool_info()]
+    problem = synthetic_problem("logistic", n=300, d=40, seed=6)
+    errors = []
+
+    def solve_some(n_jobs):
+        try:
+            for _ in range(5):
+                assert cdlab.solve(problem, "newton", tol=1e-10, n_jobs=n_jobs).converged
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=solve_some, args=(k % 2 + 1,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert errors == []
+    assert [(lib["internal_api"], lib["num_threads"]) for lib in threadpool_info()] == before
+
+
 def test_it_checkpoints_after_every_iteration_where_one_outweighs_a_checkpoint():
     """Where an iteration outweighs EVERY_STEP_RATIO checkpoints, under eval_every="auto" the trace has a
     row per iteration (so the run stops at the first certifiable one); a given interval in passes is

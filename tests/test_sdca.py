@@ -312,7 +312,7 @@ def test_reference_false_means_none():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(method="newton"), "unknown method"),
+    (dict(method="trust_region"), "unknown method"),
     (dict(sampling="weighted"), "does not support sampling"),
     (dict(sampling=np.ones(3) / 3), "length 3"),
     (dict(foo=1), "unknown option"),

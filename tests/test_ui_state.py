@@ -466,6 +466,20 @@ def test_every_method_runs_or_is_explained():
             assert trace.gap.iloc[-1] < trace.gap.iloc[0], label
 
 
+def test_the_page_refuses_newton_where_one_iteration_outlasts_a_cancel(monkeypatch):
+    """A run stops only between steps: where one Newton iteration is predicted above STEP_SECONDS the page
+    refuses newton with the prediction and the way out, before any work; below it, newton runs."""
+    from cdlab.solvers import newton
+    from cdlab.ui import runner
+    problem = cdlab.Problem(*cdlab.load_dataset("heart_scale"), loss="logistic", lam=1e-2)
+    assert newton.iteration_ns(problem) * 1e-9 < runner.STEP_SECONDS
+    assert runner.check(runner.RunSpec("newton", "uniform"), problem) is None
+    monkeypatch.setattr(newton, "iteration_ns", lambda p: 34e9)  # 200 000 × 4096 at 10 M nonzeros, skewed rows
+    reason = runner.check(runner.RunSpec("newton", "uniform"), problem)
+    assert "one Newton iteration is predicted to take 34 s" in reason and "sdca" in reason
+    assert runner.check(runner.RunSpec("sdca", "uniform"), problem) is None
+
+
 def test_fetchable_dataset_is_fetched_on_request_then_runs(tmp_path, monkeypatch):
     """A dataset fetched on first use is marked in the data menu, refused with the way out until
     fetched, fetched on request (progress, then a run); a failed fetch lands in the error."""

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 
 import numpy as np
 from numba import njit
@@ -149,10 +150,18 @@ def features_refusal(problem) -> str:
 @functools.lru_cache(maxsize=1)
 def blas_controller():
     """threadpoolctl's view of the process's BLAS libraries, built once: building it reads
-    /proc/self/maps (~7 ms, more than a Newton iteration on a small problem)."""
+    /proc/self/maps (~7 ms, more than a Newton iteration on a small problem). scipy.linalg, whose
+    BLAS does the syrk and the Cholesky factorisation, is loaded first, so that the controller sees it."""
+    import scipy.linalg  # noqa: F401
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()
+
+
+# threadpoolctl's limit is process-wide, saved and restored around each use: runs in several threads (the
+# page's sessions, its warm-up) take it one at a time, or their saves and restores interleave and leave the
+# process's BLAS at another run's thread count
+_BLAS_LIMIT = threading.Lock()
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -238,7 +247,7 @@ class NewtonState(State):
     def run(self, n_steps):
         p = self.p
         for _ in range(n_steps):
-            with self.threads.limit(limits=self.n_jobs, user_api="blas"):
+            with _BLAS_LIMIT, self.threads.limit(limits=self.n_jobs, user_api="blas"):
                 self._gradient_and_hessian()
                 step = self._newton_direction()
             self.u = p.X @ step

@@ -98,6 +98,11 @@ def sampling_argument(run: RunSpec, problem):
     return squared_norm_probabilities(problem.col_norms_sq if features else problem.row_norms_sq)
 
 
+# a run stops (Cancel, the time budget) only between steps: the page refuses a method whose one step is
+# predicted to take longer than this (newton's iteration: a d × d Hessian and its factorisation)
+STEP_SECONDS = 1.0
+
+
 def check(run: RunSpec, problem):
     """None if the run can go, else the reason (MethodSpec.check's message)."""
     spec = METHODS.get(run.method)
@@ -111,6 +116,13 @@ def check(run: RunSpec, problem):
             raise ValueError(f"batch size {run.batch_size} exceeds the {problem.n_samples} examples")
     except ValueError as exc:
         return str(exc)
+    if run.method == "newton":
+        from ..solvers.newton import iteration_ns
+        seconds = iteration_ns(problem) * 1e-9
+        if seconds > STEP_SECONDS:
+            return (f"one Newton iteration is predicted to take {seconds:.2g} s on these data (the d × d Hessian and "
+                    f"its Cholesky factor), and a run stops only between iterations: the page, which answers Cancel "
+                    f"within {STEP_SECONDS:g} s, does not run newton here (cdlab.solve does; sdca steps are cheap)")
     return None
 
 
