@@ -14,8 +14,9 @@ and prints:
   of ``--n`` × ``--d`` dense (≥ 5 M nonzeros) to the status saying cancelled
   (target: 1 s);
 * longest stall: the longest main-thread task (PerformanceObserver
-  ``longtask`` entries) while that run streams, from its first points drawn
-  to Cancel (target 0.5 s); "stall incl. load": the same from the big run's
+  ``longtask`` entries) while that run runs, from the status saying it is
+  running (its analysis — histograms, Figure 1, the theory card — and its first
+  points arrive in that window) to Cancel (target 0.5 s); "stall incl. load": the same from the big run's
   page request on (the page's first render of that data included).
 
 Then the median and the min–max of each over the repetitions.
@@ -101,8 +102,8 @@ def one_repetition(browser, n, d, run_seconds):
         page.goto(server.url + query, timeout=120_000)
         page.wait_for_selector(".cdlab-faceoff", timeout=120_000)
         wait_for(lambda: phase_of(page, 0).startswith("running "), 300, "the big run to start")
-        wait_for(lambda: any(v >= 2 for v in curve_points(page).values()), 120, "the big run's first points")
         start = page.evaluate("performance.now()")
+        wait_for(lambda: any(v >= 2 for v in curve_points(page).values()), 120, "the big run's first points")
         time.sleep(run_seconds)
         end = page.evaluate("performance.now()")
         tasks = page.evaluate("window.__longtasks")
