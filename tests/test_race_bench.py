@@ -89,3 +89,21 @@ def test_two_thread_table_races_cdlabs_parallel_methods():
     assert len(two.seconds.dropna())  # scikit-learn's lbfgs, a dependency, offers threads
     assert table["cdlab s"].iloc[0] == info["best2_s"]
     assert table["best peer ÷ cdlab"].iloc[0] == pytest.approx(two.seconds.min() / info["best2_s"])
+
+
+def test_save_resumes_and_tables_print_what_was_saved(tmp_path, monkeypatch, capsys):
+    """``--save DIR`` keeps a finished problem with its settings and a rerun reads it instead of racing
+    again; ``--tables DIR`` races nothing and prints the tables over what was saved."""
+    monkeypatch.setattr(race, "data_sets", lambda quick: {"toy": lambda: dense(60, 8, 0)})
+    monkeypatch.setattr(race, "warm_up", lambda: None)
+    args = ["--quick", "--losses", "squared", "--repeats", "1", "--no-threads", "--save", str(tmp_path / "saved")]
+    first = race.main(args)
+    assert list(first) == ["toy squared λ=1/n"] and len(list((tmp_path / "saved").glob("*.pkl"))) == 1
+    monkeypatch.setattr(race, "race_case", lambda *a, **k: pytest.fail("a saved problem was raced again"))
+    again = race.main(args)
+    assert again.keys() == first.keys()
+    assert again["toy squared λ=1/n"]["info"]["best_s"] == first["toy squared λ=1/n"]["info"]["best_s"]
+    capsys.readouterr()
+    race.main(["--tables", str(tmp_path / "saved")])
+    out = capsys.readouterr().out
+    assert "toy squared λ=1/n" in out and "geometric means" in out and "peak RSS" in out
