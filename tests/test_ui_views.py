@@ -848,3 +848,20 @@ def test_banner_waiting_note_and_figure1_show_and_hide_by_their_display():
     s.start(solve=False)
     assert s.wait(60) and s.analysis is not None and s.analysis.figure1 is not None
     assert displayed() == [False, False, True]
+
+
+def test_sampling_plot_draws_a_bounded_profile_of_each_sorted_curve():
+    """At most PROFILE_POINTS points per sorted probability curve (every one of n = 50 000 made a 3 s browser task),
+    with the largest and smallest probabilities kept and the ranks spanning [0, 1]; small sizes drawn whole."""
+    from cdlab.ui.views.data_view import PROFILE_POINTS, sorted_profile
+    rng = np.random.default_rng(0)
+    probs = rng.pareto(1.5, 50_000) + 1e-3
+    probs /= probs.sum()
+    rank, scaled = sorted_profile(probs, probs.size)
+    assert len(rank) <= PROFILE_POINTS and rank[0] == 0.0 and rank[-1] == 1.0
+    assert scaled[0] == probs.max() * probs.size and scaled[-1] == probs.min() * probs.size
+    assert np.all(np.diff(scaled) <= 0) and np.all(np.diff(rank) > 0)
+    small = np.array([0.5, 0.2, 0.3])
+    rank, scaled = sorted_profile(small, 3)
+    np.testing.assert_allclose(rank, [0.0, 0.5, 1.0])
+    np.testing.assert_allclose(scaled, [1.5, 0.9, 0.6])
