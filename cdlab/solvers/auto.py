@@ -122,25 +122,36 @@ def _best_sampling(uniform, importance):
 def choose(problem) -> dict:
     """What auto runs on ``problem`` and why: method, sampling, side, reason and the numbers."""
     choice = first_order_choice(problem)
-    if not problem.is_smooth or problem.l1 > 0 or newton.features_refusal(problem):
+    if not _newton_takes(problem):
         return choice
     work = choice["work"]
     bound_passes = float(min(work[side, s] for side in ("primal", "dual") for s in ("uniform", "importance"))
                          / problem.nnz)
     first_ns = FIRST_ORDER_PASSES_PER_BOUND * bound_passes * FIRST_ORDER_NS_PER_NNZ * problem.nnz
     iterations = NEWTON_ITERATIONS[problem.loss]
-    newton_ns = iterations * float(newton.iteration_ns(problem) + newton.checkpoint_ns(problem))
+    iteration_ns, checkpoint_ns = float(newton.iteration_ns(problem)), float(newton.checkpoint_ns(problem))
+    newton_ns = iterations * (iteration_ns + checkpoint_ns)
     choice["predicted_seconds"] = {"newton": newton_ns * 1e-9, choice["method"]: first_ns * 1e-9}
     if newton_ns >= first_ns:
         return choice
     reason = (choice["reason"] + f"; but with d = {problem.n_features} features damped Newton is predicted faster: "
-              f"{iterations} iteration{'s' if iterations > 1 else ''} × ({newton.iteration_ns(problem) * 1e-6:.3g} ms "
-              f"for the d × d Hessian, its Cholesky factor and 2 passes + {newton.checkpoint_ns(problem) * 1e-6:.3g} ms "
+              f"{iterations} iteration{'s' if iterations > 1 else ''} × ({iteration_ns * 1e-6:.3g} ms "
+              f"for the d × d Hessian, its Cholesky factor and 2 passes + {checkpoint_ns * 1e-6:.3g} ms "
               f"for a checkpoint) = {newton_ns * 1e-9:.3g} s against "
               f"{first_ns * 1e-9:.3g} s for {choice['method']} ({FIRST_ORDER_PASSES_PER_BOUND:g} × the bound's "
               f"{bound_passes:.3g} passes): newton")
     return dict(choice, method="newton", sampling="uniform", side="primal", accelerated=False, options={},
                 reason=reason)
+
+
+def _newton_takes(problem) -> bool:
+    """Whether newton accepts ``problem`` (its MethodSpec's checks: a smooth loss, L2 only, d at most
+    newton.MAX_FEATURES, λ > 0)."""
+    try:
+        get_method("newton").check(problem, "uniform", {})
+    except ValueError:
+        return False
+    return True
 
 
 def first_order_choice(problem) -> dict:

@@ -152,6 +152,9 @@ class MethodSpec:
     # problem -> why the method refuses this problem's data ('' if it takes it), checked before any work:
     # for a size the method's memory cannot take (newton's d × d Hessian)
     problem_rule: Callable | None = None
+    # problem -> predicted ns of one step on one thread, for a method whose step is a whole iteration that a
+    # run cannot stop inside (newton's d × d factorisation); None where a step is a coordinate's or a pass's
+    step_ns: Callable | None = None
     renamed: dict = field(default_factory=dict)  # old option name -> its new name
     renamed_values: dict = field(default_factory=dict)  # option -> {old value name: new value name}
     options: dict = field(init=False)

@@ -33,7 +33,8 @@ the shared α, v and w, with no locks and no atomic adds (numba has no atomic
 float add on the CPU, so the Atomic variant is not offered). Updates to v that
 race are lost, so v drifts from v(α) = Xᵀα/(λn), as the paper's analysis of
 Wild says; α itself stays dual-feasible (each α_i written is a step's result, a
-point between the old α_i and −φ'(x_i·w) or SDCA's exact step, inside the domain). The certificate therefore never trusts the shared v: before every
+point between the old α_i and −φ'(x_i·w) or SDCA's exact step, inside the
+domain). The certificate therefore never trusts the shared v: before every
 checkpoint :meth:`DualCDState.resync` recomputes v = v(α) and w = S_{μ/λ}(v)
 from α (a parallel Xᵀα), the threads go on from there, and the gap reported is
 P(w(α)) − D(α). The resync is the method's work: its pass over X is counted in
@@ -96,6 +97,12 @@ FACEOFF_OPTIONS = {"primal_cd": {}, "dual_cd": {"update": "gradient"}}
 SCALED, EXACT, LINESEARCH = 0, 1, 2  # dual_cd_chunk's step rules
 
 
+def check_update(update):
+    """Raise ValueError unless ``update`` is one of UPDATES."""
+    if update not in UPDATES:
+        raise ValueError(f"update must be one of {list(UPDATES)}, got {update!r}")
+
+
 def gradient_step_scale(problem, q, update):
     """The factor s_i of the gradient step Δ = s_i(−φ_i'(x_i·w) − α_i) for each i under probabilities q:
     θ/q_i with θ = min_k q_k s̄_k (``update="gradient"``, face-off Algorithm 2) or s̄_i (``"coordinate"``, and
@@ -124,8 +131,7 @@ class DualCDState(State):
     """State of a dual coordinate method: α, v = Xᵀα/(λn), w = S_{μ/λ}(v)."""
 
     def __init__(self, problem, sampling, rng, update="linesearch", shrinking=False, n_jobs=1):
-        if update not in UPDATES:
-            raise ValueError(f"update must be one of {list(UPDATES)}, got {update!r}")
+        check_update(update)
         if shrinking_flag({"shrinking": shrinking}) and n_jobs > 1:
             raise ValueError(f"shrinking=True runs on one thread (its active set and epochs are one thread's), "
                              f"got n_jobs={n_jobs}; use shrinking=False for the parallel mode")

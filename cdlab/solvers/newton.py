@@ -328,5 +328,5 @@ register(MethodSpec(
     name="newton", make=NewtonState, kind="primal", axis="none",
     source="Boyd & Vandenberghe 2004, Convex Optimization §9.5 (damped Newton, backtracking line search); "
            "H = XᵀDX/n + λI by Cholesky",
-    losses=SMOOTH_LOSSES, supports_l1=False, problem_rule=features_refusal,
+    losses=SMOOTH_LOSSES, supports_l1=False, problem_rule=features_refusal, step_ns=iteration_ns,
 ))

@@ -156,12 +156,11 @@ def dual_cd_bound(problem, sampling="uniform", **options):
     lower bound on coordinate i's dual gain is s̄_i G_i, and Σ_i q_i s̄_i G_i ≥ min_k q_k s̄_k Σ_i G_i = θ·n·G.
     So does the line search (``update="linesearch"``, the default): it gains at least what s̄_i's step does."""
     from ..solvers.base import METHODS
-    from ..solvers.dual_cd import UPDATES, gradient_step_loss_rule
+    from ..solvers.dual_cd import check_update, gradient_step_loss_rule
 
     _check_options("dual_cd", options, {"reference", "eps0", "quantity", "update"})
     update = options.pop("update", METHODS["dual_cd"].options["update"])
-    if update not in UPDATES:
-        raise ValueError(f"update must be one of {list(UPDATES)}, got {update!r}")
+    check_update(update)
     refusal = gradient_step_loss_rule(problem.loss, {"update": update})
     if refusal:
         raise ValueError(refusal)

@@ -99,7 +99,7 @@ def sampling_argument(run: RunSpec, problem):
 
 
 # a run stops (Cancel, the time budget) only between steps: the page refuses a method whose one step is
-# predicted to take longer than this (newton's iteration: a d × d Hessian and its factorisation)
+# predicted (MethodSpec.step_ns) to take longer than this (newton's iteration: a d × d Hessian and its factor)
 STEP_SECONDS = 1.0
 
 
@@ -116,13 +116,11 @@ def check(run: RunSpec, problem):
             raise ValueError(f"batch size {run.batch_size} exceeds the {problem.n_samples} examples")
     except ValueError as exc:
         return str(exc)
-    if run.method == "newton":
-        from ..solvers.newton import iteration_ns
-        seconds = iteration_ns(problem) * 1e-9
-        if seconds > STEP_SECONDS:
-            return (f"one Newton iteration is predicted to take {seconds:.2g} s on these data (the d × d Hessian and "
-                    f"its Cholesky factor), and a run stops only between iterations: the page, which answers Cancel "
-                    f"within {STEP_SECONDS:g} s, does not run newton here (cdlab.solve does; sdca steps are cheap)")
+    seconds = 0.0 if spec.step_ns is None else spec.step_ns(problem) * 1e-9
+    if seconds > STEP_SECONDS:
+        return (f"one step of {run.method!r} is predicted to take {seconds:.2g} s on these data ({spec.source}), and "
+                f"a run stops only between steps: the page, which answers Cancel within {STEP_SECONDS:g} s, does "
+                f"not run it here (cdlab.solve does; sdca steps are cheap)")
     return None
 
 

@@ -267,7 +267,7 @@ class Experiment(param.Parameterized):
         name = self.source
         if self.fetching or not datasource.needs_fetch(name):
             return None
-        post = self._on_loop(self.param.update)
+        post = self.on_loop(self.param.update)
         self.param.update(fetching=True, fetch_progress=0.0, error="",
                           fetch_message=f"Fetching {name} (≈ {datasource.DATASETS[name].download_mb:g} MB) …")
         last = [0.0]
@@ -286,7 +286,7 @@ class Experiment(param.Parameterized):
                 post(fetching=False, fetch_message="", error=str(exc))
                 return
             post(fetching=False, fetch_progress=1.0, fetch_message=f"{name} is on this server now.")
-            self._on_loop(self._fetched)(name)
+            self.on_loop(self._fetched)(name)
 
         thread = threading.Thread(target=work, name=f"cdlab-fetch-{name}", daemon=True)
         thread.start()
@@ -298,7 +298,7 @@ class Experiment(param.Parameterized):
             self.start(solve=self.auto_run)
 
     # ------------------------------------------------------------- outputs
-    def _on_loop(self, function):
+    def on_loop(self, function):
         """``function`` to call from another thread: scheduled on the session's event loop when served,
         called directly when headless (tests)."""
         doc = pn.state.curdoc
@@ -380,7 +380,7 @@ class Experiment(param.Parameterized):
                 flags["timer"] = None
             schedule(live)
 
-        schedule = self._on_loop(apply)  # the worker thread may not touch Bokeh models: hand over to the loop
+        schedule = self.on_loop(apply)  # the worker thread may not touch Bokeh models: hand over to the loop
         return publish
 
     def _apply(self, live):

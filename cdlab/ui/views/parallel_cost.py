@@ -83,7 +83,7 @@ class ParallelCostView(pn.viewable.Viewer):
             self._show(self._asked, *known)
             return
         self._note.object = "*Evaluating the cost model…*"
-        show = self.state._on_loop(self._show)
+        show = self.state.on_loop(self._show)
         asked = self._asked
 
         def evaluate():
