@@ -219,3 +219,22 @@ def test_iterations_refuse_a_non_finite_eps(problems):
     for eps in (np.inf, np.nan, 0.0, -1.0):
         with pytest.raises(ValueError, match="eps must be finite and > 0"):
             b.iterations(eps)
+
+
+@pytest.mark.parametrize("lam", [1e-20, 1e-60, 1e-200])
+def test_accelerated_bound_evaluates_at_a_tiny_lambda(lam):
+    """AGD's rate log(1 + √(λ/(2L̂))) rounds to log 1 = 0 at sympy's working precision when λ/L̂ is
+    tiny; the bound still evaluates, to the same number as numpy's log1p form."""
+    X, y = cdlab.load_dataset("heart_scale")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=lam)
+    bound = theory.bound("agd", problem)
+    n, gamma = problem.n_samples, problem.gamma
+    frobenius = float(np.sum(X.multiply(X))) if hasattr(X, "multiply") else float(np.sum(X ** 2))
+    spectral = np.linalg.norm(X.toarray() if hasattr(X, "toarray") else X, 2) ** 2
+    L_hat = max(frobenius / (gamma * n), 2 * spectral / (gamma * n))
+    x = np.sqrt(lam / (2 * L_hat))
+    eps = 1e-6
+    expected = np.log((L_hat / lam) * (1 + x) ** 2 * bound.eps_start / eps) / (2 * np.log1p(x))
+    assert bound.iterations(eps) == pytest.approx(expected, rel=1e-9)
+    table = theory.parallel_cost(problem, 4, 10)
+    assert np.isfinite(table["total_runtime"]).all()

@@ -8,6 +8,7 @@ because μ already names the L1 strength.
 """
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 import sympy as sp
 
@@ -111,4 +112,31 @@ def evaluate(expr, problem, **extra) -> float:
         raise ValueError(f"no value for symbol(s) {sorted(missing)}; pass them as keywords, e.g. "
                          f"evaluate(expr, problem, {sorted(missing)[0]}=...)")
     val = expr.subs({SYMBOLS[k]: v for k, v in values.items() if k in free})
-    return float(sp.N(val, 17))
+    return _numeric(val)
+
+
+# Working precisions (decimal digits) tried, in order, where sympy's evalf cannot evaluate a number.
+FALLBACK_DPS = (50, 200, 800, 3200)
+
+
+def _numeric(val) -> float:
+    """A closed numeric sympy expression as a float. sympy's evalf raises ZeroDivisionError on a
+    logarithm whose argument rounds to 1 at its working precision (log(1 + √(λ/L)) of a rate with
+    λ/L ≈ 1e-60); then the expression is evaluated by mpmath at rising precisions until two agree to
+    1e-12."""
+    try:
+        return float(sp.N(val, 17))
+    except ZeroDivisionError:
+        pass
+    fn = sp.lambdify((), val, "mpmath")
+    previous = None
+    for dps in FALLBACK_DPS:
+        with mpmath.workdps(dps):
+            try:
+                current = float(fn())
+            except ZeroDivisionError:
+                continue
+        if previous is not None and abs(current - previous) <= 1e-12 * abs(current):
+            return current
+        previous = current
+    raise ValueError(f"cannot evaluate {val} to 17 digits with up to {FALLBACK_DPS[-1]} working digits")
