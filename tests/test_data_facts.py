@@ -83,3 +83,44 @@ def test_no_solver_module_imports_the_theory_layer():
     offenders = {path.name: name for path in solvers.glob("*.py") for name in _imports(path)
                  if name.startswith("..theory") or name.startswith("cdlab.theory")}
     assert offenders == {}
+
+
+def test_a_fact_being_computed_on_one_data_does_not_hold_up_another():
+    """Data's facts are computed per instance with no class-wide lock: while one Data computes a
+    fact (held here until released), another Data reads the same fact (functools.cached_property
+    on Python 3.11 would make it wait for the first)."""
+    import threading
+
+    from cdlab.data.dataset import cached_fact
+
+    assert all(isinstance(vars(Data)[name], cached_fact)
+               for name in ("X_csc", "C_P", "C_D", "spectral_norm_sq", "gram_min_eig", "_digest"))
+    started, release = threading.Event(), threading.Event()
+    X = sp.random(30, 8, density=0.5, random_state=0, format="csr")
+    y = np.where(np.arange(30) % 2, 1.0, -1.0)
+    slow, fast = Data(X, y), Data(X, y)
+    descriptor = vars(Data)["C_P"]
+    compute = descriptor.func
+
+    def held(data):
+        if data is slow:
+            started.set()
+            release.wait(30)
+        return compute(data)
+
+    descriptor.func = held
+    try:
+        worker = threading.Thread(target=lambda: slow.C_P)
+        worker.start()
+        assert started.wait(30)
+        answer = {}
+        reader = threading.Thread(target=lambda: answer.setdefault("C_P", fast.C_P))
+        reader.start()
+        reader.join(10)
+        assert answer.get("C_P") == pytest.approx(float(fast.col_nnz @ fast.col_norms_sq))
+        assert worker.is_alive()  # the first was still computing while the second answered
+    finally:
+        release.set()
+        descriptor.func = compute
+        worker.join(30)
+    assert slow.C_P == fast.C_P

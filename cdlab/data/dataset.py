@@ -15,7 +15,6 @@ or on λ.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 
 import numpy as np
@@ -28,6 +27,28 @@ from ._input import as_csr, as_labels, check_max_bytes, first_nonfinite
 GRAM_MIN_MAX_FEATURES = 3000
 # the Gram matrix is formed densely when its smaller side is at most this
 SPECTRAL_DENSE_MAX = 500
+
+
+class cached_fact:
+    """A fact computed on first use and kept on the instance: ``functools.cached_property``
+    without the lock Python 3.11 holds per attribute *of the class* while computing, under which
+    every Data's first read of a fact waits for any other Data computing it (one page session's
+    ‖X‖₂² on large data would hold up every other session's). A fact is a pure function of the
+    data, so two threads computing it at once store the same value."""
+
+    def __init__(self, func):
+        self.func = func
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = self.func(obj)
+        obj.__dict__[self.name] = value  # the instance's entry now shadows this non-data descriptor
+        return value
 
 
 def _check_norms(row_norms_sq, col_norms_sq):
@@ -81,7 +102,7 @@ class Data:
         self.frob_sq = float(self.row_norms_sq.sum())
         self.R = float(np.sqrt(self.row_norms_sq.max()))
 
-    @functools.cached_property
+    @cached_fact
     def X_csc(self):
         """X in CSC (sorted indices): built on first use and kept, for the methods that read
         columns (``MethodSpec.axis == "features"``). It doubles X's memory, so nothing that
@@ -98,18 +119,18 @@ class Data:
         return f"Data(n={self.n_samples}, d={self.n_features}, nnz={self.nnz})"
 
     # ------------------------------------------------------------ face-off (16)
-    @functools.cached_property
+    @cached_fact
     def C_P(self) -> float:
         """C_P = Σ_j ‖f_j‖₀ ‖f_j‖² (face-off eq. 16)."""
         return float(self.col_nnz @ self.col_norms_sq)
 
-    @functools.cached_property
+    @cached_fact
     def C_D(self) -> float:
         """C_D = Σ_i ‖x_i‖₀ ‖x_i‖² (face-off eq. 16)."""
         return float(self.row_nnz @ self.row_norms_sq)
 
     # ------------------------------------------------------------ spectrum
-    @functools.cached_property
+    @cached_fact
     def spectral_norm_sq(self) -> float:
         """‖X‖₂² (largest eigenvalue of XᵀX), padded by 1e-9 relative so that it is
         an upper bound despite the eigen-solver's tolerance."""
@@ -123,7 +144,7 @@ class Data:
             val = float(spla.eigsh(op, k=1, which="LA", tol=1e-10, return_eigenvectors=False)[0])
         return val * (1 + 1e-9)
 
-    @functools.cached_property
+    @cached_fact
     def gram_min_eig(self) -> float:
         """λ_min(XᵀX) (0 whenever d > n), floored at 0. Raises ValueError when
         d > GRAM_MIN_MAX_FEATURES ≤ n (too costly; not cached, so it raises each time)."""
@@ -141,7 +162,7 @@ class Data:
         for arr in (self.X.indptr, self.X.indices, self.X.data, self.y):
             h.update(np.ascontiguousarray(arr).tobytes())
 
-    @functools.cached_property
+    @cached_fact
     def _digest(self) -> str:
         h = hashlib.sha256()
         self.hash_update(h)
