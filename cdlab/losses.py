@@ -243,36 +243,42 @@ NEWTON_STEP_TOL = 1e-7
 
 
 @njit(inline="always", cache=True)
-def _logistic_root_left(b, one_minus_b, c, q, sc, smc):
+def _logistic_root_left(b, one_minus_b, c, q, logit_b):
     """The root t of h(t) = t − c + q(σ(t) − b) when σ(c) > b, so that it lies in
     (logit b, c); ``one_minus_b`` is 1 − b to full relative precision and
-    (sc, smc) = ``_sigmoid_pair(c)``, which the caller has computed.
+    ``logit_b`` = log(b/(1 − b)) (−inf for b = 0). Returns (t, σ(t), σ(−t)), the
+    pair to full relative precision.
 
     h is increasing with h' = 1 + qσ(1−σ) ∈ [1, 1 + q/4], and the root is
-    bracketed by logit b and c − q(σ(c) − b) below and c above. Newton starts
+    bracketed by max(logit b, c − q(σ(c) − b)) below and c above. Newton starts
     from the larger of two points left of the root: logit b, and c − W(q e^c),
     the root of t − c + q e^t (≥ h(t) − qb, since σ(t) < e^t). The second is
     what makes the step exact at any q: when q b is small the root sits where
     σ(t) ≈ e^t, about log q below c, and Newton started from logit b overshot to
     near c and then crept back about 1 per iteration on the exponential, so for
     q beyond ~1e26 it ran out of iterations far from the root.
+
+    Cost in the usual SDCA step (b near the root, so logit b is the start): one
+    exp per Newton iteration after the first, whose σ(logit b) = b is known; the
+    choice of start needs no logarithm and the pair at the root is extrapolated
+    from the last iteration's (below).
     """
-    lo = c - q * (((one_minus_b - smc) if c > 0.0 else (sc - b)))
     hi = c
-    ell = math.log(q) + c
     if b > 0.0:
-        logit_b = math.log(b) - math.log(one_minus_b)
-        lo = max(lo, logit_b)
-        # c − W(e^ℓ) > logit b  ⇔  W(e^ℓ) < g = c − logit b  ⇔  ℓ < g + log g (W(x e^x) = x, W increasing):
-        # W is computed only when it gives the larger start, which the usual SDCA step (b near the
-        # root) never needs
-        g = c - logit_b
-        t = logit_b if (g <= 0.0 or ell >= g + math.log(g)) else c - _lambert_w_exp(ell)
+        lo = logit_b
+        # c − W(q e^c) > logit b  ⇔  W(q e^c) < g = c − logit b  ⇔  q e^c < g e^g (W(x e^x) = x, W increasing)
+        # ⇔  q b < g (1 − b), as e^(g − c) = e^(−logit b) = (1 − b)/b
+        use_w = q * b < (c - logit_b) * one_minus_b
     else:
-        t = c - _lambert_w_exp(ell)
-    t = min(max(t, lo), hi)
-    for _ in range(60):
+        sc, smc = _sigmoid_pair(c)
+        lo = c - q * ((1.0 - smc) if c > 0.0 else sc)  # c − q(σ(c) − b) at b = 0
+        use_w = True
+    if use_w:
+        t = min(max(c - _lambert_w_exp(math.log(q) + c), lo), hi)
         sg, sm = _sigmoid_pair(t)
+    else:
+        t, sg, sm = logit_b, b, one_minus_b
+    for _ in range(60):
         # σ(t) − b as (1 − b) − σ(−t) when σ(t) > ½: no cancellation of two numbers near 1
         h = t - c + q * ((one_minus_b - sm) if t > 0.0 else (sg - b))
         if h > 0.0:
@@ -280,23 +286,26 @@ def _logistic_root_left(b, one_minus_b, c, q, sc, smc):
         elif h < 0.0:
             lo = t
         else:
-            break
-        t_new = t - h / (1.0 + q * sg * sm)
+            return t, sg, sm
+        step = -h / (1.0 + q * sg * sm)
+        t_new = t + step
         # The error of t is |t − root| ≈ |t_new − t| = δ, and Newton's error after the step is
         # e ≤ (|h''|/2h')·δ² with |h''|/h' = qσ'|1−2σ|/(1+qσ') < 1 (h' varies by e^δ ≈ 1 over the
         # step), so e < δ²/2: after a step of δ ≤ NEWTON_STEP_TOL = 1e-7 the error in t_new is below
         # 1e-14, hence so is the relative error of b⁺ and 1 − b⁺ (|d log b| = (1 − b)|dt| ≤ |dt|),
-        # and no further Newton step (a further exp) is needed. A t_new outside the bracket is no
-        # such step: the bisection below takes over until the bracket itself is that small.
-        if abs(t_new - t) <= NEWTON_STEP_TOL and lo <= t_new <= hi:
-            t = t_new
-            break
+        # and no further Newton step (a further exp) is needed. The pair at t_new is the first-order
+        # extrapolation σ(t + δ) = σ(t)(1 + σ(−t)δ + O(δ²)), σ(−t − δ) = σ(−t)(1 − σ(t)δ + O(δ²)):
+        # relative error below δ² ≤ 1e-14, with no exp. A t_new outside the bracket is no such
+        # step: the bisection below takes over until the bracket itself is that small.
+        if abs(step) <= NEWTON_STEP_TOL and lo <= t_new <= hi:
+            return t_new, sg * (1.0 + sm * step), sm * (1.0 - sg * step)
         if not (lo < t_new < hi):
             t_new = 0.5 * (lo + hi)  # safeguard: bisect
         t = t_new
+        sg, sm = _sigmoid_pair(t)
         if hi - lo <= 1e-15 * (1.0 + abs(t)):
             break
-    return t
+    return t, sg, sm
 
 
 @njit(inline="always", cache=True)
@@ -304,24 +313,37 @@ def _logistic_step(b, yz, q):
     """Root b⁺ ∈ (0,1) of log(b⁺/(1−b⁺)) + yz + q(b⁺ − b) = 0, for any q > 0.
 
     Solved in t = logit(b⁺): h(t) = t + yz + q(σ(t) − b). With c = −yz, the
-    root lies left of c when σ(c) > b (then b < b⁺ < σ(c)) and right of it
-    otherwise; the second case is the first under t → −t, b → 1 − b, c → −c,
-    so one solver (``_logistic_root_left``) serves both. σ(t) keeps full
-    relative precision of b⁺ and of 1 − b⁺ (= σ(−t)) even when b⁺ is within
-    1e-12 of 0 or 1, or q is near the float64 maximum.
+    root lies left of c when c > logit b, i.e. σ(c) > b (then b < b⁺ < σ(c)),
+    and right of it otherwise; the second case is the first under t → −t,
+    b → 1 − b, c → −c, so one solver (``_logistic_root_left``) serves both.
+    σ(t) keeps full relative precision of b⁺ and of 1 − b⁺ (= σ(−t)) even when
+    b⁺ is within 1e-12 of 0 or 1, or q is near the float64 maximum.
     Returns (b⁺, 1 − b⁺).
     """
     c = -yz
     # 1 − b is exact for b ≥ ½ (Sterbenz); for b < ½ its rounding is relative 1e-16
     one_minus_b = 1.0 - b
+    if b > 0.0 and one_minus_b > 0.0:
+        logit_b = math.log(b / one_minus_b)  # one rounding in the quotient: |error| ≤ 1.2e-16
+        if c == logit_b:
+            return b, one_minus_b
+        if c > logit_b:
+            _, sg, sm = _logistic_root_left(b, one_minus_b, c, q, logit_b)
+            return sg, sm
+        # the mirrored problem's root t' is −t, and (σ(t), σ(−t)) = (σ(−t'), σ(t')): the pair swaps
+        _, sg, sm = _logistic_root_left(one_minus_b, b, -c, q, -logit_b)
+        return sm, sg
+    # b = 0 (the root is right of logit b = −∞) or b = 1 (left of +∞), unless σ(c) itself is 0 or 1
     sc, smc = _sigmoid_pair(c)
-    side = (one_minus_b - smc) if c > 0.0 else (sc - b)  # σ(c) − b, the sign of h(c)/q
-    if side == 0.0:
+    if b <= 0.0:
+        if sc == 0.0:
+            return sc, smc
+        _, sg, sm = _logistic_root_left(0.0, 1.0, c, q, -np.inf)
+        return sg, sm
+    if smc == 0.0:
         return sc, smc
-    if side > 0.0:
-        return _sigmoid_pair(_logistic_root_left(b, one_minus_b, c, q, sc, smc))
-    # σ(−c) = (smc, sc) exactly: _sigmoid_pair depends on |c| and swaps its pair with the sign
-    return _sigmoid_pair(-_logistic_root_left(one_minus_b, b, -c, q, smc, sc))
+    _, sg, sm = _logistic_root_left(0.0, 1.0, -c, q, -np.inf)
+    return sm, sg
 
 
 @njit(inline="always", cache=True)
