@@ -99,11 +99,13 @@ IMPORTANCE_MARGIN = 2.0
 FIRST_ORDER_PASSES_PER_BOUND = 5.0
 FIRST_ORDER_NS_PER_NNZ = 15.0
 # Newton on its CG path replaces the first-order pick only when predicted this many times faster. Measured
-# (benchmarks/newton_cg_bench.py, one thread, loaded machine; predicted ratio → first-order seconds ÷ CG's):
-# rcv1_small squared 0.01/n 4.4 → 2.5, reuters_moneyfx squared 0.01/n 5.4 → 3.9, logistic 0.01/n 3.1 → 3.6,
-# smoothed hinge 0.01/n 4.0 → 1.9; but rcv1_small smoothed hinge 0.01/n 2.7 → 0.14 (SDCA's exact step on a
-# dual whose coordinates sit at their bounds needs far fewer passes than its bound), colon-cancer squared
-# 1/n 2.0 → 0.6, logistic 1/n 1.3 → 0.6, rcv1_small logistic 0.01/n 2.1 → 1.0, squared 1/n 1.0 → 0.8.
+# (benchmarks/newton_cg_bench.py and the CG path's calibration, one thread, loaded machine, rows scaled by
+# the mean norm; predicted ratio → measured first-order seconds ÷ CG's): rcv1_small squared 0.01/n
+# 3.2 → 2.5, reuters_moneyfx squared 0.01/n 3.7 → 3.9, logistic 0.01/n 2.3 → 3.6, smoothed hinge 0.01/n
+# 2.5 → 1.9; below the margin: rcv1_small smoothed hinge 0.01/n 1.9 → 0.14 (SDCA's exact step on a dual
+# whose coordinates sit at their bounds needs far fewer passes than its bound), rcv1_small logistic 0.01/n
+# 1.7 → 1.0, colon-cancer squared 0.01/n 1.6 → 2.0 (primal CD; a win left out), squared 1/n 1.4 → 0.6,
+# logistic 1/n 0.94 → 0.6, rcv1_small squared 1/n 0.76 → 0.8.
 CG_MARGIN = 2.0
 
 
