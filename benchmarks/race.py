@@ -210,7 +210,7 @@ def applicable(problem):
     for method, sampling, options in OURS:
         spec = cdlab.METHODS[method]
         if (not spec.loss_refusal(problem.loss, options) and not (sampling == "importance" and not problem.is_smooth)
-                and not (spec.problem_rule and spec.problem_rule(problem))):
+                and not (spec.problem_rule and spec.problem_rule(problem, {**spec.options, **options}))):
             out.append((method, sampling, options))
     return out
 

@@ -1,7 +1,10 @@
 """Damped Newton (cdlab.solvers.newton): certified to a tight gap and agreeing with an independent
 optimum for every smooth loss, one step on the squared loss, its refusals (non-smooth loss, l1, too
-many features — before anything of size d² is allocated), its work counted by hand, its Hessian
-formed alike on both paths, and its BLAS threads."""
+many features for the Cholesky path — before anything of size d² is allocated), its work counted by
+hand, its Hessian formed alike on both paths, and its BLAS threads; the CG inner solver (solver="cg",
+the cost model's pick beyond MAX_FEATURES) certified on sparse data with many features and on
+rcv1_small, its direction and its work checked by hand, its iterations bounded, its option checked."""
+import re
 import tracemalloc
 
 import numpy as np
@@ -12,7 +15,8 @@ from threadpoolctl import threadpool_info
 import cdlab
 from cdlab import losses as L
 from cdlab.solvers import newton
-from _helpers import LOSSES, check_certified, scaled_problem, sparse_problem, synthetic_problem
+from cdlab.data import make_synthetic
+from _helpers import LOSSES, check_certified, mean_scaled_dataset, scaled_problem, sparse_problem, synthetic_problem
 
 
 @pytest.mark.parametrize("loss", LOSSES)
@@ -31,6 +35,7 @@ def test_certified_and_agrees_with_an_independent_optimum_on_real_data(name, los
 
 def test_the_squared_loss_is_solved_by_one_full_newton_step():
     problem = synthetic_problem("squared", n=200, d=30, seed=1)
+    assert newton.inner_solver(problem) == "cholesky"  # the cost model's pick for few features
     state = newton.NewtonState(problem, "uniform", None)
     state.run(1)
     assert state.last_step == 1.0  # the line search took the full step
@@ -53,7 +58,7 @@ def test_a_hessian_singular_in_floating_point_is_shifted_until_cholesky_succeeds
     H = X.T @ X / 50 + lam * np.eye(15)
     with pytest.raises(np.linalg.LinAlgError):
         np.linalg.cholesky(H)
-    res = cdlab.solve(problem, "newton", tol=0, max_steps=5)
+    res = cdlab.solve(problem, "newton", tol=0, max_steps=5, solver="cholesky")
     w_ls = np.linalg.lstsq(base, y, rcond=None)[0]
     p_ls = 0.5 * np.mean((base @ w_ls - y) ** 2)
     assert np.all(np.isfinite(res.w)) and abs(res.trace.primal.iloc[-1] - p_ls) <= 1e-9 * p_ls
@@ -63,19 +68,20 @@ def test_work_is_two_passes_over_x_per_iteration():
     """Counted by hand: each iteration reads X once for ∇P and H and once for XΔ; the line
     search's trials read no X (z + t·XΔ), so steps = k gives 2k passes, 2k·nnz nonzeros."""
     problem = sparse_problem(n=60, d=20, density=0.3, seed=2, loss="logistic", lam=1e-3)
-    state = newton.NewtonState(problem, "uniform", None)
+    state = newton.NewtonState(problem, "uniform", None, solver="cholesky")
     for k in (1, 2, 5):
         state.run(1 if k == 1 else k - state.steps)
         assert (state.steps, state.nnz_touched, state.data_passes) == (k, 2 * k * problem.nnz, 2.0 * k)
-    res = cdlab.solve(problem, "newton", max_steps=3, tol=0)
+    res = cdlab.solve(problem, "newton", max_steps=3, tol=0, solver="cholesky")
     last = res.trace.iloc[-1]
     assert (last.steps, last.nnz_touched, last.passes) == (3, 6 * problem.nnz, 6.0)
 
 
+@pytest.mark.parametrize("solver", ["cholesky", "cg"])
 @pytest.mark.parametrize("loss", LOSSES)
-def test_z_carried_along_the_line_searches_is_xw(loss):
+def test_z_carried_along_the_line_searches_is_xw(loss, solver):
     problem = synthetic_problem(loss, n=150, d=12, seed=4)
-    state = newton.NewtonState(problem, "uniform", None)
+    state = newton.NewtonState(problem, "uniform", None, solver=solver)
     state.run(4)
     np.testing.assert_allclose(state.z, problem.X @ state.w, rtol=1e-12, atol=1e-12)
     assert state.value == pytest.approx(problem.primal(state.w), rel=1e-13)
@@ -84,7 +90,7 @@ def test_z_carried_along_the_line_searches_is_xw(loss):
 @pytest.mark.parametrize("loss", LOSSES)
 def test_both_ways_of_forming_the_hessian_give_x_t_d_x(loss):
     problem = synthetic_problem(loss, n=120, d=15, seed=5)
-    state = newton.NewtonState(problem, "uniform", None)
+    state = newton.NewtonState(problem, "uniform", None, solver="cholesky")
     state.z[:] = np.random.default_rng(0).standard_normal(problem.n_samples)
     X = problem.X.toarray()
     n = problem.n_samples
@@ -131,25 +137,31 @@ def test_l1_is_refused():
         cdlab.solve(sparse_problem(loss="logistic", lam=1e-2, l1=1e-3), "newton")
 
 
-def test_too_many_features_is_refused_before_anything_of_size_d_squared_exists():
+def test_too_many_features_for_cholesky_is_refused_before_anything_of_size_d_squared_exists():
     d = newton.MAX_FEATURES * 4  # H alone would be 2 GiB
     X = sp.random(50, d, density=1e-3, random_state=0, format="csr")
     problem = cdlab.Problem(X, np.sign(np.random.default_rng(0).standard_normal(50)), lam=1e-2)
     tracemalloc.start()
     try:
-        with pytest.raises(ValueError, match=rf"^method 'newton' forms the d × d Hessian .*: d = {d} features would "
-                                             rf"need 4 GiB; it takes at most {newton.MAX_FEATURES} features .* "
+        with pytest.raises(ValueError, match=rf"^method 'newton' with solver='cholesky' forms the d × d Hessian .*: "
+                                             rf"d = {d} features would need 4 GiB; it takes at most "
+                                             rf"{newton.MAX_FEATURES} features .* Use solver='cg' .* "
                                              r"e\.g\. method='sdca'"):
-            cdlab.solve(problem, "newton")
+            cdlab.solve(problem, "newton", solver="cholesky")
         _, peak = tracemalloc.get_traced_memory()
-        with pytest.raises(ValueError, match=r"^method 'newton' forms the d × d Hessian"):
-            newton.NewtonState(problem, "uniform", None)  # a state built directly refuses too
+        with pytest.raises(ValueError, match=r"^method 'newton' with solver='cholesky' forms the d × d Hessian"):
+            newton.NewtonState(problem, "uniform", None, solver="cholesky")  # a state built directly refuses too
         _, peak_state = tracemalloc.get_traced_memory()
+        # the default takes it on the CG path, in O(n + d) memory
+        res = cdlab.solve(problem, "newton", tol=1e-9)
+        _, peak_cg = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert max(peak, peak_state) < 8 * d * 100  # a few length-d vectors at most, never d² doubles
+    assert max(peak, peak_state, peak_cg) < 8 * d * 100  # a few length-d vectors at most, never d² doubles
+    assert res.converged and newton.inner_solver(problem) == "cg" and res.options["solver"] == "auto"
     at_limit = sp.random(50, newton.MAX_FEATURES, density=1e-3, random_state=0, format="csr")
-    assert newton.features_refusal(cdlab.Problem(at_limit, problem.y, lam=1e-2)) == ""  # the limit is taken
+    taken = cdlab.Problem(at_limit, problem.y, lam=1e-2)
+    assert newton.features_refusal(taken, {"solver": "cholesky"}) == ""  # the limit is taken
 
 
 def _blas_threads_seen(monkeypatch, problem, n_jobs):
@@ -161,7 +173,7 @@ def _blas_threads_seen(monkeypatch, problem, n_jobs):
         return form(self)
 
     monkeypatch.setattr(newton.NewtonState, "_gradient_and_hessian", watched)
-    res = cdlab.solve(problem, "newton", tol=1e-10, n_jobs=n_jobs)
+    res = cdlab.solve(problem, "newton", tol=1e-10, n_jobs=n_jobs, solver="cholesky")
     return res, set(seen)
 
 
@@ -186,7 +198,7 @@ def test_concurrent_runs_leave_the_processs_blas_threads_as_they_were():
     def solve_some(n_jobs):
         try:
             for _ in range(5):
-                assert cdlab.solve(problem, "newton", tol=1e-10, n_jobs=n_jobs).converged
+                assert cdlab.solve(problem, "newton", tol=1e-10, n_jobs=n_jobs, solver="cholesky").converged
         except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
     threads = [threading.Thread(target=solve_some, args=(k % 2 + 1,)) for k in range(3)]
@@ -203,13 +215,153 @@ def test_it_checkpoints_after_every_iteration_where_one_outweighs_a_checkpoint()
     row per iteration (so the run stops at the first certifiable one); a given interval in passes is
     honoured; where it does not, the driver's geometric cadence."""
     problem = synthetic_problem("logistic", n=300, d=20, seed=8)
-    assert newton.iteration_ns(problem) >= newton.EVERY_STEP_RATIO * newton.checkpoint_ns(problem)
-    res = cdlab.solve(problem, "newton", tol=1e-10)
+    assert newton.cholesky_iteration_ns(problem) >= newton.EVERY_STEP_RATIO * newton.checkpoint_ns(problem)
+    res = cdlab.solve(problem, "newton", tol=1e-10, solver="cholesky")
     assert res.converged and res.trace.steps.tolist() == list(range(len(res.trace)))
     assert (res.trace.gap.iloc[:-1] > 1e-10).all()
-    regular = cdlab.solve(problem, "newton", tol=0, max_passes=16, eval_every=4.0)
+    regular = cdlab.solve(problem, "newton", tol=0, max_passes=16, eval_every=4.0, solver="cholesky")
     assert (np.diff(regular.trace.steps) >= 2).all() and len(regular.trace) >= 3
     cheap = sparse_problem(n=20000, d=5, density=0.2, seed=9, loss="logistic", lam=1e-2)
-    assert newton.iteration_ns(cheap) < newton.EVERY_STEP_RATIO * newton.checkpoint_ns(cheap)
-    geometric = cdlab.solve(cheap, "newton", tol=0, max_steps=8)
+    assert newton.cholesky_iteration_ns(cheap) < newton.EVERY_STEP_RATIO * newton.checkpoint_ns(cheap)
+    geometric = cdlab.solve(cheap, "newton", tol=0, max_steps=8, solver="cholesky")
     assert geometric.trace.steps.tolist() == [0, 1, 2, 4, 8]
+
+
+# ------------------------------------------------------------------ the CG inner solver
+
+def many_features_problem(loss, lam_factor=1.0, seed=0):
+    """Sparse text-like data (power-law column counts, some columns empty) with more features than the
+    Cholesky path takes; rows scaled by their mean norm."""
+    n, d = 600, newton.MAX_FEATURES + 904
+    X, y = make_synthetic(n, d, density=0.004, col_skew=1.0, labels="regression" if loss == "squared" else "linear",
+                          normalize="mean", seed=seed, allow_empty=True)
+    return cdlab.Problem(X, y, loss=loss, lam=lam_factor / n)
+
+
+@pytest.mark.parametrize("lam_factor", [1.0, 0.01])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_cg_path_certified_and_agrees_with_an_independent_optimum_beyond_max_features(loss, lam_factor):
+    problem = many_features_problem(loss, lam_factor)
+    assert problem.n_features > newton.MAX_FEATURES and (problem.col_nnz == 0).any()
+    assert newton.inner_solver(problem) == "cg"
+    res = check_certified(problem, "newton", tol=1e-9)
+    assert not res.w[problem.col_nnz == 0].any()  # an empty column's weight stays 0
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_cg_path_certified_and_agrees_with_an_independent_optimum_on_rcv1_small(loss):
+    X, y = mean_scaled_dataset("rcv1_small")
+    problem = cdlab.Problem(X, y, loss=loss, lam=1.0 / X.shape[0])
+    res = check_certified(problem, "newton", tol=1e-9)
+    if loss != "squared":
+        assert res.trace.steps.iloc[-1] <= 30  # Newton iterations, each a truncated CG solve
+    else:  # the squared loss: CG on the normal equations, one step per CG iteration, certified between them
+        assert res.trace.steps.iloc[-1] > 1
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_cg_and_cholesky_reach_the_same_certified_optimum_on_real_data(loss):
+    problem = scaled_problem("a9a", loss).with_params(lam=0.01 / 2000)
+    cg = check_certified(problem, "newton", tol=1e-9, solver="cg")
+    cholesky = check_certified(problem, "newton", tol=1e-9, solver="cholesky")
+    assert abs(cg.trace.primal.iloc[-1] - cholesky.trace.primal.iloc[-1]) <= 2e-9
+
+
+def reference_cg_direction(problem, w, z):
+    """Nocedal & Wright's Algorithm 7.1 direction written out with dense numpy: ∇P, H = XᵀDX/n + λI, CG from 0
+    until ‖r‖ ≤ min(½, √‖∇P‖)·‖∇P‖; returns (direction, CG iterations)."""
+    X, n = problem.X.toarray(), problem.n_samples
+    deriv = np.array([L.loss_deriv(problem.loss_code, zi, yi, problem.s) for zi, yi in zip(z, problem.y)])
+    curv = np.array([L.loss_curvature(problem.loss_code, zi, yi, problem.s) for zi, yi in zip(z, problem.y)])
+    grad = X.T @ deriv / n + problem.lam * w
+    H = X.T @ (curv[:, None] * X) / n + problem.lam * np.eye(problem.n_features)
+    step, r = np.zeros_like(grad), -grad
+    direction, k = r.copy(), 0
+    target = min(0.5, np.sqrt(np.linalg.norm(grad))) * np.linalg.norm(grad)
+    while np.linalg.norm(r) > target and k < newton.MAX_CG_ITERATIONS:
+        q = H @ direction
+        a = (r @ r) / (direction @ q)
+        step, r_new = step + a * direction, r - a * q
+        direction, r = r_new + (r_new @ r_new) / (r @ r) * direction, r_new
+        k += 1
+    return step, k, curv
+
+
+@pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge"])
+def test_cg_direction_and_work_counted_by_hand(loss):
+    """One Newton-CG iteration: its direction is Algorithm 7.1's (dense numpy), and it reads X once for ∇P and
+    per Hessian-vector product once for Xp and once more for each row whose curvature is not 0 (the smoothed
+    hinge's rows off its quadratic piece are read once): nnz + k·(nnz + Σ_{φ''_i ≠ 0} nnz_i); XΔ is summed
+    along the way, so the line search reads no X."""
+    problem = sparse_problem(n=60, d=25, density=0.3, seed=2, loss=loss, lam=1e-3)
+    state = newton.NewtonState(problem, "uniform", None, solver="cg")
+    state.run(1)  # away from w = 0, where every smoothed-hinge margin is on the quadratic piece
+    w, z, before = state.w.copy(), state.z.copy(), state.nnz_touched
+    step, k, curv = reference_cg_direction(problem, w, z)
+    state.run(1)
+    assert state.cg_iterations[-1] == k >= 2
+    np.testing.assert_allclose(state.step, step, rtol=1e-9, atol=1e-12)
+    curved = int(problem.row_nnz[curv != 0].sum())
+    assert loss == "logistic" or curved < problem.nnz  # the smoothed hinge has rows off its quadratic piece
+    assert state.nnz_touched - before == problem.nnz + k * (problem.nnz + curved)
+    assert state.data_passes == pytest.approx(state.nnz_touched / problem.nnz, rel=1e-15)
+    np.testing.assert_allclose(state.u, problem.X @ state.step, rtol=1e-10, atol=1e-13)
+
+
+def test_cg_on_the_squared_loss_counts_two_passes_per_iteration_and_one_for_the_start():
+    """The squared loss under CG: one sweep for the start's residual −∇P(0), then two per CG iteration
+    (a step); CG's iterates are the exact minimisers over the Krylov space, so after d steps w is w*."""
+    problem = sparse_problem(n=60, d=12, density=0.4, seed=3, loss="squared", lam=1e-2)
+    state = newton.NewtonState(problem, "uniform", None, solver="cg")
+    for k in (1, 3, 12):
+        state.run(k - state.steps)
+        assert (state.steps, state.nnz_touched, state.data_passes) == (k, (1 + 2 * k) * problem.nnz, 1.0 + 2 * k)
+    X = problem.X.toarray()
+    w_star = np.linalg.solve(X.T @ X / 60 + 1e-2 * np.eye(12), X.T @ problem.y / 60)
+    np.testing.assert_allclose(state.w, w_star, rtol=1e-8, atol=1e-10)
+    res = cdlab.solve(problem, "newton", tol=0, max_steps=4, solver="cg", eval_every=1.0)
+    assert res.trace.nnz_touched.tolist()[-1] == 9 * problem.nnz
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_a_tiny_lam_ends_with_a_clear_status_and_bounded_iterations(loss):
+    """λ = 1e-8/n: H is ill-conditioned, CG stops at MAX_CG_ITERATIONS per Newton iteration (so one iteration,
+    which a run cannot stop inside, reads X at most 2·MAX_CG_ITERATIONS + 1 times) and the run ends on its
+    budget, its objective decreasing and its certificate finite."""
+    problem = many_features_problem(loss).with_params(lam=1e-8 / 600)
+    res = cdlab.solve(problem, "newton", tol=1e-12, max_passes=1500, eval_every=1.0)
+    assert res.status in ("converged", "max_passes") and np.isfinite(res.trace.gap).all()
+    # the budget ends a run within half a step of max_passes
+    assert res.status == "converged" or res.trace.passes.iloc[-1] >= 1500 - newton.MAX_CG_ITERATIONS - 1
+    assert (np.diff(res.trace.primal) <= 1e-12 * abs(res.trace.primal.iloc[0])).all()
+    per_step = np.diff(res.trace.passes) / np.maximum(np.diff(res.trace.steps), 1)
+    assert per_step.max() <= 2 * newton.MAX_CG_ITERATIONS + 1
+
+
+@pytest.mark.parametrize("solver", ["qr", "Cholesky", None, 3])
+def test_a_bad_solver_is_one_clear_value_error(solver):
+    problem = sparse_problem(loss="logistic", lam=1e-2)
+    message = rf"^unknown solver {re.escape(repr(solver))}; choose one of \['auto', 'cg', 'cholesky'\]$"
+    with pytest.raises(ValueError, match=message):
+        cdlab.solve(problem, "newton", solver=solver)
+    with pytest.raises(ValueError, match=message):
+        newton.NewtonState(problem, "uniform", None, solver=solver)
+
+
+def test_the_inner_solver_and_its_step_cost():
+    """Cholesky where its predicted solve is cheaper (few features), CG beyond MAX_FEATURES; a forced solver
+    is kept; a step's predicted cost (MethodSpec.step_ns) is the Cholesky iteration's, or on the CG path its
+    most, MAX_CG_ITERATIONS Hessian-vector products (the squared loss's step: one)."""
+    X, y = make_synthetic(2000, 20, seed=7, normalize="rows")
+    small = cdlab.Problem(X, y, loss="logistic", lam=1e-3 / 2000)  # few features, κ large: CG needs many products
+    wide = many_features_problem("logistic")
+    assert newton.inner_solver(small) == "cholesky" and newton.inner_solver(wide) == "cg"
+    assert newton.inner_solver(small, "cg") == "cg" and newton.inner_solver(wide, "cholesky") == "cholesky"
+    assert newton.solve_ns(small, "cholesky") < newton.solve_ns(small, "cg")
+    spec = cdlab.METHODS["newton"]
+    assert spec.step_ns(small) == newton.cholesky_iteration_ns(small)
+    assert spec.step_ns(wide) == newton.cg_iteration_ns(wide, newton.MAX_CG_ITERATIONS)
+    assert spec.step_ns(small, {"solver": "cg"}) == newton.cg_iteration_ns(small, newton.MAX_CG_ITERATIONS)
+    squared = many_features_problem("squared")
+    assert spec.step_ns(squared) == newton.cg_iteration_ns(squared, 1)
+    assert newton.cg_iteration_ns(wide, 2) - newton.cg_iteration_ns(wide, 1) > 2 * newton.CG_NS_PER_NNZ * wide.nnz

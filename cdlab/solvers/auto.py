@@ -44,17 +44,21 @@ the driver like any other method (same checkpoints, same certificate):
    (benchmarks/race.py, rcv1_small, squared and logistic, κ from 0.25 to 1e4):
    ASDCA needed 3–50× SDCA's passes and more seconds everywhere, so auto stays
    plain below ``KAPPA_ACCELERATE`` and takes ASDCA (uniform, L2 only) above it.
-3. **Or Newton** — with a smooth loss, L2 only and few features (d ≤
-   ``newton.MAX_FEATURES``), damped Newton (``cdlab.solvers.newton``) replaces
-   the pick above when its predicted seconds are lower:
-       Newton:      NEWTON_ITERATIONS[loss] × (newton.iteration_ns (H, Cholesky,
-                    passes) + newton.checkpoint_ns)
+3. **Or Newton** — with a smooth loss and L2 only, damped Newton
+   (``cdlab.solvers.newton``, its inner solver the one ``newton.inner_solver``
+   picks) replaces the pick above when its predicted seconds are lower — by
+   ``CG_MARGIN``× on the CG path:
+       Newton:      newton.predicted_ns: with Cholesky, newton.NEWTON_ITERATIONS[loss]
+                    × (newton.cholesky_iteration_ns (H, Cholesky, passes) +
+                    newton.checkpoint_ns); with CG, newton.cg_products (growing as
+                    √κ) Hessian-vector products of 2 passes each, and checkpoints
        first order: FIRST_ORDER_PASSES_PER_BOUND × (the face-off's least bound, in passes)
                     × FIRST_ORDER_NS_PER_NNZ × nnz
-   Newton's iterations barely depend on κ, the first-order passes grow with it,
-   so Newton takes the small-λ and squared-loss problems with few features,
-   SDCA the well-conditioned ones and every problem whose d³ or Σ_i nnz_i² is
-   large. Measured (one thread, loaded machine, whole solve to a certified gap
+   Newton's iterations barely depend on κ, CG's products grow as √κ, the
+   first-order passes as κ, so Newton takes the small-λ and squared-loss
+   problems (Cholesky with few features, CG with many: rcv1_small and
+   reuters_moneyfx squared at λ = 0.01/n, reuters_moneyfx logistic at 0.01/n),
+   SDCA the well-conditioned ones. Measured for the Cholesky path (one thread, loaded machine, whole solve to a certified gap
    ≤ 1e-6·|P*|, rows scaled by their mean norm, median of 3; SDCA seconds ÷
    Newton seconds): at λ = 0.01/n logistic a9a 47, ijcnn1 24, w8a 24, phishing
    8.9, heart_scale 5.9, mushrooms 1.5; squared loss at λ = 1/n 3.0–19 and at
@@ -88,17 +92,21 @@ PRIMAL_MARGIN = 3.0
 # uniform's: a random permutation per epoch, which importance sampling cannot use, needed
 # about half the passes of i.i.d. uniform draws in the race (SDCA and primal CD).
 IMPORTANCE_MARGIN = 2.0
-# Newton's iterations to a certified gap ≤ 1e-6·|P*| (checkpointing after every iteration), by loss:
-# logistic 1–11 (median 6), smoothed hinge 4–23 (median 9.5) on heart_scale, mushrooms, phishing,
-# ijcnn1, a9a, w8a, madelon at λ = 1/n and 0.01/n, rows scaled by their mean norm; set a little above
-# the medians. The squared loss's P is quadratic: one step.
-NEWTON_ITERATIONS = {"squared": 1, "logistic": 8, "smoothed_hinge": 12}
 # The first-order pick's passes to that gap over the face-off's bound on them (eq. 15, no log(1/ε)
 # factor): SDCA measured 4.8–8.5 (squared 6.5–8.5) on the same data sets, 1.35 once (mushrooms,
 # logistic, 0.01/n), 11 on w8a; and its seconds per nonzero of a pass, checkpoints included: 6–35 ns
 # (110 on a9a at 6 passes, where the checkpoints dominate).
 FIRST_ORDER_PASSES_PER_BOUND = 5.0
 FIRST_ORDER_NS_PER_NNZ = 15.0
+# Newton on its CG path replaces the first-order pick only when predicted this many times faster. Measured
+# (benchmarks/newton_cg_bench.py and the CG path's calibration, one thread, loaded machine, rows scaled by
+# the mean norm; predicted ratio → measured first-order seconds ÷ CG's): rcv1_small squared 0.01/n
+# 3.2 → 2.5, reuters_moneyfx squared 0.01/n 3.7 → 3.9, logistic 0.01/n 2.3 → 3.6, smoothed hinge 0.01/n
+# 2.5 → 1.9; below the margin: rcv1_small smoothed hinge 0.01/n 1.9 → 0.14 (SDCA's exact step on a dual
+# whose coordinates sit at their bounds needs far fewer passes than its bound), rcv1_small logistic 0.01/n
+# 1.7 → 1.0, colon-cancer squared 0.01/n 1.6 → 2.0 (primal CD; a win left out), squared 1/n 1.4 → 0.6,
+# logistic 1/n 0.94 → 0.6, rcv1_small squared 1/n 0.76 → 0.8.
+CG_MARGIN = 2.0
 
 
 def faceoff_work(problem) -> dict:
@@ -128,25 +136,35 @@ def choose(problem) -> dict:
     bound_passes = float(min(work[side, s] for side in ("primal", "dual") for s in ("uniform", "importance"))
                          / problem.nnz)
     first_ns = FIRST_ORDER_PASSES_PER_BOUND * bound_passes * FIRST_ORDER_NS_PER_NNZ * problem.nnz
-    iterations = NEWTON_ITERATIONS[problem.loss]
-    iteration_ns, checkpoint_ns = float(newton.iteration_ns(problem)), float(newton.checkpoint_ns(problem))
-    newton_ns = iterations * (iteration_ns + checkpoint_ns)
+    solver = newton.inner_solver(problem)
+    newton_ns = newton.predicted_ns(problem, solver)
     choice["predicted_seconds"] = {"newton": newton_ns * 1e-9, choice["method"]: first_ns * 1e-9}
-    if newton_ns >= first_ns:
+    margin = 1.0 if solver == "cholesky" else CG_MARGIN
+    if margin * newton_ns >= first_ns:
         return choice
-    reason = (choice["reason"] + f"; but with d = {problem.n_features} features damped Newton is predicted faster: "
-              f"{iterations} iteration{'s' if iterations > 1 else ''} × ({iteration_ns * 1e-6:.3g} ms "
-              f"for the d × d Hessian, its Cholesky factor and 2 passes + {checkpoint_ns * 1e-6:.3g} ms "
-              f"for a checkpoint) = {newton_ns * 1e-9:.3g} s against "
+    checkpoint_ms = float(newton.checkpoint_ns(problem)) * 1e-6
+    if solver == "cholesky":
+        iterations = newton.NEWTON_ITERATIONS[problem.loss]
+        how = (f"with d = {problem.n_features} features damped Newton is predicted faster: "
+               f"{iterations} iteration{'s' if iterations > 1 else ''} × "
+               f"({newton.cholesky_iteration_ns(problem) * 1e-6:.3g} ms for the d × d Hessian, its Cholesky factor "
+               f"and 2 passes + {checkpoint_ms:.3g} ms for a checkpoint)")
+    else:
+        products = newton.cg_products(problem)
+        how = (f"Newton with conjugate gradients (Hessian-vector products, 2 passes each) is predicted faster: "
+               f"~{products:.0f} products over ~{newton.cg_newton_iterations(problem):.0f} steps "
+               f"({newton.solve_ns(problem, 'cg') * 1e-9:.3g} s) + "
+               f"{newton.solve_checkpoints(problem, 'cg'):.0f} checkpoints × {checkpoint_ms:.3g} ms")
+    reason = (choice["reason"] + f"; but {how} = {newton_ns * 1e-9:.3g} s against "
               f"{first_ns * 1e-9:.3g} s for {choice['method']} ({FIRST_ORDER_PASSES_PER_BOUND:g} × the bound's "
               f"{bound_passes:.3g} passes): newton")
     return dict(choice, method="newton", sampling="uniform", side="primal", accelerated=False, options={},
-                reason=reason)
+                inner_solver=solver, reason=reason)
 
 
 def _newton_takes(problem) -> bool:
-    """Whether newton accepts ``problem`` (its MethodSpec's checks: a smooth loss, L2 only, d at most
-    newton.MAX_FEATURES, λ > 0)."""
+    """Whether newton accepts ``problem`` with its default options (its MethodSpec's checks: a smooth loss,
+    L2 only, λ > 0)."""
     try:
         get_method("newton").check(problem, "uniform", {})
     except ValueError:
@@ -243,6 +261,9 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     elif n_jobs > 1 and options.get("shrinking"):
         kwargs = {**kwargs, "n_jobs": 1}
         choice["reason"] += f"; n_jobs={n_jobs} not used: shrinking runs on one thread"
+    elif n_jobs > 1 and choice.get("inner_solver") == "cg":
+        kwargs = {**kwargs, "n_jobs": 1}
+        choice["reason"] += f"; n_jobs={n_jobs} not used: newton's CG path runs on one thread"
     run = driver.prepare(problem, choice["method"], choice["sampling"], **kwargs, **options)
     result = run.execute(resolve_reference(problem, reference))
     result.auto_reason = choice["reason"]
@@ -254,5 +275,5 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     return result
 
 
-__all__ = ["AUTO", "FIRST_ORDER_NS_PER_NNZ", "FIRST_ORDER_PASSES_PER_BOUND", "IMPORTANCE_MARGIN", "KAPPA_ACCELERATE",
-           "NEWTON_ITERATIONS", "PRIMAL_MARGIN", "choose", "faceoff_work", "first_order_choice", "solve"]
+__all__ = ["AUTO", "CG_MARGIN", "FIRST_ORDER_NS_PER_NNZ", "FIRST_ORDER_PASSES_PER_BOUND", "IMPORTANCE_MARGIN", "KAPPA_ACCELERATE",
+           "PRIMAL_MARGIN", "choose", "faceoff_work", "first_order_choice", "solve"]

@@ -149,11 +149,12 @@ class MethodSpec:
     # (sampling, options) -> why the method refuses that sampling with those options ('' if it takes it): for
     # a refusal that depends on an option (SDCA's shrinking); ``samplings`` is the rest
     sampling_rule: Callable | None = None
-    # problem -> why the method refuses this problem's data ('' if it takes it), checked before any work:
-    # for a size the method's memory cannot take (newton's d × d Hessian)
+    # (problem, options) -> why the method refuses this problem's data with those options ('' if it takes it),
+    # checked before any work: for a size the method's memory cannot take (newton's d × d Hessian)
     problem_rule: Callable | None = None
-    # problem -> predicted ns of one step on one thread, for a method whose step is a whole iteration that a
-    # run cannot stop inside (newton's d × d factorisation); None where a step is a coordinate's or a pass's
+    # (problem, options=None) -> predicted ns of one step on one thread (options: the method's defaults where
+    # not given), for a method whose step is a whole iteration that a run cannot stop inside (newton's d × d
+    # factorisation, or its CG inner solve); None where a step is a coordinate's or a pass's
     step_ns: Callable | None = None
     renamed: dict = field(default_factory=dict)  # old option name -> its new name
     renamed_values: dict = field(default_factory=dict)  # option -> {old value name: new value name}
@@ -213,7 +214,7 @@ class MethodSpec:
                              f"supported: {sorted(self.losses)}")
         if problem.l1 > 0 and not self.supports_l1:
             raise ValueError(f"method {self.name!r} does not support l1 > 0 (elastic net)")
-        reason = "" if self.problem_rule is None else self.problem_rule(problem)
+        reason = "" if self.problem_rule is None else self.problem_rule(problem, {**self.options, **options})
         if reason:
             raise ValueError(reason)
         if self.needs_lam and problem.lam <= 0:

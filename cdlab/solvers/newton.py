@@ -3,9 +3,14 @@
 For P(w) = (1/n) Σ_i φ(x_i·w; y_i) + (λ/2)‖w‖² with a smooth loss, each
 iteration solves the Newton system
 
-    H Δ = −∇P(w),    H = Xᵀ diag(φ''(Xw)) X / n + λI    (d × d, dense)
+    H Δ = −∇P(w),    H = Xᵀ diag(φ''(Xw)) X / n + λI    (d × d)
 
-by a Cholesky factorisation (LAPACK's potrf/potrs through scipy.linalg) and
+by one of two inner solvers, the option ``solver``: "cholesky" forms H and
+factors it (LAPACK's potrf/potrs through scipy.linalg; d ≤ MAX_FEATURES),
+"cg" never forms it (conjugate gradients on Hessian-vector products, "The CG
+path" below; memory O(n + d)), and "auto" (the default) takes the one of the
+lower predicted seconds (``inner_solver``: ``predicted_ns`` of each), CG
+wherever d > MAX_FEATURES. Either way the iteration
 moves w ← w + tΔ, t the first of 1, ½, ¼, … that decreases P sufficiently
 (Armijo; Boyd & Vandenberghe 2004, *Convex Optimization*, §9.5, Algorithm 9.5,
 "damped Newton", with the backtracking line search of §9.2, α = ARMIJO,
@@ -56,6 +61,23 @@ Memory: H and its Cholesky factor, 2·d² doubles (+ BLOCK_ROWS × d on the dens
 path and a few length-n vectors), bounded by MAX_FEATURES and
 refused before anything is allocated; l1 > 0 (elastic net, which needs a
 proximal Newton method) and the non-smooth losses are refused.
+
+The CG path (``cdlab.solvers._newton_cg``): a truncated Newton method (Nocedal
+& Wright 2006, Algorithm 7.1, "line search Newton–CG"; liblinear's primal
+solver is its trust-region sibling). Each iteration reads X once for ∇P, then
+runs CG on H Δ = −∇P from Δ = 0 with products Hv = Xᵀ(D(Xv))/n + λv, each
+reading X twice (a row whose φ''_i is 0 once), until ‖r‖ ≤ η‖∇P‖ with the
+forcing term η = min(½, √‖∇P‖) (their eq. 7.3; superlinear convergence,
+Theorem 7.2) or MAX_CG_ITERATIONS products; XΔ is summed from the products'
+Xp, so the line search above reads no X. An iteration thus reads X
+1 + 2k times for k products, all counted (nnz_touched, passes), and at most
+2·MAX_CG_ITERATIONS + 1 times: the bound ``iteration_ns`` (``MethodSpec.step_ns``)
+predicts, a run stopping only between steps. The squared loss's P is
+quadratic: its CG path is CG on the normal equations (XᵀX/n + λI)w = Xᵀy/n,
+carried across steps, one step per CG iteration (2 passes; 1 more at the start
+and at a restart), certified by the driver between them. Memory: a few
+length-d and length-n vectors. The CG path runs on one thread (``n_jobs``
+sets the Cholesky path's BLAS threads).
 """
 from __future__ import annotations
 
@@ -67,11 +89,24 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
+from .._checks import check_choice
 from ._kernels import dense_dot
+from ._newton_cg import cg_steps, gradient, newton_cg_direction, nonempty_columns, unsigned_view
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
+from .budget import AUTO_CAP, AUTO_FIRST
 
-# The most features Newton takes: H and its factor, 2·d² doubles, are 256 MiB at 4096.
+# The inner solvers of the Newton system; "auto" picks by the cost model (``inner_solver``).
+SOLVERS = ("auto", "cholesky", "cg")
+# The most features the Cholesky path takes: H and its factor, 2·d² doubles, are 256 MiB at 4096.
 MAX_FEATURES = 4096
+# Newton's iterations to a certified gap ≤ 1e-6·|P*| (checkpointing after every iteration), by loss:
+# logistic 1–11 (median 6), smoothed hinge 4–23 (median 9.5) on heart_scale, mushrooms, phishing,
+# ijcnn1, a9a, w8a, madelon at λ = 1/n and 0.01/n, rows scaled by their mean norm (Cholesky); set a little
+# above the medians. The squared loss's P is quadratic: one Cholesky step.
+NEWTON_ITERATIONS = {"squared": 1, "logistic": 8, "smoothed_hinge": 12}
+# The CG path: at most this many Hessian-vector products per Newton iteration (so one iteration, which a run
+# cannot stop inside, reads X at most 2·MAX_CG_ITERATIONS + 1 times); the forcing term usually stops CG first.
+MAX_CG_ITERATIONS = 100
 ARMIJO = 1e-4  # sufficient decrease of the line search (Boyd & Vandenberghe's α)
 MAX_TRIALS = 60  # halvings of t before the iteration gives up moving (2^-60: rounding only)
 # When H + λI is not positive definite in floating point, shift its diagonal by SHIFT_FLOOR × max H_jj,
@@ -94,6 +129,14 @@ DENSIFY_NS_PER_ENTRY = 2.5
 # of it overhead).
 ITERATION_NS_PER_NNZ = 15.0
 ITERATION_OVERHEAD_NS = 2e5
+# The CG path's cost model (``cg_products``, ``cg_iteration_ns``): Hessian-vector products of a whole solve
+# (a floor, and per √κ by loss), ns per nonzero of a sweep, per entry of the O(n + d) vector work of a CG
+# iteration, and per Newton iteration.
+CG_PRODUCTS_FLOOR = 5.0
+CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
+CG_NS_PER_NNZ = 2.5
+CG_NS_PER_ENTRY = 2.0
+CG_OVERHEAD_NS = 5e4
 # The driver's checkpoint (``checkpoint_ns``): one pass for Xw and Xᵀα, and per example the loss, its
 # conjugate and the Fenchel–Young gap (logs and exps for the logistic loss). Measured (logistic, one
 # thread): ijcnn1 10.3 ms, w8a 10.8, a9a 8.7, phishing 2.1, madelon 3.1, mushrooms 1.1.
@@ -122,12 +165,90 @@ def dense_rows(problem) -> bool:
     return dense < sparse
 
 
-def iteration_ns(problem) -> float:
-    """Predicted ns of one iteration on one thread: H the cheaper way, its Cholesky factorisation
+def cholesky_iteration_ns(problem) -> float:
+    """Predicted ns of one Cholesky iteration on one thread: H the cheaper way, its factorisation
     (d³/3 multiply-adds at BLAS speed) and the rest (ITERATION_NS_PER_NNZ, ITERATION_OVERHEAD_NS)."""
     d = float(problem.n_features)
     return (min(hessian_ns(problem)) + BLAS_NS_PER_MADD * d ** 3 / 3
             + ITERATION_NS_PER_NNZ * problem.nnz + ITERATION_OVERHEAD_NS)
+
+
+def cg_products(problem) -> float:
+    """Predicted Hessian-vector products of a whole solve on the CG path: CG's bound grows as √κ (Nocedal &
+    Wright 2006, eq. 5.36), κ ≤ 1 + ‖X‖_F²/(nγλ) bounding H's condition number (φ'' ≤ 1/γ, λ_max(XᵀX) ≤
+    ‖X‖_F²): CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[loss] × √κ."""
+    kappa = 1.0 + float(problem.frob_sq) / (problem.n_samples * problem.gamma * problem.lam)
+    return CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[problem.loss] * math.sqrt(kappa)
+
+
+def cg_iteration_ns(problem, products) -> float:
+    """Predicted ns of a step of the CG path that runs ``products`` Hessian-vector products: 2 sweeps over X
+    each, one more for ∇P and the line search unless the loss is squared (whose step is one CG iteration),
+    and the O(n + d) rest (CG_NS_PER_NNZ, CG_NS_PER_ENTRY, CG_OVERHEAD_NS)."""
+    newton_step = problem.loss != "squared"
+    sweeps = 2 * products + newton_step
+    entries = (products + newton_step) * (problem.n_samples + problem.n_features)
+    return sweeps * CG_NS_PER_NNZ * problem.nnz + CG_NS_PER_ENTRY * entries + CG_OVERHEAD_NS * newton_step
+
+
+def cg_newton_iterations(problem) -> float:
+    """Predicted steps of a whole solve on the CG path: Newton iterations (NEWTON_ITERATIONS), or for the
+    squared loss its CG iterations (``cg_products``)."""
+    return cg_products(problem) if problem.loss == "squared" else float(NEWTON_ITERATIONS[problem.loss])
+
+
+def solve_ns(problem, solver) -> float:
+    """Predicted ns of Newton's whole solve with the inner ``solver`` ("cholesky" or "cg"), checkpoints left
+    out: NEWTON_ITERATIONS Cholesky iterations, or ``cg_newton_iterations`` steps sharing ``cg_products``."""
+    if solver == "cholesky":
+        return NEWTON_ITERATIONS[problem.loss] * cholesky_iteration_ns(problem)
+    steps = cg_newton_iterations(problem)
+    return steps * cg_iteration_ns(problem, cg_products(problem) / steps)
+
+
+def solve_checkpoints(problem, solver) -> float:
+    """Predicted checkpoints of a whole solve under eval_every="auto": one per Newton iteration, or for the
+    squared loss's CG steps (cheaper than a checkpoint) the driver's geometric cadence, its intervals doubling
+    from budget.AUTO_FIRST pass up to AUTO_CAP passes."""
+    if solver == "cholesky" or problem.loss != "squared":
+        return float(NEWTON_ITERATIONS[problem.loss])
+    passes = 2.0 * cg_products(problem) + 1.0
+    doubling = math.log2(AUTO_CAP / AUTO_FIRST) + 1.0
+    return doubling + max(0.0, passes - AUTO_CAP) / AUTO_CAP
+
+
+def predicted_ns(problem, solver) -> float:
+    """Predicted ns of a whole ``cdlab.solve`` call with the inner ``solver``: ``solve_ns`` and the
+    checkpoints (``solve_checkpoints`` × ``checkpoint_ns``)."""
+    return solve_ns(problem, solver) + solve_checkpoints(problem, solver) * checkpoint_ns(problem)
+
+
+def inner_solver(problem, solver="auto") -> str:
+    """The inner solver of a run: ``solver`` when it names one ("cholesky" or "cg"), else ("auto") the one of
+    the least ``predicted_ns``, CG where d > MAX_FEATURES (the Hessian does not fit)."""
+    check_choice("solver", solver, SOLVERS)
+    if solver != "auto":
+        return solver
+    if problem.n_features > MAX_FEATURES:
+        return "cg"
+    return "cholesky" if predicted_ns(problem, "cholesky") <= predicted_ns(problem, "cg") else "cg"
+
+
+def typical_iteration_ns(problem, solver) -> float:
+    """Predicted ns of one typical step of the inner ``solver`` ("cholesky" or "cg")."""
+    if solver == "cholesky":
+        return cholesky_iteration_ns(problem)
+    return solve_ns(problem, "cg") / cg_newton_iterations(problem)
+
+
+def iteration_ns(problem, options=None) -> float:
+    """Predicted ns of one step (``MethodSpec.step_ns``: a run cannot stop inside it) on one thread, for the
+    inner solver ``options`` pick: a Cholesky iteration, or on the CG path its most, MAX_CG_ITERATIONS
+    Hessian-vector products (the squared loss: one)."""
+    solver = inner_solver(problem, (options or {}).get("solver", "auto"))
+    if solver == "cholesky":
+        return cholesky_iteration_ns(problem)
+    return cg_iteration_ns(problem, 1 if problem.loss == "squared" else MAX_CG_ITERATIONS)
 
 
 def checkpoint_ns(problem) -> float:
@@ -135,16 +256,20 @@ def checkpoint_ns(problem) -> float:
     return CHECKPOINT_NS_PER_NNZ * problem.nnz + CHECKPOINT_NS_PER_EXAMPLE * problem.n_samples
 
 
-def features_refusal(problem) -> str:
-    """Why Newton refuses ``problem``: a d whose d × d Hessian (and its factor) would exceed
-    MAX_FEATURES' memory ('' if it takes it). Read from d alone, before anything is allocated."""
+def features_refusal(problem, options=None) -> str:
+    """Why Newton refuses ``problem`` with ``options`` (``MethodSpec.problem_rule``): solver="cholesky" on a d
+    whose d × d Hessian (and its factor) would exceed MAX_FEATURES' memory ('' if it takes it; the CG path,
+    O(n + d), takes any d). Read from d alone, before anything is allocated; a ``solver`` that is none of
+    SOLVERS raises."""
+    solver = check_choice("solver", (options or {}).get("solver", "auto"), SOLVERS)
     d = problem.n_features
-    if d <= MAX_FEATURES:
+    if d <= MAX_FEATURES or solver != "cholesky":
         return ""
-    return (f"method 'newton' forms the d × d Hessian and its Cholesky factor (2·d² doubles): d = {d} features "
-            f"would need {2 * 8 * float(d) ** 2 / 2 ** 30:.3g} GiB; it takes at most {MAX_FEATURES} features "
-            f"({2 * 8 * MAX_FEATURES ** 2 / 2 ** 20:.0f} MiB). Use a method whose memory scales with the data, "
-            f"e.g. method='sdca' (or 'lbfgs')")
+    return (f"method 'newton' with solver='cholesky' forms the d × d Hessian and its Cholesky factor (2·d² "
+            f"doubles): d = {d} features would need {2 * 8 * float(d) ** 2 / 2 ** 30:.3g} GiB; it takes at most "
+            f"{MAX_FEATURES} features ({2 * 8 * MAX_FEATURES ** 2 / 2 ** 20:.0f} MiB). Use solver='cg' (memory "
+            f"O(n + d), the default above {MAX_FEATURES} features), or a method whose memory scales with the data, "
+            f"e.g. method='sdca'")
 
 
 @functools.lru_cache(maxsize=1)
@@ -218,33 +343,53 @@ def line_point(code, z, u, y, s, t):
 
 
 class NewtonState(State):
-    """Damped Newton (module docstring); ``n_jobs``: the threads BLAS and LAPACK may use."""
+    """Damped Newton (module docstring). ``solver``: how each iteration solves the Newton system,
+    "cholesky", "cg" or "auto" (``inner_solver``); ``n_jobs``: the threads BLAS and LAPACK may use
+    (the Cholesky path's; the CG path runs on one thread)."""
 
-    def __init__(self, problem, sampling, rng, n_jobs=1):
-        refusal = features_refusal(problem)  # before anything of size d² exists
+    def __init__(self, problem, sampling, rng, solver="auto", n_jobs=1):
+        refusal = features_refusal(problem, {"solver": solver})  # before anything of size d² exists
         if refusal:
             raise ValueError(refusal)
         super().__init__(problem, rng)
         n, d = problem.n_samples, problem.n_features
+        self.solver = inner_solver(problem, solver)
         self.threads = blas_controller()  # BLAS's limit is set to n_jobs around each iteration's calls
         self.n_jobs = n_jobs
-        self.dense = dense_rows(problem)
         # once quadratic convergence sets in, the gap drops by orders per iteration: checkpoint after each
         # one when an iteration outweighs EVERY_STEP_RATIO checkpoints (a State's checkpoint_every_step)
-        self.checkpoint_every_step = iteration_ns(problem) >= EVERY_STEP_RATIO * checkpoint_ns(problem)
+        self.checkpoint_every_step = typical_iteration_ns(problem, self.solver) >= EVERY_STEP_RATIO * checkpoint_ns(
+            problem)
         self.w = np.zeros(d)
         self.z = np.zeros(n)  # Xw, carried along the line searches (no pass over X to refresh it)
         self.u = np.zeros(n)  # XΔ of the last iteration
         self.deriv, self.curv = np.empty(n), np.empty(n)
         self.grad = np.empty(d)
-        self.H = np.zeros((d, d), order="F")
-        self.factor = np.zeros((d, d), order="F")
-        self.block = np.empty((min(BLOCK_ROWS, n), d)) if self.dense else None  # the dense path's rows
+        if self.solver == "cholesky":
+            self.dense = dense_rows(problem)
+            self.H = np.zeros((d, d), order="F")
+            self.factor = np.zeros((d, d), order="F")
+            self.block = np.empty((min(BLOCK_ROWS, n), d)) if self.dense else None  # the dense path's rows
+        else:  # CG's vectors: O(n + d)
+            self.step, self.r, self.p_dir, self.q = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
+            self.xp = np.zeros(n)
+            self.sweep = (unsigned_view(problem.X.indptr), unsigned_view(problem.X.indices), problem.X.data,
+                          nonempty_columns(problem))
+            self.rho = None  # the squared loss's carried CG: r·r (None before the first iteration)
+            self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
         self.value = line_point(problem.loss_code, self.z, self.z, problem.y, problem.s, 0.0)[0] / n  # P(0)
-        self.steps_per_pass = 1
+        # the Cholesky path's iteration reads X twice; the CG path's count varies and is measured (``_count``)
+        self.steps_per_pass = 1 if self.solver == "cholesky" else 0.5
         self.last_step = None  # t of the last iteration (None before the first)
 
     def run(self, n_steps):
+        if self.solver == "cg":
+            if self.p.loss == "squared":
+                self._conjugate_gradients(n_steps)
+            else:
+                self._newton_cg(n_steps)
+            self.steps_per_pass = self.steps / self.data_passes
+            return
         p = self.p
         for _ in range(n_steps):
             with _BLAS_LIMIT, self.threads.limit(limits=self.n_jobs, user_api="blas"):
@@ -320,6 +465,49 @@ class NewtonState(State):
                 return
             t *= 0.5
 
+    def _count(self, touched):
+        self.nnz_touched += int(touched)
+        self.data_passes += touched / self.p.nnz
+
+    def _newton_cg(self, n_steps):
+        """Newton iterations whose direction is CG's (``_newton_cg.newton_cg_direction``): one sweep for ∇P,
+        two per Hessian-vector product (at most MAX_CG_ITERATIONS), none for XΔ (summed along the way)."""
+        p = self.p
+        for _ in range(n_steps):
+            loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
+            iterations, touched = newton_cg_direction(
+                *self.sweep, self.deriv, self.curv, p.lam, self.w, MAX_CG_ITERATIONS,
+                self.grad, self.step, self.u, self.r, self.p_dir, self.q, self.xp)
+            self.cg_iterations.append(int(iterations))
+            self._count(touched)
+            self.steps += 1
+            self._line_search(self.step.copy())
+
+    def _conjugate_gradients(self, n_steps):
+        """The squared loss: ``n_steps`` iterations of CG on its normal equations, carried across calls
+        (``_newton_cg.cg_steps``); it (re)starts from the true residual r = −∇P(w), one sweep, at the
+        first call and wherever it stops short (pᵀHp ≤ 0 by rounding, or r = 0), a restart counting as a step."""
+        p = self.p
+        indptr, indices, data, cols = self.sweep
+        done = 0
+        while done < n_steps:
+            if self.rho is None:
+                loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
+                self._count(gradient(indptr, indices, data, self.deriv, p.lam, self.w, self.grad))
+                np.negative(self.grad, out=self.r)
+                self.p_dir[:] = self.r
+                self.rho = dense_dot(self.r, self.r)
+            moved, self.rho, touched = cg_steps(*self.sweep, self.curv, p.lam, n_steps - done,
+                                                self.w, self.z, self.r, self.p_dir, self.q, self.xp, self.rho)
+            self._count(touched)
+            done += moved
+            if done < n_steps:  # stopped short: a restart, which counts as a step (so a run always advances)
+                self.rho = None
+                done += 1
+        self.steps += n_steps
+        self.value = (line_point(p.loss_code, self.z, self.z, p.y, p.s, 0.0)[0] / p.n_samples
+                      + 0.5 * p.lam * dense_dot(self.w, self.w))  # P(w), O(n + d), no pass over X
+
     def iterate(self):
         return self.w, None
 
@@ -327,6 +515,7 @@ class NewtonState(State):
 register(MethodSpec(
     name="newton", make=NewtonState, kind="primal", axis="none",
     source="Boyd & Vandenberghe 2004, Convex Optimization §9.5 (damped Newton, backtracking line search); "
-           "H = XᵀDX/n + λI by Cholesky",
+           "H = XᵀDX/n + λI by Cholesky, or by CG on Hessian-vector products (Nocedal & Wright 2006, "
+           "Algorithm 7.1, line search Newton-CG)",
     losses=SMOOTH_LOSSES, supports_l1=False, problem_rule=features_refusal, step_ns=iteration_ns,
 ))
