@@ -5,6 +5,7 @@ import panel as pn
 from cdlab.solvers import METHODS
 from cdlab.ui import glossary, presets
 from cdlab.ui.advice import loss_notice, loss_reason, notices, refuses_loss
+from cdlab.ui.runner import sampling_choices
 from cdlab.ui.state import SYNCED, Experiment
 from cdlab.ui.views import Banner
 from cdlab.ui.views.controls import MethodRow
@@ -90,8 +91,9 @@ def test_method_rows_grey_out_explain_and_hide_meaningless_samplings():
     assert not rows["primal_cd"].check.disabled
     for m, row in rows.items():
         assert m in row.help.value and glossary.METHODS[m][:20] in row.help.value
-        one = len(row.sampling.options) == 1
-        assert row.sampling.visible == (not one) and row.fixed.visible == one
+        one = len(sampling_choices(m)) == 1  # one sampling: named as text, no menu to choose from
+        assert (row.sampling is None) == one and (row.fixed is None) == (not one)
+        assert (row.batch is None) == (not METHODS[m].batch)
     assert rows["gd"].fixed.object == "full gradient" and rows["asdca"].fixed.object == "uniform"
 
 

@@ -14,7 +14,10 @@ from ..state import Experiment
 
 
 class MethodRow(pn.viewable.Viewer):
-    """A method's checkbox, sampling and mini-batch size, two-way linked to the state."""
+    """A method's checkbox, sampling and mini-batch size, two-way linked to the state. A row holds only
+    the widgets its method uses (each is a model the page builds, sends and lays out, ×17 methods): a
+    sampling menu where there is a choice (else ``sampling`` is None and ``fixed`` names the one), a
+    mini-batch size where the method takes one (else ``batch`` is None)."""
 
     state = param.ClassSelector(class_=Experiment)
     method = param.String()
@@ -27,22 +30,23 @@ class MethodRow(pn.viewable.Viewer):
                                          css_classes=[f"cdlab-method-{m}"])
         # a method with one sampling (or none: full gradients) shows it as text, not as a choice
         choices = sampling_choices(m)
-        self.sampling = pn.widgets.Select(options=choices, value=s.samplings.get(m) or s.default_sampling(m),
-                                          width=175, margin=(5, 5), css_classes=[f"cdlab-sampling-{m}"],
-                                          visible=len(choices) > 1)
-        fixed = choices[0] if glossary.samples(m) else "full gradient"
-        self.fixed = pn.pane.Markdown(fixed, visible=len(choices) == 1, width=175, margin=(12, 10, 0, 10),
-                                      styles={"color": "#555", "font-size": "0.9em"})
+        self.sampling = self.fixed = self.batch = None
+        if len(choices) > 1:
+            self.sampling = pn.widgets.Select(options=choices, value=s.samplings.get(m) or s.default_sampling(m),
+                                              width=175, margin=(5, 5), css_classes=[f"cdlab-sampling-{m}"])
+            self.sampling.param.watch(self._to_state, "value")
+        else:
+            self.fixed = pn.pane.Markdown(choices[0] if glossary.samples(m) else "full gradient", width=175,
+                                          margin=(12, 10, 0, 10), styles={"color": "#555", "font-size": "0.9em"})
         self.help = pn.widgets.TooltipIcon(value=pn.bind(self._help, s.param.loss), margin=(12, 0, 0, 0),
                                            css_classes=[f"cdlab-help-{m}"])
         self.check.disabled = pn.bind(lambda loss, methods: bool(loss_reason(m, loss)) and m not in methods,
                                       s.param.loss, s.param.methods)
-        self.batch = pn.widgets.IntInput(value=int(s.batch_sizes.get(m, 1)), start=1, width=55, margin=(5, 5),
-                                         visible=spec.batch, placeholder="batch",
-                                         css_classes=[f"cdlab-batch-{m}"])
+        if spec.batch:
+            self.batch = pn.widgets.IntInput(value=int(s.batch_sizes.get(m, 1)), start=1, width=55, margin=(5, 5),
+                                             placeholder="batch", css_classes=[f"cdlab-batch-{m}"])
+            self.batch.param.watch(self._to_state, "value")
         self.check.param.watch(self._to_state, "value")
-        self.sampling.param.watch(self._to_state, "value")
-        self.batch.param.watch(self._to_state, "value")
         s.param.watch(self._from_state, ["methods", "samplings", "batch_sizes"])
 
     def _to_state(self, event):
@@ -51,7 +55,8 @@ class MethodRow(pn.viewable.Viewer):
             chosen = set(s.methods) | {m} if event.new else set(s.methods) - {m}
             updates = {"methods": [x for x in s.param.methods.objects if x in chosen]}
             if event.new and m not in s.samplings:
-                updates["samplings"] = {**s.samplings, m: self.sampling.value}
+                sampling = self.sampling.value if self.sampling is not None else sampling_choices(m)[0]
+                updates["samplings"] = {**s.samplings, m: sampling}
             s.param.update(**updates)
         elif event.obj is self.sampling:
             s.set_sampling(m, event.new)
@@ -61,16 +66,18 @@ class MethodRow(pn.viewable.Viewer):
     def _from_state(self, *events):
         s, m = self.state, self.method
         self.check.value = m in s.methods
-        if s.samplings.get(m) in self.sampling.options:
+        if self.sampling is not None and s.samplings.get(m) in self.sampling.options:
             self.sampling.value = s.samplings[m]
-        self.batch.value = int(s.batch_sizes.get(m, 1))
+        if self.batch is not None:
+            self.batch.value = int(s.batch_sizes.get(m, 1))
 
     def _help(self, loss):
         reason = loss_reason(self.method, loss)
         return glossary.method_help(self.method) + (f"\n\n**Not available:** {reason}." if reason else "")
 
     def __panel__(self):
-        return pn.Row(self.check, self.help, self.sampling, self.fixed, self.batch, margin=0)
+        return pn.Row(*(w for w in (self.check, self.help, self.sampling, self.fixed, self.batch) if w is not None),
+                      margin=0)
 
 
 class Controls(pn.viewable.Viewer):

@@ -12,4 +12,8 @@ def holoviews_bokeh():
     import holoviews as hv
 
     hv.extension("bokeh", logo=False)
+    # canvas, not WebGL (HoloViews' default): these plots draw at most a few thousand glyphs, which a
+    # canvas paints in milliseconds, while each WebGL plot is copied onto its canvas at every repaint,
+    # and every plot of the page repaints when a plot arrives (0.4-0.5 s of a run's longest browser stall)
+    hv.renderer("bokeh").webgl = False
     return hv
