@@ -244,8 +244,8 @@ NEWTON_STEP_TOL = 1e-7
 
 @njit(inline="always", cache=True)
 def _logistic_root_left(b, one_minus_b, c, q, sc, smc):
-    """The root t of h(t) = t − c + q(σ(t) − b) when σ(c) > b, so that it lies in
-    (logit b, c); ``one_minus_b`` is 1 − b to full relative precision and
+    """(σ(t), σ(−t)) at the root t of h(t) = t − c + q(σ(t) − b) when σ(c) > b, so that it lies
+    in (logit b, c); ``one_minus_b`` is 1 − b to full relative precision and
     (sc, smc) = ``_sigmoid_pair(c)``, which the caller has computed.
 
     h is increasing with h' = 1 + qσ(1−σ) ∈ [1, 1 + q/4], and the root is
@@ -256,23 +256,32 @@ def _logistic_root_left(b, one_minus_b, c, q, sc, smc):
     σ(t) ≈ e^t, about log q below c, and Newton started from logit b overshot to
     near c and then crept back about 1 per iteration on the exponential, so for
     q beyond ~1e26 it ran out of iterations far from the root.
+
+    Cost: one logarithm (logit b) and one exponential per Newton iteration; the
+    choice of start and the returned pair need none (see the comments).
     """
     lo = c - q * (((one_minus_b - smc) if c > 0.0 else (sc - b)))
     hi = c
-    ell = math.log(q) + c
+    start = -np.inf
     if b > 0.0:
-        logit_b = math.log(b) - math.log(one_minus_b)
+        # b < 1 here (σ(c) > b), so 1 − b > 0
+        logit_b = math.log(b / one_minus_b)
         lo = max(lo, logit_b)
-        # c − W(e^ℓ) > logit b  ⇔  W(e^ℓ) < g = c − logit b  ⇔  ℓ < g + log g (W(x e^x) = x, W increasing):
-        # W is computed only when it gives the larger start, which the usual SDCA step (b near the
-        # root) never needs
+        # c − W(q e^c) > logit b  ⇔  W(q e^c) < g = c − logit b  ⇔  q e^c < g e^g (W(x e^x) = x, W
+        # increasing)  ⇔  q b < g (1 − b) (e^g = e^c (1 − b)/b): no logarithm to choose; W is computed
+        # only when it gives the larger start, which the usual SDCA step (b near the root) never needs
         g = c - logit_b
-        t = logit_b if (g <= 0.0 or ell >= g + math.log(g)) else c - _lambert_w_exp(ell)
-    else:
-        t = c - _lambert_w_exp(ell)
+        if g <= 0.0 or q * b >= g * one_minus_b:
+            start = logit_b
+    t = start if start > -np.inf else c - _lambert_w_exp(math.log(q) + c)
     t = min(max(t, lo), hi)
+    # at t = logit b, (σ(t), σ(−t)) is (b, 1 − b) up to the rounding of the logarithm (relative
+    # 1e-16·|t|), which moves the Newton step by as little (h' ≥ q·b(1 − b)): no exp needed there
+    sg, sm = b, one_minus_b
     for _ in range(60):
-        sg, sm = _sigmoid_pair(t)
+        if t != start:
+            sg, sm = _sigmoid_pair(t)
+        start = np.nan  # only the first iteration can be at logit b
         # σ(t) − b as (1 − b) − σ(−t) when σ(t) > ½: no cancellation of two numbers near 1
         h = t - c + q * ((one_minus_b - sm) if t > 0.0 else (sg - b))
         if h > 0.0:
@@ -280,23 +289,25 @@ def _logistic_root_left(b, one_minus_b, c, q, sc, smc):
         elif h < 0.0:
             lo = t
         else:
-            break
+            return sg, sm
         t_new = t - h / (1.0 + q * sg * sm)
         # The error of t is |t − root| ≈ |t_new − t| = δ, and Newton's error after the step is
         # e ≤ (|h''|/2h')·δ² with |h''|/h' = qσ'|1−2σ|/(1+qσ') < 1 (h' varies by e^δ ≈ 1 over the
         # step), so e < δ²/2: after a step of δ ≤ NEWTON_STEP_TOL = 1e-7 the error in t_new is below
         # 1e-14, hence so is the relative error of b⁺ and 1 − b⁺ (|d log b| = (1 − b)|dt| ≤ |dt|),
-        # and no further Newton step (a further exp) is needed. A t_new outside the bracket is no
+        # and no further Newton step (a further exp) is needed. σ(±t_new) are then taken to first
+        # order from σ(±t): log σ(t + δ) − log σ(t) = σ(−t)δ + O(δ²), so σ(t)(1 + σ(−t)δ) and
+        # σ(−t)(1 − σ(t)δ) are within δ² < 1e-14 relatively. A t_new outside the bracket is no
         # such step: the bisection below takes over until the bracket itself is that small.
         if abs(t_new - t) <= NEWTON_STEP_TOL and lo <= t_new <= hi:
-            t = t_new
-            break
+            d = (t_new - t) * sg * sm
+            return sg + d, sm - d
         if not (lo < t_new < hi):
             t_new = 0.5 * (lo + hi)  # safeguard: bisect
         t = t_new
         if hi - lo <= 1e-15 * (1.0 + abs(t)):
             break
-    return t
+    return _sigmoid_pair(t)
 
 
 @njit(inline="always", cache=True)
@@ -319,9 +330,10 @@ def _logistic_step(b, yz, q):
     if side == 0.0:
         return sc, smc
     if side > 0.0:
-        return _sigmoid_pair(_logistic_root_left(b, one_minus_b, c, q, sc, smc))
+        return _logistic_root_left(b, one_minus_b, c, q, sc, smc)
     # σ(−c) = (smc, sc) exactly: _sigmoid_pair depends on |c| and swaps its pair with the sign
-    return _sigmoid_pair(-_logistic_root_left(one_minus_b, b, -c, q, smc, sc))
+    mirrored, mirrored_rest = _logistic_root_left(one_minus_b, b, -c, q, smc, sc)
+    return mirrored_rest, mirrored
 
 
 @njit(inline="always", cache=True)
