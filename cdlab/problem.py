@@ -20,7 +20,7 @@ from ._checks import check_real
 from .data._input import (BYTES_PER_NONZERO, BYTES_PER_ROW_OR_COLUMN, GiB, check_sparse_structure,  # noqa: F401
                           default_max_bytes, problem_bytes)
 from .data.dataset import Data
-from .regularizer import fenchel_young_sum, soft_threshold_sq_norm, squares_and_abs_sums
+from .regularizer import fenchel_young_sum, regularizer_sums, soft_threshold_sq_norm, squares_and_abs_sums
 
 
 def soft_threshold(v, t):
@@ -194,7 +194,11 @@ class Problem:
         if z is None:
             z = self.X @ w
         sq, ab = squares_and_abs_sums(w)
-        return L.sum_loss(self.loss_code, z, self.y, self.s) / self.n_samples + 0.5 * self.lam * sq + self.l1 * ab
+        return self._primal_from(L.sum_loss(self.loss_code, z, self.y, self.s), sq, ab)
+
+    def _primal_from(self, loss_sum, sq, ab):
+        """P from Σ_i φ_i(z_i), ‖w‖² and ‖w‖₁."""
+        return loss_sum / self.n_samples + 0.5 * self.lam * sq + self.l1 * ab
 
     def v_from_alpha(self, alpha):
         """v(α) = Xᵀα/(λn)."""
@@ -212,8 +216,12 @@ class Problem:
         alpha = self._check_alpha(alpha)
         if v is None:
             v = self.v_from_alpha(alpha)
-        return (L.sum_neg_conj(self.loss_code, alpha, self.y, self.s) / self.n_samples
-                - 0.5 * self.lam * soft_threshold_sq_norm(v, self.l1 / self.lam))
+        return self._dual_from(L.sum_neg_conj(self.loss_code, alpha, self.y, self.s),
+                               soft_threshold_sq_norm(v, self.l1 / self.lam))
+
+    def _dual_from(self, neg_conj_sum, st_sq):
+        """D from Σ_i −φ_i*(−α_i) and ‖S_{μ/λ}(v)‖²."""
+        return neg_conj_sum / self.n_samples - 0.5 * self.lam * st_sq
 
     def alpha_from_w(self, w):
         """α_i(w) = −φ_i'(x_i·w): the dual point a primal method reports."""
@@ -232,7 +240,22 @@ class Problem:
         alpha = self._check_alpha(alpha)
         if z is None:
             z = self.X @ w
-        loss_part = L.sum_fenchel_young(self.loss_code, z, alpha, self.y, self.s) / self.n_samples
+        loss_sum = L.sum_fenchel_young(self.loss_code, z, alpha, self.y, self.s)
         if v is None:
             v = self.v_from_alpha(alpha)
-        return float(loss_part + self.lam * fenchel_young_sum(w, v, self.l1 / self.lam))
+        return self._gap_from(loss_sum, fenchel_young_sum(w, v, self.l1 / self.lam))
+
+    def _gap_from(self, fy_loss_sum, fy_reg_sum):
+        """G from Σ_i FY_φ(z_i, α_i) and Σ_j FY_g(w_j, v_j)."""
+        return float(fy_loss_sum / self.n_samples + self.lam * fy_reg_sum)
+
+    def certificates(self, w, alpha, *, z, v):
+        """(P(w), D(α), G(w, α)) from z = Xw and v = v(α), bit for bit :meth:`primal`, :meth:`dual` and
+        :meth:`gap`, with the regulariser's four sums in one pass over w and v (``regularizer_sums``):
+        what a checkpoint computes."""
+        w, alpha = self._check_w(w), self._check_alpha(alpha)
+        sq, ab, st_sq, fy_reg = regularizer_sums(w, v, self.l1 / self.lam)
+        code, y, s = self.loss_code, self.y, self.s
+        return (self._primal_from(L.sum_loss(code, z, y, s), sq, ab),
+                self._dual_from(L.sum_neg_conj(code, alpha, y, s), st_sq),
+                self._gap_from(L.sum_fenchel_young(code, z, alpha, y, s), fy_reg))

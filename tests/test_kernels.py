@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import cdlab
-from cdlab.regularizer import fenchel_young_sum, soft_threshold_sq_norm, squares_and_abs_sums
+from cdlab.regularizer import fenchel_young_sum, regularizer_sums, soft_threshold_sq_norm, squares_and_abs_sums
 from cdlab.solvers._kernels import certificate_sweep
 from independent import dual_value, neg_derivative, primal_value
 
@@ -127,6 +127,25 @@ def test_regularizer_sums_keep_nan_and_clip_rounding():
     w = np.random.default_rng(0).standard_normal(1000)
     terms = [fenchel_young_sum(w[j:j + 1], w[j:j + 1] + 0.3 * np.sign(w[j:j + 1]), 0.3) for j in range(1000)]
     assert min(terms) >= 0.0 and fenchel_young_sum(w, w + 0.3 * np.sign(w), 0.3) == sum(terms)
+
+
+@pytest.mark.parametrize("t", [0.0, 0.5])
+def test_the_one_pass_regularizer_sums_are_bit_for_bit_the_separate_ones(t):
+    """``regularizer_sums`` (a checkpoint's one pass) adds each sum in the order of its own function, and
+    ``Problem.certificates`` is ``primal``, ``dual`` and ``gap`` exactly; NaN kept, rounding clipped alike."""
+    rng = np.random.default_rng(5)
+    w, v = rng.standard_normal(20_000), rng.standard_normal(20_000)
+    w[::3] = 0.0
+    for a, b in ((w, v), (w, w + t * np.sign(w)), (np.array([1.0, np.nan]), np.array([np.nan, 2.0]))):
+        got = regularizer_sums(a, b, t)
+        want = (*squares_and_abs_sums(a), soft_threshold_sq_norm(b, t), fenchel_young_sum(a, b, t))
+        np.testing.assert_array_equal(np.array(got), np.array(want))
+    for loss in LOSSES:
+        p = _problem(loss, 0.02, seed=2)
+        res = cdlab.solve(p, "sdca", max_passes=1, tol=0.0, seed=0)
+        z, v_alpha = p.X @ res.w, p.v_from_alpha(res.alpha)
+        assert p.certificates(res.w, res.alpha, z=z, v=v_alpha) == (
+            p.primal(res.w, z=z), p.dual(res.alpha, v=v_alpha), p.gap(res.w, res.alpha, z=z, v=v_alpha))
 
 
 @pytest.mark.parametrize("n", [0, 1, 50_000])

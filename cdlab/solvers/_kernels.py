@@ -291,7 +291,8 @@ def certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, 
         z[i] = zi
         if alpha_from_w:
             alpha[i] = -L.loss_deriv(code, zi, y[i], s)
-        sparse_axpy(indices, data, start, end, alpha[i], xt_alpha)
+        if alpha[i] != 0.0:  # a zero α_i adds nothing (hinge: the examples beyond the margin)
+            sparse_axpy(indices, data, start, end, alpha[i], xt_alpha)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -68,7 +68,7 @@ def _checkpoint(problem, w, alpha, n_jobs=1):
         with parallel_section(n_jobs):
             parallel_certificate_sweep(*args, row_blocks(X.indptr, n_jobs))
     v /= problem.lam * problem.n_samples
-    return alpha, problem.primal(w, z=z), problem.dual(alpha, v=v), problem.gap(w, alpha, z=z, v=v)
+    return (alpha, *problem.certificates(w, alpha, z=z, v=v))
 
 
 def cancels(value) -> bool:
