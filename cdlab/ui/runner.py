@@ -99,7 +99,8 @@ def sampling_argument(run: RunSpec, problem):
 
 
 # a run stops (Cancel, the time budget) only between steps: the page refuses a method whose one step is
-# predicted (MethodSpec.step_ns) to take longer than this (newton's iteration: a d × d Hessian and its factor)
+# predicted (MethodSpec.step_ns, with the run's options) to take longer than this (newton's iteration: a d × d
+# Hessian and its factor, or its CG inner solve)
 STEP_SECONDS = 1.0
 
 
@@ -116,7 +117,7 @@ def check(run: RunSpec, problem):
             raise ValueError(f"batch size {run.batch_size} exceeds the {problem.n_samples} examples")
     except ValueError as exc:
         return str(exc)
-    seconds = 0.0 if spec.step_ns is None else spec.step_ns(problem) * 1e-9
+    seconds = 0.0 if spec.step_ns is None else spec.step_ns(problem, run.options) * 1e-9
     if seconds > STEP_SECONDS:
         return (f"one step of {run.method!r} is predicted to take {seconds:.2g} s on these data ({spec.source}), and "
                 f"a run stops only between steps: the page, which answers Cancel within {STEP_SECONDS:g} s, does "
