@@ -121,6 +121,20 @@ def test_importance_only_when_its_bound_wins_by_the_margin():
     assert auto.choose(cdlab.Problem(Xe, ye, loss="logistic", lam=1.0 / 300))["sampling"] == "permutation"
 
 
+def test_a_bound_below_the_margin_keeps_the_permutation():
+    """w8a, logistic, λ = 1/n: importance's bound is between 2× and IMPORTANCE_MARGIN× below uniform's, and
+    the race measured the permutation there in 8 passes against importance's 18.5: auto runs the permutation."""
+    from _helpers import mean_scaled_dataset
+
+    X, y = mean_scaled_dataset("w8a")
+    problem = cdlab.Problem(X, y, loss="logistic", lam=1.0 / X.shape[0])
+    work = auto.faceoff_work(problem)
+    choice = auto.first_order_choice(problem)
+    assert choice["side"] == "dual" and choice["faceoff_sampling"] == "uniform"
+    assert 2.0 < work["dual", "uniform"] / work["dual", "importance"] < auto.IMPORTANCE_MARGIN
+    assert (choice["method"], choice["sampling"]) == ("sdca", "permutation")
+
+
 def test_auto_refuses_what_it_cannot_honour():
     X, y = make_synthetic(50, 5, seed=0)
     problem = cdlab.Problem(X, y, lam=0.1)
