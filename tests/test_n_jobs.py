@@ -198,8 +198,9 @@ def test_a_method_without_a_parallel_mode_refuses_two_threads():
 
 @pytest.mark.parametrize("shape,picked", [((40, 400), "primal_cd"), ((400, 40), "sdca")])
 def test_auto_with_two_threads_uses_them_only_where_its_pick_can(shape, picked):
-    """A pick with a parallel mode runs on n_jobs threads; one without runs on one, and the reason says so."""
-    problem = sparse_problem(*shape, density=0.05, loss="squared", lam=1e-2)
+    """A pick with a parallel mode runs on n_jobs threads; one without runs on one, and the reason says so.
+    (l1 > 0: Newton, which the squared loss with d = 400 would otherwise get, takes no l1.)"""
+    problem = sparse_problem(*shape, density=0.05, loss="squared", lam=1e-2, l1=1e-4)
     res = cdlab.solve(problem, method="auto", n_jobs=2, tol=TOL, max_passes=3000)
     assert res.converged and res.method == picked
     if picked in parallel_methods():
