@@ -478,8 +478,16 @@ def test_the_page_refuses_newton_where_one_iteration_outlasts_a_cancel(monkeypat
     assert runner.check(runner.RunSpec("newton", "uniform"), problem) is None
     assert cdlab.METHODS["newton"].step_ns is newton.iteration_ns
     # 200 000 × 4096 at 10 M nonzeros, skewed rows
-    monkeypatch.setitem(cdlab.METHODS, "newton", dataclasses.replace(cdlab.METHODS["newton"], step_ns=lambda p: 34e9))
-    reason = runner.check(runner.RunSpec("newton", "uniform"), problem)
+    asked = []
+
+    def step_ns(p, options=None):
+        asked.append(options)
+        return 34e9
+
+    monkeypatch.setitem(cdlab.METHODS, "newton", dataclasses.replace(cdlab.METHODS["newton"], step_ns=step_ns))
+    run = runner.RunSpec("newton", "uniform")
+    reason = runner.check(run, problem)
+    assert asked == [run.options]  # the prediction is for the run's own options (newton's inner solver)
     assert "one step of 'newton' is predicted to take 34 s" in reason and "Cholesky" in reason and "sdca" in reason
     assert runner.check(runner.RunSpec("sdca", "uniform"), problem) is None
 
