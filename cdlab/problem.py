@@ -128,6 +128,16 @@ class Problem:
         """X in CSC, built on first use for the methods that read columns (``Data.X_csc``)."""
         return self.data.X_csc
 
+    @property
+    def csr_arrays(self):
+        """(indptr, indices, data) of X as the kernels take them (``Data.csr_arrays``)."""
+        return self.data.csr_arrays
+
+    @property
+    def csc_arrays(self):
+        """(indptr, indices, data) of X in CSC as the kernels take them (``Data.csc_arrays``)."""
+        return self.data.csc_arrays
+
     # ---------------------------------------------------------------- facts
     @property
     def loss_code(self) -> int:

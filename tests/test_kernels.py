@@ -25,8 +25,34 @@ def _problem(loss, l1, seed=0):
 
 def _sweep(p, w, alpha, from_w):
     z, xt_alpha = np.full(p.n_samples, np.nan), np.zeros(p.n_features)
-    certificate_sweep(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, w, alpha, from_w, z, xt_alpha)
+    certificate_sweep(*p.csr_arrays, p.y, p.loss_code, p.s, w, alpha, from_w, z, xt_alpha)
     return z, xt_alpha
+
+
+def test_kernel_arrays_are_unsigned_views_of_x():
+    """The kernels read X through unsigned views of its own index arrays: no copy, same bits."""
+    p = _problem("logistic", 0.0)
+    for M, arrays in ((p.X, p.csr_arrays), (p.X_csc, p.csc_arrays)):
+        indptr, indices, data = arrays
+        assert indptr.dtype.kind == indices.dtype.kind == "u"
+        assert np.shares_memory(indptr, M.indptr) and np.shares_memory(indices, M.indices) and data is M.data
+        np.testing.assert_array_equal(indices, M.indices)
+
+
+@pytest.mark.parametrize("method, options", [("sdca", {}), ("sdca", {"shrinking": True}), ("primal_cd", {})])
+def test_64_bit_indices_run_as_32_bit(method, options):
+    """X with int64 index arrays (scipy's choice beyond 2³¹ nonzeros) gives unsigned 64-bit views: the run
+    is bit for bit the one on int32 indices, its work counted as an integer."""
+    p = _problem("smoothed_hinge", 0.0)
+    p64 = cdlab.Problem(p.X, p.y, loss="smoothed_hinge", lam=0.05)
+    for M in (p64.X, p64.X_csc):  # cdlab narrows indices that fit 32 bits: widened here by hand
+        M.indptr, M.indices = M.indptr.astype(np.int64), M.indices.astype(np.int64)
+    assert p64.csr_arrays[1].dtype == p64.csc_arrays[1].dtype == np.uint64
+    sampling = "permutation" if options.get("shrinking") else "uniform"
+    runs = [cdlab.solve(q, method, sampling, tol=1e-10, max_passes=200, **options) for q in (p, p64)]
+    np.testing.assert_array_equal(runs[0].w, runs[1].w)
+    assert runs[0].trace.nnz_touched.tolist() == runs[1].trace.nnz_touched.tolist()
+    assert all(isinstance(v, int) for v in runs[1].trace.nnz_touched.tolist())
 
 
 @pytest.mark.parametrize("loss", LOSSES)

@@ -100,8 +100,9 @@ def test_partial_traces_stream_before_the_run_ends():
 
 
 def test_cancel_stops_a_long_run():
+    # λ = 1e-9 and tol 1e-13: SDCA cannot converge within the budget, so only the cancel can end the run early
     s = small(n_samples=3000, n_features=200, methods=["sdca"], samplings={"sdca": "uniform"}, log10_tol=-13.0,
-              max_passes=2000.0, max_time=600.0, auto_run=False)
+              lam_rule="manual", log10_lam=-9.0, max_passes=2000.0, max_time=600.0, auto_run=False)
     s.start()
     got_rows = threading.Event()
     for _ in range(600):

@@ -156,7 +156,7 @@ class ActiveSet:
 
     def advance(self, p, alpha, v, w, thresh, rng, n_steps) -> int:
         """``n_steps`` visits of the active set (``shrinking_chunk``); the nonzeros they read."""
-        return shrinking_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, p.lam * p.n_samples,
+        return shrinking_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples,
                                thresh, p.row_norms_sq, alpha, v, w, rng.random(n_steps), self.active, self.ints,
                                self.floats, UNSHRINK_RATIO, self.nnz)
 

@@ -79,7 +79,7 @@ class FullGradientState(State):
     def f_grad(self, w):
         """(f(w), ∇f(w)) for the smooth part f = mean loss; one pass over X."""
         p = self.p
-        fw = loss_grad(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, w, self.grad_buf, self.deriv)
+        fw = loss_grad(*p.csr_arrays, p.y, p.loss_code, p.s, w, self.grad_buf, self.deriv)
         self.nnz_touched += p.nnz
         self.data_passes += 1.0
         return fw, self.grad_buf.copy()

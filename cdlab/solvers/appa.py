@@ -170,7 +170,7 @@ class SDCAOracle:
         """k SDCA steps; returns (nonzeros read, data passes)."""
         p = self.p
         order = self.sampler.draw(self.rng, k)
-        nnz = dual_cd_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
+        nnz = dual_cd_chunk(*p.csr_arrays, p.y, p.loss_code, p.s,
                             (self.kappa + p.lam) * p.n_samples, 0.0, p.row_norms_sq,
                             self.alpha, self.w, self.w, order, self._no_scale, EXACT)
         return nnz, k / p.n_samples

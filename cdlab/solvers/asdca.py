@@ -130,7 +130,7 @@ class ASDCAState(State):
     def advance(self, n_steps):
         p = self.p
         batches = self.sampler.draw(self.rng, n_steps)
-        return asdca_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, batches,
+        return asdca_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, batches,
                            self.theta, p.lam * p.n_samples, self.steps, self.alpha, self.v, self.w, self.last)
 
     def iterate(self):

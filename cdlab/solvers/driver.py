@@ -58,15 +58,14 @@ def _checkpoint(problem, w, alpha, n_jobs=1):
     from_w = alpha is None
     if from_w:
         alpha = np.empty(problem.n_samples)
-    X = problem.X
     z = np.empty(problem.n_samples)
     v = np.zeros(problem.n_features)
-    args = (X.indptr, X.indices, X.data, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
+    args = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
     if n_jobs == 1:
         certificate_sweep(*args)
     else:
         with parallel_section(n_jobs):
-            parallel_certificate_sweep(*args, row_blocks(X.indptr, n_jobs))
+            parallel_certificate_sweep(*args, row_blocks(problem.X.indptr, n_jobs))
     v /= problem.lam * problem.n_samples
     return (alpha, *problem.certificates(w, alpha, z=z, v=v))
 

@@ -166,7 +166,7 @@ class DualCDState(State):
             self.steps_per_pass = self.active_set.steps_per_pass()
             return touched
         order = self.sampler.draw(self.rng, n_steps)
-        args = (p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, p.lam * p.n_samples, self.thresh,
+        args = (*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, self.thresh,
                 p.row_norms_sq, self.alpha, self.v, self.w, order, self.step_scale, self.rule)
         if self.n_jobs == 1:
             return dual_cd_chunk(*args)
@@ -181,7 +181,7 @@ class DualCDState(State):
         p = self.p
         self.v[:] = 0.0
         with parallel_section(self.n_jobs):
-            parallel_xt_alpha(p.X.indptr, p.X.indices, p.X.data, self.alpha, self.v,
+            parallel_xt_alpha(*p.csr_arrays, self.alpha, self.v,
                               row_blocks(p.X.indptr, self.n_jobs))
         self.v /= p.lam * p.n_samples
         if self.thresh > 0:

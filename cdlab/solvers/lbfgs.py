@@ -61,13 +61,13 @@ class _Channel:
 
 def _objective(problem):
     """(x ↦ (P(x), ∇P(x))) on w, or on (u, v) for the elastic-net split; no reference to the state."""
-    X, d = problem.X, problem.n_features
+    d = problem.n_features
     grad = np.empty(d)
     deriv = np.empty(problem.n_samples)
     lam, mu = problem.lam, problem.l1
 
     def f_grad_w(w):
-        fw = loss_grad(X.indptr, X.indices, X.data, problem.y, problem.loss_code, problem.s, w, grad, deriv)
+        fw = loss_grad(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, grad, deriv)
         return fw + 0.5 * lam * dense_dot(w, w), grad + lam * w
 
     if mu == 0:

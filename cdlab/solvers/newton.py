@@ -91,7 +91,7 @@ from numba import njit
 from .. import losses as L
 from .._checks import check_choice
 from ._kernels import dense_dot
-from ._newton_cg import cg_steps, gradient, newton_cg_direction, nonempty_columns, unsigned_view
+from ._newton_cg import cg_steps, gradient, newton_cg_direction, nonempty_columns
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .budget import AUTO_CAP, AUTO_FIRST
 
@@ -373,7 +373,7 @@ class NewtonState(State):
         else:  # CG's vectors: O(n + d)
             self.step, self.r, self.p_dir, self.q = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
             self.xp = np.zeros(n)
-            self.sweep = (unsigned_view(problem.X.indptr), unsigned_view(problem.X.indices), problem.X.data,
+            self.sweep = (*problem.csr_arrays,
                           nonempty_columns(problem))
             self.rho = None  # the squared loss's carried CG: r·r (None before the first iteration)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
@@ -404,18 +404,17 @@ class NewtonState(State):
     def _gradient_and_hessian(self):
         """grad = ∇P(w) and the lower triangle of H − λI, in one read of X."""
         p = self.p
-        X = p.X
         loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
         self.grad[:] = 0.0
         self.H[...] = 0.0
         if not self.dense:
-            gram_sweep(X.indptr, X.indices, X.data, self.deriv, self.curv, self.grad, self.H)
+            gram_sweep(*p.csr_arrays, self.deriv, self.curv, self.grad, self.H)
         else:
             from scipy.linalg.blas import dsyrk
 
             for lo in range(0, p.n_samples, BLOCK_ROWS):
                 block = self.block[:min(BLOCK_ROWS, p.n_samples - lo)]
-                densify_rows(X.indptr, X.indices, X.data, lo, self.deriv, self.curv, self.grad, block)
+                densify_rows(*p.csr_arrays, lo, self.deriv, self.curv, self.grad, block)
                 dsyrk(1.0, block.T, beta=1.0, c=self.H, trans=0, lower=1, overwrite_c=1)
         self.grad += p.lam * self.w
 

@@ -98,8 +98,7 @@ class PrimalCDState(State):
         order = self.sampler.draw(self.rng, n_steps)
         if self.cols is not None:
             order = self.cols[order]
-        Xc = p.X_csc
-        return primal_cd_chunk(Xc.indptr, Xc.indices, Xc.data, p.y, p.loss_code, p.s,
+        return primal_cd_chunk(*p.csc_arrays, p.y, p.loss_code, p.s,
                                float(p.n_samples), p.lam, p.l1, self.lip, self.w, self.z, order)
 
     def iterate(self):

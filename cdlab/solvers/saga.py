@@ -117,7 +117,7 @@ class SAGState(State):
         order = self.sampler.draw(self.rng, n_steps)
         touched = done = 0
         while done < n_steps:
-            nnz, k, L_new = sag_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s,
+            nnz, k, L_new = sag_chunk(*p.csr_arrays, p.y, p.loss_code, p.s,
                                       float(p.n_samples), self.w, self.gbar, self.table, self.last, 0,
                                       self.a, self.log_a, self.rho, self.eta, self.saga,
                                       order[done:done + rule.steps_left(n_steps - done)],

@@ -119,7 +119,7 @@ class SGDState(State):
     def advance(self, n_steps):
         p = self.p
         order = self.sampler.draw(self.rng, n_steps)
-        self.scale, touched = sgd_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, p.lam,
+        self.scale, touched = sgd_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam,
                                         self.rule, self.eta0, self.steps, self.u, self.scale, order)
         return touched
 

@@ -293,7 +293,7 @@ class SPDCState(State):
     def advance(self, n_steps):
         p = self.p
         batches = self.draw(n_steps)
-        return spdc_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, batches,
+        return spdc_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, batches,
                           self.q_dual, self.c_primal, 1.0 / p.n_samples, self.delta_dual,
                           self.tau, self.theta, self.lam_eff, p.l1, self.steps,
                           self.alpha, self.w, self.w_prev, self.U, self.last, self._dU)

@@ -160,7 +160,7 @@ class SVRGState(State):
     def _full_gradient(self, grad, deriv):
         """ḡ and the φ_i' at the current w (every coordinate up to date) into grad and deriv: one pass."""
         p = self.p
-        loss_grad(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w, grad, deriv)
+        loss_grad(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, grad, deriv)
         self.nnz_touched += p.nnz
         self.data_passes += 1.0
 
@@ -192,7 +192,7 @@ class SVRGState(State):
         """Run the steps of ``order`` (or fewer, where the line search ends the call) and bring every
         coordinate up to date; returns the steps done."""
         p, rule = self.p, self.step_rule
-        nnz, k, L_new = svrg_chunk(p.X.indptr, p.X.indices, p.X.data, p.y, p.loss_code, p.s, self.w, self.b,
+        nnz, k, L_new = svrg_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, self.b,
                                    self.last, self.pos, self.a, self.log_a, self.rho, self.eta, self.snap_deriv,
                                    order, p.row_norms_sq, rule.inv_gamma, rule.L, rule.search)
         self.nnz_touched += nnz
