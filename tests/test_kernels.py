@@ -2,6 +2,7 @@
 driver's checkpoints gives Xw, Xᵀα and α(w) bit for bit as scipy's products and
 Problem do, so the trace's certificates are exactly Problem.primal, .dual and .gap."""
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 
@@ -181,3 +182,27 @@ def test_dense_dot_equals_numpy(n):
     a, b = rng.standard_normal(n), rng.standard_normal(n)
     assert dense_dot(a, b) == pytest.approx(a @ b, rel=1e-12, abs=1e-12 * np.sqrt(n + 1))
     assert dense_dot(a, a) == pytest.approx(a @ a, rel=1e-13, abs=1e-300)
+
+
+@pytest.mark.parametrize("method, loss, options", [("sdca", "logistic", {}), ("sdca", "hinge", {"shrinking": True}),
+                                                   ("appa", "squared", {}), ("newton", "logistic", {})])
+def test_full_row_kernels_run_as_the_sparse_ones(monkeypatch, method, loss, options):
+    """On rows mostly full (``Data.full_rows_share``) the kernels read rows by ``row_dot``/``row_axpy``: a run,
+    its certificates included, is bit for bit the one of the sparse kernels (forced by a share no data reaches)."""
+    from cdlab.solvers import _kernels
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 8))
+    X[rng.random(X.shape) < 0.02] = 0.0  # a few rows not full
+    y = np.where(rng.standard_normal(60) >= 0, 1.0, -1.0)
+    p = cdlab.Problem(X, y, loss=loss, lam=0.02)
+    assert 0.5 <= p.data.full_rows_share < 1.0
+    assert _kernels.full_rows(p) is True
+    sampling = "permutation" if options.get("shrinking") else "uniform"
+    full = cdlab.solve(p, method, sampling, tol=1e-12, max_passes=300, **options)
+    monkeypatch.setattr(_kernels, "FULL_ROWS_SHARE", 2.0)
+    assert _kernels.full_rows(p) is None
+    sparse = cdlab.solve(p, method, sampling, tol=1e-12, max_passes=300, **options)
+    assert full.status == "converged"
+    np.testing.assert_array_equal(full.w, sparse.w)
+    pd.testing.assert_frame_equal(full.trace.drop(columns="time"), sparse.trace.drop(columns="time"))

@@ -126,6 +126,12 @@ class Data:
         return Xc
 
     @cached_fact
+    def full_rows_share(self) -> float:
+        """The share of rows with every entry stored (d nonzeros): the kernels for full rows run where
+        it is large (``solvers._kernels.for_rows``)."""
+        return float(np.count_nonzero(self.row_nnz == self.n_features)) / self.n_samples
+
+    @cached_fact
     def csr_arrays(self):
         """X's CSR arrays as every row-reading kernel takes them (``kernel_arrays``: views, no copy)."""
         return kernel_arrays(self.X)

@@ -23,6 +23,8 @@
 * ``dense_dot``: a·b for two dense vectors, a loop on the calling thread:
   numpy's ``a @ b`` is a BLAS call that runs on all of BLAS's threads and, on a
   busy machine, can wait milliseconds for them, once per call.
+* ``row_dot`` / ``row_axpy``: the same for a row that may be full, read then
+  as a dense row; a row kernel's argument ``full_rows`` (``full_rows``) picks them.
 * ``loss_grad``: the full gradient in one row-order sweep (agd, gd, svrg's
   snapshot, lbfgs); ``certificate_sweep``: Xw and Xᵀα in one row-order
   sweep (the driver's checkpoints); ``parallel_certificate_sweep`` and
@@ -55,6 +57,42 @@ def sparse_axpy(indices, data, start, end, c, out):
     """out += c·x for the compressed vector x = (indices, data)[start:end]."""
     for p in range(start, end):
         out[indices[p]] += c * data[p]
+
+
+@njit(inline="always", cache=True)
+def row_dot(indices, data, start, end, w):
+    """``sparse_dot`` that reads a full row (len(w) entries: its sorted, distinct indices are then
+    0, 1, …) as a dense one, its indices unread: the same sum in the same order, a third fewer bytes
+    read, contiguous loads."""
+    if end - start == w.shape[0]:
+        z = 0.0
+        for j in range(w.shape[0]):
+            z += data[start + j] * w[j]
+        return z
+    return sparse_dot(indices, data, start, end, w)
+
+
+@njit(inline="always", cache=True)
+def row_axpy(indices, data, start, end, c, out):
+    """``sparse_axpy`` that writes a full row as a dense one (``row_dot``)."""
+    if end - start == out.shape[0]:
+        for j in range(out.shape[0]):
+            out[j] += c * data[start + j]
+        return
+    sparse_axpy(indices, data, start, end, c, out)
+
+
+# A row kernel reads rows with ``row_dot``/``row_axpy`` where this share of the rows or more is full, else with
+# ``sparse_dot``/``sparse_axpy``: on madelon (all rows but one full) SDCA's pass was 1.4–1.6× faster so, while
+# ``row_dot``'s test on every row cost the sparse kernels up to 25 % a pass (rcv1_small).
+FULL_ROWS_SHARE = 0.5
+
+
+def full_rows(problem):
+    """The ``full_rows`` argument of the row kernels: True where at least FULL_ROWS_SHARE of ``problem``'s rows
+    are full, else None. A kernel tests ``full_rows is None``, a test numba resolves when it compiles (a None
+    argument's branch is pruned), so the sparse kernels are the code they were."""
+    return True if problem.data.full_rows_share >= FULL_ROWS_SHARE else None
 
 
 @njit(inline="always", cache=True)
@@ -283,27 +321,35 @@ def loss_grad(indptr, indices, data, y, code, s, w, grad, deriv):
 # --------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, lo, hi):
+def certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, lo, hi,
+                     full_rows=None):
     """``certificate_sweep`` over the rows lo..hi − 1 only."""
     for i in range(lo, hi):
         start, end = indptr[i], indptr[i + 1]
-        zi = sparse_dot(indices, data, start, end, w)
+        if full_rows is None:
+            zi = sparse_dot(indices, data, start, end, w)
+        else:
+            zi = row_dot(indices, data, start, end, w)
         z[i] = zi
         if alpha_from_w:
             alpha[i] = -L.loss_deriv(code, zi, y[i], s)
         if alpha[i] != 0.0:  # a zero α_i adds nothing (hinge: the examples beyond the margin)
-            sparse_axpy(indices, data, start, end, alpha[i], xt_alpha)
+            if full_rows is None:
+                sparse_axpy(indices, data, start, end, alpha[i], xt_alpha)
+            else:
+                row_axpy(indices, data, start, end, alpha[i], xt_alpha)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha):
+def certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, full_rows=None):
     """What a checkpoint reads of X, in one row-order sweep: z = Xw and
     xt_alpha = Xᵀα (to be zero on entry), each row read once for z_i = x_i·w and
     once for xt_alpha += α_i x_i while it is hot. ``alpha_from_w``: first set
     α_i = −φ_i'(z_i), the dual point of a primal method. Sums run in the order
     of scipy's CSR and CSC products, so P, D and the gap that ``Problem`` computes
-    from these are bit for bit the ones it computes from w and α alone."""
-    certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, 0, y.shape[0])
+    from these are bit for bit the ones it computes from w and α alone. ``full_rows``: see ``full_rows``."""
+    certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, 0, y.shape[0],
+                     full_rows)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")

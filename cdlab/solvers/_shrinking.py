@@ -37,7 +37,7 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import MAX_STEPS_PER_PASS_FACTOR
-from ._kernels import scalar_soft_threshold, sparse_axpy, sparse_dot
+from ._kernels import full_rows, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot
 
 # The active set is restored when an epoch's Σ|PG| falls to this fraction of the last full epoch's.
 # Measured (hinge, λ = 1/n, whole solve to a certified relative gap of 1e-6 and 1e-10, on heart_scale,
@@ -80,12 +80,12 @@ def shrinking_sampling_rule(sampling, options) -> str:
 
 @njit(cache=True, nogil=True)
 def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
-                    u, active, ints, floats, ratio, nnz):
+                    u, active, ints, floats, ratio, nnz, full_rows=None):
     """Run len(u) visits of the active set (the module docstring) in place, one uniform u[k] ∈ [0, 1)
     per visit; ``active[:ints[N_ACTIVE]]`` are the active examples, ``ints``/``floats`` the counters
     kept between chunks. Returns the nonzeros read: the rows visited, each once.
 
-    ``w`` may be the same array as ``v`` when thresh (= μ/λ) is 0."""
+    ``w`` may be the same array as ``v`` when thresh (= μ/λ) is 0. ``full_rows``: ``_kernels.full_rows``."""
     n = active.shape[0]
     n_active, pos, active_nnz, full = ints[N_ACTIVE], ints[POS], ints[ACTIVE_NNZ], ints[FULL]
     pg_max_old, pg_min_old = floats[PG_MAX_OLD], floats[PG_MIN_OLD]
@@ -97,7 +97,10 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
         active[j] = active[pos]
         active[pos] = i
         start, end = indptr[i], indptr[i + 1]
-        z = sparse_dot(indices, data, start, end, w)
+        if full_rows is None:
+            z = sparse_dot(indices, data, start, end, w)
+        else:
+            z = row_dot(indices, data, start, end, w)
         touched += end - start
         a = alpha[i]
         g, side = L.box_gradient(code, a, z, y[i], s)
@@ -117,7 +120,10 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
             delta = a_new - a
             if delta != 0.0:
                 alpha[i] = a_new
-                sparse_axpy(indices, data, start, end, delta / lam_n, v)
+                if full_rows is None:
+                    sparse_axpy(indices, data, start, end, delta / lam_n, v)
+                else:
+                    row_axpy(indices, data, start, end, delta / lam_n, v)
                 if thresh > 0.0:
                     for p in range(start, end):
                         w[indices[p]] = scalar_soft_threshold(v[indices[p]], thresh)
@@ -158,7 +164,7 @@ class ActiveSet:
         """``n_steps`` visits of the active set (``shrinking_chunk``); the nonzeros they read."""
         return shrinking_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples,
                                thresh, p.row_norms_sq, alpha, v, w, rng.random(n_steps), self.active, self.ints,
-                               self.floats, UNSHRINK_RATIO, self.nnz)
+                               self.floats, UNSHRINK_RATIO, self.nnz, full_rows(p))
 
     def steps_per_pass(self) -> int:
         """Visits that read about nnz(X) nonzeros while the active set stays as it is: nnz over the

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._checks import check_real
-from ._kernels import certificate_sweep, parallel_certificate_sweep
+from ._kernels import certificate_sweep, full_rows, parallel_certificate_sweep
 from ._threads import check_n_jobs, parallel_section, row_blocks
 from .base import METHODS, STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
 from .budget import AUTO, Budget
@@ -62,7 +62,7 @@ def _checkpoint(problem, w, alpha, n_jobs=1):
     v = np.zeros(problem.n_features)
     args = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
     if n_jobs == 1:
-        certificate_sweep(*args)
+        certificate_sweep(*args, full_rows(problem))
     else:
         with parallel_section(n_jobs):
             parallel_certificate_sweep(*args, row_blocks(problem.X.indptr, n_jobs))

@@ -51,7 +51,7 @@ from numba import njit, prange
 from .. import losses as L
 from ..sampling import make_sampler
 from ..problem import soft_threshold
-from ._kernels import parallel_xt_alpha, scalar_soft_threshold, sparse_axpy, sparse_dot
+from ._kernels import full_rows, parallel_xt_alpha, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
@@ -59,18 +59,21 @@ from .base import ALL_LOSSES, MethodSpec, State, register
 
 @njit(cache=True, nogil=True)
 def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
-                  alpha, v, w, order, step_scale, rule):
+                  alpha, v, w, order, step_scale, rule, full_rows=None):
     """Run len(order) dual coordinate steps in place; returns nonzeros touched.
 
     ``rule``: EXACT (``losses.dual_step``), LINESEARCH (``losses.dual_linesearch_step`` with floor
     step_scale[i]) or SCALED (the gradient step scaled by step_scale[i]). ``w`` may be the same array
-    as ``v`` when thresh (= μ/λ) is 0.
+    as ``v`` when thresh (= μ/λ) is 0. ``full_rows``: ``_kernels.full_rows``.
     """
     touched = 0
     for k in range(order.shape[0]):
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
-        z = sparse_dot(indices, data, start, end, w)
+        if full_rows is None:
+            z = sparse_dot(indices, data, start, end, w)
+        else:
+            z = row_dot(indices, data, start, end, w)
         a = alpha[i]
         if rule == EXACT:
             a_new = L.dual_step(code, a, z, y[i], row_sq[i] / lam_n, s)
@@ -82,7 +85,10 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
         delta = a_new - a
         if delta != 0.0:
             alpha[i] = a_new
-            sparse_axpy(indices, data, start, end, delta / lam_n, v)
+            if full_rows is None:
+                sparse_axpy(indices, data, start, end, delta / lam_n, v)
+            else:
+                row_axpy(indices, data, start, end, delta / lam_n, v)
             if thresh > 0.0:
                 for p in range(start, end):
                     j = indices[p]
@@ -169,7 +175,7 @@ class DualCDState(State):
         args = (*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, self.thresh,
                 p.row_norms_sq, self.alpha, self.v, self.w, order, self.step_scale, self.rule)
         if self.n_jobs == 1:
-            return dual_cd_chunk(*args)
+            return dual_cd_chunk(*args, full_rows(p))
         with parallel_section(self.n_jobs):
             return passcode_chunk(*args, self.n_jobs)
 
