@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 import cdlab
 from cdlab.regularizer import fenchel_young_sum, regularizer_sums, soft_threshold_sq_norm, squares_and_abs_sums
-from cdlab.solvers._kernels import certificate_sweep
+from cdlab.solvers._kernels import certificate_sweep, full_rows, row_axpy, row_dot, sparse_axpy, sparse_dot
 from independent import dual_value, neg_derivative, primal_value
 
 LOSSES = ["squared", "logistic", "hinge", "smoothed_hinge", "absolute"]
@@ -26,7 +26,7 @@ def _problem(loss, l1, seed=0):
 
 def _sweep(p, w, alpha, from_w):
     z, xt_alpha = np.full(p.n_samples, np.nan), np.zeros(p.n_features)
-    certificate_sweep(*p.csr_arrays, p.y, p.loss_code, p.s, w, alpha, from_w, z, xt_alpha)
+    certificate_sweep(*p.csr_arrays, p.y, p.loss_code, p.s, w, alpha, from_w, z, xt_alpha, full_rows(p))
     return z, xt_alpha
 
 
@@ -206,3 +206,20 @@ def test_full_row_kernels_run_as_the_sparse_ones(monkeypatch, method, loss, opti
     assert full.status == "converged"
     np.testing.assert_array_equal(full.w, sparse.w)
     pd.testing.assert_frame_equal(full.trace.drop(columns="time"), sparse.trace.drop(columns="time"))
+
+
+def test_row_primitives_read_a_full_row_without_its_indices():
+    """A row of len(w) entries is read as the dense row 0..d − 1 (its indices are not read: garbage here), a
+    shorter one through its indices, as ``sparse_dot``/``sparse_axpy`` do."""
+    data, w = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 10.0, 100.0])
+    garbage = np.zeros(4, dtype=np.uint32)
+    assert row_dot(garbage, data, np.uint32(0), np.uint32(3), w) == 321.0
+    out = np.zeros(3)
+    row_axpy(garbage, data, np.uint32(1), np.uint32(4), 2.0, out)
+    np.testing.assert_array_equal(out, [4.0, 6.0, 8.0])
+    indices = np.array([2, 0, 0, 0], dtype=np.uint32)
+    assert row_dot(indices, data, np.uint32(0), np.uint32(2), w) == sparse_dot(indices, data, 0, 2, w) == 102.0
+    out, ref = np.zeros(3), np.zeros(3)
+    row_axpy(indices, data, np.uint32(0), np.uint32(2), 1.0, out)
+    sparse_axpy(indices, data, 0, 2, 1.0, ref)
+    np.testing.assert_array_equal(out, ref)

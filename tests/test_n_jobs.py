@@ -133,11 +133,11 @@ def test_parallel_certificate_pass_matches_the_serial_one():
         out = []
         for parallel in (False, True):
             alpha, z, v = alpha0.copy(), np.empty(problem.n_samples), np.zeros(problem.n_features)
-            args = (X.indptr, X.indices, X.data, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
+            args = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
             if parallel:
                 parallel_certificate_sweep(*args, row_blocks(X.indptr, 3))
             else:
-                certificate_sweep(*args)
+                certificate_sweep(*args, None)
             out.append((alpha, z, v))
         for serial, par in zip(*out):
             np.testing.assert_allclose(par, serial, rtol=1e-13, atol=1e-13)

@@ -128,7 +128,7 @@ class Data:
     @cached_fact
     def full_rows_share(self) -> float:
         """The share of rows with every entry stored (d nonzeros): the kernels for full rows run where
-        it is large (``solvers._kernels.for_rows``)."""
+        it is large (``solvers._kernels.full_rows``)."""
         return float(np.count_nonzero(self.row_nnz == self.n_features)) / self.n_samples
 
     @cached_fact

@@ -66,8 +66,8 @@ def row_dot(indices, data, start, end, w):
     read, contiguous loads."""
     if end - start == w.shape[0]:
         z = 0.0
-        for j in range(w.shape[0]):
-            z += data[start + j] * w[j]
+        for p in range(start, end):  # p − start, unsigned like p: no wrap-around test
+            z += data[p] * w[p - start]
         return z
     return sparse_dot(indices, data, start, end, w)
 
@@ -76,8 +76,8 @@ def row_dot(indices, data, start, end, w):
 def row_axpy(indices, data, start, end, c, out):
     """``sparse_axpy`` that writes a full row as a dense one (``row_dot``)."""
     if end - start == out.shape[0]:
-        for j in range(out.shape[0]):
-            out[j] += c * data[start + j]
+        for p in range(start, end):
+            out[p - start] += c * data[p]
         return
     sparse_axpy(indices, data, start, end, c, out)
 
@@ -321,8 +321,7 @@ def loss_grad(indptr, indices, data, y, code, s, w, grad, deriv):
 # --------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, lo, hi,
-                     full_rows=None):
+def certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, lo, hi, full_rows):
     """``certificate_sweep`` over the rows lo..hi − 1 only."""
     for i in range(lo, hi):
         start, end = indptr[i], indptr[i + 1]
@@ -341,7 +340,7 @@ def certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, full_rows=None):
+def certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, full_rows):
     """What a checkpoint reads of X, in one row-order sweep: z = Xw and
     xt_alpha = Xᵀα (to be zero on entry), each row read once for z_i = x_i·w and
     once for xt_alpha += α_i x_i while it is hot. ``alpha_from_w``: first set
@@ -362,7 +361,7 @@ def parallel_certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alph
     partial = np.zeros((n_blocks, xt_alpha.shape[0]))
     for b in prange(n_blocks):
         certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, partial[b],
-                         bounds[b], bounds[b + 1])
+                         bounds[b], bounds[b + 1], None)
     for b in range(n_blocks):
         xt_alpha += partial[b]
 

@@ -80,7 +80,7 @@ def shrinking_sampling_rule(sampling, options) -> str:
 
 @njit(cache=True, nogil=True)
 def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
-                    u, active, ints, floats, ratio, nnz, full_rows=None):
+                    u, active, ints, floats, ratio, nnz, full_rows):
     """Run len(u) visits of the active set (the module docstring) in place, one uniform u[k] ∈ [0, 1)
     per visit; ``active[:ints[N_ACTIVE]]`` are the active examples, ``ints``/``floats`` the counters
     kept between chunks. Returns the nonzeros read: the rows visited, each once.

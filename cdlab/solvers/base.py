@@ -87,7 +87,7 @@ class State:
         return self.p.n_samples
 
     def run(self, n_steps):
-        touched = int(self.advance(n_steps))  # int: a kernel on 64-bit unsigned indices may sum in float
+        touched = int(self.advance(n_steps))  # int: a count may come back as a numpy or unsigned integer
         self.nnz_touched += touched  # after advance, which may count work of its own (a refresh)
         self.steps += n_steps
         self.data_passes = self.steps * self.rows_per_step / self.pass_size

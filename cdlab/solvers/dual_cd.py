@@ -59,7 +59,7 @@ from .base import ALL_LOSSES, MethodSpec, State, register
 
 @njit(cache=True, nogil=True)
 def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
-                  alpha, v, w, order, step_scale, rule, full_rows=None):
+                  alpha, v, w, order, step_scale, rule, full_rows):
     """Run len(order) dual coordinate steps in place; returns nonzeros touched.
 
     ``rule``: EXACT (``losses.dual_step``), LINESEARCH (``losses.dual_linesearch_step`` with floor
@@ -129,7 +129,7 @@ def passcode_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     touched = np.zeros(n_blocks, np.int64)
     for b in prange(n_blocks):
         touched[b] = dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
-                                   order[m * b // n_blocks:m * (b + 1) // n_blocks], step_scale, rule)
+                                   order[m * b // n_blocks:m * (b + 1) // n_blocks], step_scale, rule, None)
     return touched.sum()
 
 
