@@ -83,8 +83,9 @@ def row_axpy(indices, data, start, end, c, out):
 
 
 # A row kernel reads rows with ``row_dot``/``row_axpy`` where this share of the rows or more is full, else with
-# ``sparse_dot``/``sparse_axpy``: on madelon (all rows but one full) SDCA's pass was 1.4–1.6× faster so, while
-# ``row_dot``'s test on every row cost the sparse kernels up to 25 % a pass (rcv1_small).
+# ``sparse_dot``/``sparse_axpy``: SDCA's pass was 1.12–1.31× faster so on madelon (all rows but one full) and
+# 1.2–1.35× on colon-cancer, while ``row_dot``'s test on every row cost the sparse kernels up to 25 % a pass
+# (rcv1_small; benchmarks/kernel_bench.py, alternating trees).
 FULL_ROWS_SHARE = 0.5
 
 
