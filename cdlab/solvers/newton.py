@@ -373,8 +373,7 @@ class NewtonState(State):
         else:  # CG's vectors: O(n + d)
             self.step, self.r, self.p_dir, self.q = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
             self.xp = np.zeros(n)
-            self.sweep = (*problem.csr_arrays,
-                          nonempty_columns(problem))
+            self.sweep = (*problem.csr_arrays, nonempty_columns(problem))
             self.rho = None  # the squared loss's carried CG: r·r (None before the first iteration)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
         self.value = line_point(problem.loss_code, self.z, self.z, problem.y, problem.s, 0.0)[0] / n  # P(0)
