@@ -35,14 +35,13 @@ def test_certified_and_agrees_with_an_independent_optimum_on_real_data(name, los
 
 def test_the_squared_loss_is_solved_by_one_full_newton_step():
     problem = synthetic_problem("squared", n=200, d=30, seed=1)
-    assert newton.inner_solver(problem) == "cholesky"  # the cost model's pick for few features
-    state = newton.NewtonState(problem, "uniform", None)
+    state = newton.NewtonState(problem, "uniform", None, solver="cholesky")
     state.run(1)
     assert state.last_step == 1.0  # the line search took the full step
     w_star = np.linalg.solve(problem.X.T @ problem.X / problem.n_samples + problem.lam * np.eye(30),
                              problem.X.T @ problem.y / problem.n_samples)
     np.testing.assert_allclose(state.w, w_star, rtol=1e-10, atol=1e-12)
-    res = cdlab.solve(problem, "newton", tol=1e-10)
+    res = cdlab.solve(problem, "newton", tol=1e-10, solver="cholesky")
     assert res.converged and res.trace.steps.iloc[-1] == 1
 
 

@@ -17,8 +17,12 @@ the driver like any other method (same checkpoints, same certificate):
    layer never imports the symbolic layer. The dual side runs SDCA's exact
    step (it maximises D along the coordinate, so it does at least as well as
    the face-off's θ/q_i gradient step); the primal side runs primal_cd, and only
-   when its bound is ``PRIMAL_MARGIN``× below the dual side's (closer calls go to
-   SDCA, whose exact step the dual bound understates). Where
+   when its predicted seconds (``first_order_seconds``: the side's bound in
+   passes × FIRST_ORDER_PASSES_PER_BOUND × the cost of the side's pass for the
+   loss, ``pass_ns``, and its checkpoints) are ``PRIMAL_MARGIN``× below SDCA's
+   (closer calls go to SDCA, whose exact step the dual bound understates; a
+   logistic primal CD pass costs an exp per nonzero, 5–9× SDCA's pass on
+   colon-cancer and madelon). Where
    the bound picks uniform sampling, the run uses a fresh random permutation
    per epoch (random reshuffling): the same bound applies per draw in
    expectation, and it needed about half the passes of i.i.d. draws in
@@ -46,33 +50,26 @@ the driver like any other method (same checkpoints, same certificate):
    plain below ``KAPPA_ACCELERATE`` and takes ASDCA (uniform, L2 only) above it.
 3. **Or Newton** — with a smooth loss and L2 only, damped Newton
    (``cdlab.solvers.newton``, its inner solver the one ``newton.inner_solver``
-   picks) replaces the pick above when its predicted seconds are lower — by
-   ``CG_MARGIN``× on the CG path:
+   picks) replaces the pick above when its predicted seconds are lower:
        Newton:      newton.predicted_ns: with Cholesky, newton.NEWTON_ITERATIONS[loss]
-                    × (newton.cholesky_iteration_ns (H, Cholesky, passes) +
-                    newton.checkpoint_ns); with CG, newton.cg_products (growing as
-                    √κ) Hessian-vector products of 2 passes each, and checkpoints
-       first order: FIRST_ORDER_PASSES_PER_BOUND × (the face-off's least bound, in passes)
-                    × FIRST_ORDER_NS_PER_NNZ × nnz
+                    × newton.cholesky_iteration_ns (H, Cholesky, passes); with CG,
+                    newton.cg_products (growing as √κ, at most rank + 1 per Newton
+                    iteration) Hessian-vector products of 2 passes each; and their
+                    checkpoints (costs.checkpoint_ns)
+       first order: ``first_order_seconds`` of the pick's side
    Newton's iterations barely depend on κ, CG's products grow as √κ, the
    first-order passes as κ, so Newton takes the small-λ and squared-loss
-   problems (Cholesky with few features, CG with many: rcv1_small and
-   reuters_moneyfx squared at λ = 0.01/n, reuters_moneyfx logistic at 0.01/n),
-   SDCA the well-conditioned ones. Measured for the Cholesky path (one thread, loaded machine, whole solve to a certified gap
-   ≤ 1e-6·|P*|, rows scaled by their mean norm, median of 3; SDCA seconds ÷
-   Newton seconds): at λ = 0.01/n logistic a9a 47, ijcnn1 24, w8a 24, phishing
-   8.9, heart_scale 5.9, mushrooms 1.5; squared loss at λ = 1/n 3.0–19 and at
-   0.01/n 21–440; logistic at λ = 1/n 0.46 (mushrooms), 0.77 (heart_scale),
-   0.96–0.98 (phishing, a9a), 1.3 (ijcnn1), 1.7 (w8a), 2.6 (madelon), where
-   the rule's call can go either way for at most a factor of about 2.6; and
-   0.01–0.22 on colon-cancer (d = 2000, n = 62), where the rule keeps SDCA or
-   primal CD. (Newton then checkpointed at geometric intervals; it now
-   checkpoints after every iteration where an iteration outweighs
-   ``newton.EVERY_STEP_RATIO`` checkpoints, which saves 1–3 of its 6–13.)
+   problems (Cholesky with few features, CG with many), SDCA the
+   well-conditioned ones. Every constant is fitted by
+   benchmarks/auto_calibration.py, which also prints each candidate's measured
+   and predicted seconds and auto's pick ÷ the fastest candidate on the
+   shipped data sets (logistic and squared, λ = 1/n and 0.01/n).
 """
 from __future__ import annotations
 
-from . import driver, newton
+import numpy as np
+
+from . import costs, driver, newton
 from ._threads import check_n_jobs
 from .base import get_method
 
@@ -80,13 +77,13 @@ AUTO = "auto"
 # κ = R²/(λγn) above which auto runs accelerated SDCA instead of SDCA; set above every
 # κ measured so far, none of which acceleration won (module docstring).
 KAPPA_ACCELERATE = 1e5
-# The primal side is run only when its bound on total work is this many times below the dual side's.
-# The dual side runs SDCA's exact step, which maximises D along each coordinate and so gains at least
-# what the face-off's θ/q_i gradient step (whose bound is compared) gains; primal CD runs the bounded
-# method itself. Measured (benchmarks/race.py --quick, rcv1_small and colon-cancer, logistic and
-# squared, λ = 1/n and 0.01/n): where the primal bound was 1.15–2.8× below the dual one, SDCA still
-# reached the certified gap first, 1.3–8× sooner; the face-off presets that favour primal do so by 28×
-# and 191×.
+# The primal side is run only when its predicted seconds (``first_order_seconds``) are this many times below
+# the dual side's. The dual side runs SDCA's exact step, which maximises D along each coordinate and so gains
+# at least what the face-off's θ/q_i gradient step (whose bound is used) gains; primal CD runs the bounded
+# method itself. Measured (benchmarks/race.py --quick, rcv1_small and colon-cancer, logistic and squared,
+# λ = 1/n and 0.01/n): where the primal bound was 1.15–2.8× below the dual one, SDCA still reached the
+# certified gap first, 1.3–8× sooner; colon-cancer logistic 0.01/n, 14.8× below in the bound, SDCA 2.9×
+# sooner (each primal pass ~6× dearer, and half the passes the bound implies).
 PRIMAL_MARGIN = 3.0
 # Importance sampling (eq. 14) is run only when its bound on work is this many times below
 # uniform's: a random permutation per epoch, which importance sampling cannot use, needed
@@ -95,21 +92,24 @@ PRIMAL_MARGIN = 3.0
 # 18.5 passes to the certified gap against 8.0 for the permutation (benchmarks/race.py). The face-off
 # presets that favour importance do so by ≥ 10×.
 IMPORTANCE_MARGIN = 4.0
-# The first-order pick's passes to that gap over the face-off's bound on them (eq. 15, no log(1/ε)
-# factor): SDCA measured 4.8–8.5 (squared 6.5–8.5) on the same data sets, 1.35 once (mushrooms,
-# logistic, 0.01/n), 11 on w8a; and its seconds per nonzero of a pass, checkpoints included: 6–35 ns
-# (110 on a9a at 6 passes, where the checkpoints dominate).
+# The first-order pick's passes to that gap over the face-off's bound on them (eq. 15, uniform sampling, no
+# log(1/ε) factor): SDCA with a permutation measured a median of 4.6 (0.35–8.0) on the shipped data sets,
+# logistic and squared, λ = 1/n and 0.01/n (benchmarks/auto_calibration.py); primal CD 3.1–7.6 where the
+# bound's max_j ‖f_j‖² is near the average (colon-cancer, madelon, rcv1_small, reuters_moneyfx, phishing,
+# mushrooms), and far fewer where a few dense columns make it loose (w8a, ijcnn1 squared at 0.01/n: 1e-4–0.02).
 FIRST_ORDER_PASSES_PER_BOUND = 5.0
-FIRST_ORDER_NS_PER_NNZ = 15.0
-# Newton on its CG path replaces the first-order pick only when predicted this many times faster. Measured
-# (benchmarks/newton_cg_bench.py and the CG path's calibration, one thread, loaded machine, rows scaled by
-# the mean norm; predicted ratio → measured first-order seconds ÷ CG's): rcv1_small squared 0.01/n
-# 3.2 → 2.5, reuters_moneyfx squared 0.01/n 3.7 → 3.9, logistic 0.01/n 2.3 → 3.6, smoothed hinge 0.01/n
-# 2.5 → 1.9; below the margin: rcv1_small smoothed hinge 0.01/n 1.9 → 0.14 (SDCA's exact step on a dual
-# whose coordinates sit at their bounds needs far fewer passes than its bound), rcv1_small logistic 0.01/n
-# 1.7 → 1.0, colon-cancer squared 0.01/n 1.6 → 2.0 (primal CD; a win left out), squared 1/n 1.4 → 0.6,
-# logistic 1/n 0.94 → 0.6, rcv1_small squared 1/n 0.76 → 0.8.
-CG_MARGIN = 2.0
+# The seconds of a pass (benchmarks/auto_calibration.py: a whole call minus its checkpoints, over its passes),
+# ns on one thread: SDCA ~0.75 a nonzero (madelon, dense rows: 0.75–0.88) and per step its random order, its
+# row's bookkeeping and its 1-D solve (squared 27–67 on a9a, w8a, ijcnn1, mushrooms, phishing, reuters_moneyfx;
+# the logistic loss's Newton iterations 100–260); primal CD per nonzero its margin update and the loss
+# derivative there (logistic: an exp, 6.0–10; squared 1.0–1.5) and per step on a non-empty column ~45
+# (colon-cancer 60, reuters_moneyfx 44).
+SDCA_NS_PER_NNZ = 0.75
+# SDCA's passes on the logistic loss stop growing with 1/λ below λ = 1/n where n ≤ this share of d (``separable_cap``).
+SEPARABLE_SHARE = 0.25
+SDCA_NS_PER_STEP = {"logistic": 200.0, "squared": 50.0, "smoothed_hinge": 50.0}
+PRIMAL_CD_NS_PER_NNZ = {"logistic": 7.0, "squared": 1.1, "smoothed_hinge": 1.6}
+PRIMAL_CD_NS_PER_STEP = 45.0
 
 
 def faceoff_work(problem) -> dict:
@@ -125,6 +125,54 @@ def faceoff_work(problem) -> dict:
             "C_P": C_P, "C_D": C_D}
 
 
+def pass_ns(problem, side) -> float:
+    """Predicted ns of one pass of the side's coordinate method on one thread: SDCA (dual) or primal CD."""
+    if side == "dual":
+        return SDCA_NS_PER_NNZ * problem.nnz + SDCA_NS_PER_STEP[problem.loss] * problem.n_samples
+    columns = int(np.count_nonzero(problem.col_nnz))  # primal CD draws the non-empty columns only
+    return PRIMAL_CD_NS_PER_NNZ[problem.loss] * problem.nnz + PRIMAL_CD_NS_PER_STEP * columns
+
+
+def first_order_seconds(problem, side, bound_passes) -> float:
+    """Predicted seconds of a whole call of the side's coordinate method: FIRST_ORDER_PASSES_PER_BOUND × the
+    face-off's bound (in passes) passes, and the driver's checkpoints among them; SDCA's bound at most
+    ``separable_cap``."""
+    if side == "dual":
+        bound_passes = min(bound_passes, separable_cap(problem))
+    passes = FIRST_ORDER_PASSES_PER_BOUND * bound_passes
+    return (passes * pass_ns(problem, side) + costs.auto_checkpoints(passes) * costs.checkpoint_ns(problem)) * 1e-9
+
+
+def separable_cap(problem) -> float:
+    """The dual bound's passes at λ = max(λ, 1/n) for the logistic loss and the smoothed hinge with
+    n ≤ SEPARABLE_SHARE·d (else ∞).
+    Data with n ≤ d are linearly separable in general position: as λ falls, the optimal margins grow and most
+    α_i go to the end of their interval, where the conjugate's curvature far exceeds the γ the bound assumes.
+    Measured (SDCA with a permutation, λ = 1/n → 0.01/n, benchmarks/auto_calibration.py): rcv1_small (n/d =
+    0.02) 5 → 9 passes and colon-cancer (0.03) 5 → 19, where the bound grows 21× and 34×; reuters_moneyfx
+    (n/d = 0.93, sparse text of lower rank) 6 → 121, and the n > d data sets 6–43× (a9a 6 → 162). The smoothed
+    hinge's α_i live in [0, 1] and sit at its ends (rcv1_small at 0.01/n: SDCA 7× faster than Newton–CG,
+    newton_cg_bench.py)."""
+    if (problem.loss not in ("logistic", "smoothed_hinge") or problem.n_samples > SEPARABLE_SHARE * problem.n_features
+            or problem.lam >= 1.0 / problem.n_samples):
+        return float("inf")
+    c = problem.gamma  # λγn at λ = 1/n
+    return 1.0 + float(problem.row_norms_sq.max()) / c
+
+
+def predicted_seconds(problem) -> dict:
+    """The cost model's seconds of a whole call for each candidate auto weighs: SDCA, primal CD (each at its
+    side's face-off bound with uniform sampling) and Newton with each inner solver that takes the problem."""
+    work = faceoff_work(problem)
+    out = {method: first_order_seconds(problem, side, work[side, "uniform"] / problem.nnz)
+           for side, method in (("dual", "sdca"), ("primal", "primal_cd"))}
+    if _newton_takes(problem):
+        for solver in ("cholesky", "cg"):
+            if not newton.features_refusal(problem, {"solver": solver}):
+                out[f"newton {solver}"] = newton.predicted_ns(problem, solver) * 1e-9
+    return out
+
+
 def _best_sampling(uniform, importance):
     """Theorem 2: importance ≤ uniform; a tie (equal norms) goes to uniform."""
     return ("uniform", uniform) if uniform <= importance * (1 + 1e-9) else ("importance", importance)
@@ -135,17 +183,13 @@ def choose(problem) -> dict:
     choice = first_order_choice(problem)
     if not _newton_takes(problem):
         return choice
-    work = choice["work"]
-    bound_passes = float(min(work[side, s] for side in ("primal", "dual") for s in ("uniform", "importance"))
-                         / problem.nnz)
-    first_ns = FIRST_ORDER_PASSES_PER_BOUND * bound_passes * FIRST_ORDER_NS_PER_NNZ * problem.nnz
+    first_s = choice["predicted_seconds"][choice["method"]]
     solver = newton.inner_solver(problem)
-    newton_ns = newton.predicted_ns(problem, solver)
-    choice["predicted_seconds"] = {"newton": newton_ns * 1e-9, choice["method"]: first_ns * 1e-9}
-    margin = 1.0 if solver == "cholesky" else CG_MARGIN
-    if margin * newton_ns >= first_ns:
+    newton_s = newton.predicted_ns(problem, solver) * 1e-9
+    choice["predicted_seconds"] = {"newton": newton_s, choice["method"]: first_s}
+    if newton_s >= first_s:
         return choice
-    checkpoint_ms = float(newton.checkpoint_ns(problem)) * 1e-6
+    checkpoint_ms = costs.checkpoint_ns(problem) * 1e-6
     if solver == "cholesky":
         iterations = newton.NEWTON_ITERATIONS[problem.loss]
         how = (f"with d = {problem.n_features} features damped Newton is predicted faster: "
@@ -158,9 +202,8 @@ def choose(problem) -> dict:
                f"~{products:.0f} products over ~{newton.cg_newton_iterations(problem):.0f} steps "
                f"({newton.solve_ns(problem, 'cg') * 1e-9:.3g} s) + "
                f"{newton.solve_checkpoints(problem, 'cg'):.0f} checkpoints × {checkpoint_ms:.3g} ms")
-    reason = (choice["reason"] + f"; but {how} = {newton_ns * 1e-9:.3g} s against "
-              f"{first_ns * 1e-9:.3g} s for {choice['method']} ({FIRST_ORDER_PASSES_PER_BOUND:g} × the bound's "
-              f"{bound_passes:.3g} passes): newton")
+    reason = (choice["reason"] + f"; but {how} = {newton_s:.3g} s against {first_s:.3g} s for {choice['method']} "
+              f"({FIRST_ORDER_PASSES_PER_BOUND:g} × its side's bound in passes, at its pass cost): newton")
     return dict(choice, method="newton", sampling="uniform", side="primal", accelerated=False, options={},
                 inner_solver=solver, reason=reason)
 
@@ -192,27 +235,33 @@ def first_order_choice(problem) -> dict:
     kappa = problem.R ** 2 / (problem.lam * problem.gamma * n)
     sides = {side: _best_sampling(work[side, "uniform"], work[side, "importance"]) for side in ("primal", "dual")}
     # the face-off's own tie-break: sort by (work, method name), so an exact tie goes to dual_cd
-    (w_win, side), (w_lose, _) = sorted([(sides["primal"][1], "primal"), (sides["dual"][1], "dual")],
-                                        key=lambda t: (t[0], "primal_cd" if t[1] == "primal" else "dual_cd"))
-    face_side = side
-    if side == "primal" and w_lose < PRIMAL_MARGIN * w_win:
-        side = "dual"
-    sampling = sides[side][0]
-    # within the side: importance only when its bound beats uniform's by more than what
-    # random reshuffling saves over i.i.d. uniform draws
-    if sampling == "importance" and work[side, "uniform"] <= IMPORTANCE_MARGIN * work[side, "importance"]:
-        sampling = "uniform"
+    (w_win, face_side), (w_lose, _) = sorted([(sides["primal"][1], "primal"), (sides["dual"][1], "dual")],
+                                             key=lambda t: (t[0], "primal_cd" if t[1] == "primal" else "dual_cd"))
+    # within a side: importance only when its bound beats uniform's by more than what random reshuffling
+    # saves over i.i.d. uniform draws
+    run = {side: ("importance" if sides[side][0] == "importance"
+                  and work[side, "uniform"] > IMPORTANCE_MARGIN * work[side, "importance"] else "uniform")
+           for side in ("primal", "dual")}
+    seconds = {side: first_order_seconds(problem, side, work[side, run[side]] / problem.nnz)
+               for side in ("primal", "dual")}
+    side = "primal" if PRIMAL_MARGIN * seconds["primal"] < seconds["dual"] else "dual"
+    sampling = run[side]
     nnz = problem.nnz
     why = (f"face-off (Csiba & Richtárik eq. 15): {face_side} RCD with {sides[face_side][0]} sampling has the least "
            f"bound on total work, {w_win / nnz:.3g} passes vs {w_lose / nnz:.3g} for the "
            f"{'dual' if face_side == 'primal' else 'primal'} side (C_P/C_D = {work['C_P'] / work['C_D']:.3g})")
-    if side != face_side:
-        why += (f"; but only {w_lose / w_win:.3g}× below (< {PRIMAL_MARGIN:g}), and SDCA's exact step gains at least "
-                "what the bounded dual step does: the dual side")
+    costs_why = (f"; in seconds (× the pass costs of the {problem.loss} loss: primal CD "
+                 f"{pass_ns(problem, 'primal') * 1e-6:.3g} ms a pass, SDCA {pass_ns(problem, 'dual') * 1e-6:.3g} ms) "
+                 f"primal CD {seconds['primal']:.3g} s, SDCA {seconds['dual']:.3g} s")
+    if side == "primal":
+        why += costs_why + f": ≥ {PRIMAL_MARGIN:g}× below, the primal side"
+    elif face_side == "primal":
+        why += (costs_why + f": not {PRIMAL_MARGIN:g}× below, and SDCA's exact step gains at least what the "
+                "bounded dual step does: the dual side")
     run_sampling = "permutation" if sampling == "uniform" else sampling
     if side == "dual" and kappa > KAPPA_ACCELERATE and problem.l1 == 0:
         return dict(method="asdca", sampling="uniform", side=side, accelerated=True, kappa=kappa, work=work,
-                    faceoff_sampling=sampling,
+                    faceoff_sampling=sampling, predicted_seconds={"asdca": seconds[side]},
                     reason=why + f"; κ = R²/(λγn) = {kappa:.3g} > {KAPPA_ACCELERATE:g}: accelerated SDCA (ASDCA, "
                                  "uniform)")
     method = "sdca" if side == "dual" else "primal_cd"
@@ -227,7 +276,7 @@ def first_order_choice(problem) -> dict:
         order = ("; uniform sampling (importance's bound is not ≥ "
                  f"{IMPORTANCE_MARGIN:g}× lower), run as a random permutation per epoch")
     return dict(method=method, sampling=run_sampling, side=side, accelerated=False, kappa=kappa, work=work,
-                faceoff_sampling=sampling, reason=why + plain + order)
+                faceoff_sampling=sampling, predicted_seconds={method: seconds[side]}, reason=why + plain + order)
 
 
 def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
@@ -278,5 +327,7 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     return result
 
 
-__all__ = ["AUTO", "CG_MARGIN", "FIRST_ORDER_NS_PER_NNZ", "FIRST_ORDER_PASSES_PER_BOUND", "IMPORTANCE_MARGIN", "KAPPA_ACCELERATE",
-           "PRIMAL_MARGIN", "choose", "faceoff_work", "first_order_choice", "solve"]
+__all__ = ["AUTO", "FIRST_ORDER_PASSES_PER_BOUND", "IMPORTANCE_MARGIN", "KAPPA_ACCELERATE",
+           "PRIMAL_CD_NS_PER_NNZ", "PRIMAL_CD_NS_PER_STEP", "PRIMAL_MARGIN", "SDCA_NS_PER_NNZ", "SDCA_NS_PER_STEP",
+           "choose", "faceoff_work", "first_order_choice", "first_order_seconds", "pass_ns", "predicted_seconds",
+           "solve"]

@@ -93,17 +93,17 @@ from .._checks import check_choice
 from ._kernels import dense_dot
 from ._newton_cg import cg_steps, gradient, newton_cg_direction, nonempty_columns
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
-from .budget import AUTO_CAP, AUTO_FIRST
+from .costs import auto_checkpoints, checkpoint_ns
 
 # The inner solvers of the Newton system; "auto" picks by the cost model (``inner_solver``).
 SOLVERS = ("auto", "cholesky", "cg")
 # The most features the Cholesky path takes: H and its factor, 2·d² doubles, are 256 MiB at 4096.
 MAX_FEATURES = 4096
-# Newton's iterations to a certified gap ≤ 1e-6·|P*| (checkpointing after every iteration), by loss:
-# logistic 1–11 (median 6), smoothed hinge 4–23 (median 9.5) on heart_scale, mushrooms, phishing,
-# ijcnn1, a9a, w8a, madelon at λ = 1/n and 0.01/n, rows scaled by their mean norm (Cholesky); set a little
-# above the medians. The squared loss's P is quadratic: one Cholesky step.
-NEWTON_ITERATIONS = {"squared": 1, "logistic": 8, "smoothed_hinge": 12}
+# Newton's iterations to a certified gap ≤ 1e-6·|P*|, by loss: logistic 1–11, median 6 (heart_scale,
+# mushrooms, phishing, ijcnn1, a9a, w8a, colon-cancer, madelon at λ = 1/n and 0.01/n, rows scaled by their
+# mean norm, Cholesky: benchmarks/auto_calibration.py; madelon 1–2), smoothed hinge 4–23 (median 9.5, an
+# earlier calibration). The squared loss's P is quadratic: one Cholesky step.
+NEWTON_ITERATIONS = {"squared": 1, "logistic": 6, "smoothed_hinge": 12}
 # The CG path: at most this many Hessian-vector products per Newton iteration (so one iteration, which a run
 # cannot stop inside, reads X at most 2·MAX_CG_ITERATIONS + 1 times); the forcing term usually stops CG first.
 MAX_CG_ITERATIONS = 100
@@ -115,33 +115,30 @@ SHIFT_FLOOR = 1e-14
 MAX_SHIFTS = 40
 # Rows densified at once on the dense path: a block of BLOCK_ROWS × d doubles (at most 32 MiB at MAX_FEATURES).
 BLOCK_ROWS = 1024
-# The cost model that picks how H is formed, in ns on one thread (measured: tools in newton.py's module
-# docstring): the sparse sweep ~2 ns per multiply-add (a9a, ijcnn1, mushrooms, phishing, w8a, madelon:
-# 1.7–2.5); BLAS syrk ~0.08 per multiply-add at d ≥ 100 (0.07–0.11; 0.2 on a dense 1e5 × 500 problem on a
-# loaded machine), plus ~2.5 per densified entry (``densify_rows``: ijcnn1, d = 22, where syrk is a
-# quarter of the time).
-SPARSE_NS_PER_MADD = 2.0
-BLAS_NS_PER_MADD = 0.08
+# The cost model (ns on one thread; refitted by benchmarks/auto_calibration.py on the shipped data sets, whole
+# calls minus their checkpoints, after the kernels read X through unsigned index views): forming H by the
+# sparse sweep ~1 ns per multiply-add (a9a, w8a, mushrooms: 0.9–1.1); BLAS syrk on densified rows ~0.05 per
+# multiply-add (madelon, n d²/2 = 2.5e8: one iteration 16 ms in all) plus ~2.5 per densified entry
+# (``densify_rows``); LAPACK's Cholesky factorisation ~0.025 per multiply-add of its d³/3 (colon-cancer,
+# d = 2000: 70 ms an iteration, nearly all of it potrf).
+SPARSE_NS_PER_MADD = 1.0
+BLAS_NS_PER_MADD = 0.05
+FACTOR_NS_PER_MADD = 0.025
 DENSIFY_NS_PER_ENTRY = 2.5
-# The rest of an iteration (``iteration_ns``): per nonzero, its two passes over X and the O(n) line
-# search (6–21 ns measured on mushrooms, phishing, ijcnn1, a9a: an iteration's seconds minus the model's
-# H); per iteration, its Python and LAPACK call overhead (heart_scale, d = 13: ~0.5 ms an iteration, all
-# of it overhead).
-ITERATION_NS_PER_NNZ = 15.0
-ITERATION_OVERHEAD_NS = 2e5
+# The rest of an iteration (``cholesky_iteration_ns``): per nonzero, its two passes over X and the O(n) line
+# search (~3 ns: a9a, w8a, mushrooms, phishing, an iteration's seconds minus H's), and per iteration its
+# Python and LAPACK call overhead (heart_scale, d = 13: ~0.15 ms).
+ITERATION_NS_PER_NNZ = 3.0
+ITERATION_OVERHEAD_NS = 1.5e5
 # The CG path's cost model (``cg_products``, ``cg_iteration_ns``): Hessian-vector products of a whole solve
-# (a floor, and per √κ by loss), ns per nonzero of a sweep, per entry of the O(n + d) vector work of a CG
-# iteration, and per Newton iteration.
+# (a floor, and per √κ by loss, capped by CG's finite termination), ns per nonzero of a sweep (0.44–0.86:
+# a9a, w8a, madelon, reuters_moneyfx, rcv1_small, squared at 0.01/n), per entry of the O(n + d) vector work
+# of a CG iteration, and per Newton iteration.
 CG_PRODUCTS_FLOOR = 5.0
 CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
-CG_NS_PER_NNZ = 2.5
-CG_NS_PER_ENTRY = 2.0
+CG_NS_PER_NNZ = 0.5
+CG_NS_PER_ENTRY = 1.0
 CG_OVERHEAD_NS = 5e4
-# The driver's checkpoint (``checkpoint_ns``): one pass for Xw and Xᵀα, and per example the loss, its
-# conjugate and the Fenchel–Young gap (logs and exps for the logistic loss). Measured (logistic, one
-# thread): ijcnn1 10.3 ms, w8a 10.8, a9a 8.7, phishing 2.1, madelon 3.1, mushrooms 1.1.
-CHECKPOINT_NS_PER_NNZ = 3.0
-CHECKPOINT_NS_PER_EXAMPLE = 150.0
 # Under eval_every="auto" the geometric cadence checkpoints at about 1, 2, 4, 8 iterations and certified
 # 1–3 of Newton's 6–13 iterations late; checkpointing after every iteration instead costs ~K − log₂K − 1
 # more checkpoints and saves those iterations: it pays when an iteration costs at least this many
@@ -167,18 +164,23 @@ def dense_rows(problem) -> bool:
 
 def cholesky_iteration_ns(problem) -> float:
     """Predicted ns of one Cholesky iteration on one thread: H the cheaper way, its factorisation
-    (d³/3 multiply-adds at BLAS speed) and the rest (ITERATION_NS_PER_NNZ, ITERATION_OVERHEAD_NS)."""
+    (d³/3 multiply-adds at FACTOR_NS_PER_MADD) and the rest (ITERATION_NS_PER_NNZ, ITERATION_OVERHEAD_NS)."""
     d = float(problem.n_features)
-    return (min(hessian_ns(problem)) + BLAS_NS_PER_MADD * d ** 3 / 3
+    return (min(hessian_ns(problem)) + FACTOR_NS_PER_MADD * d ** 3 / 3
             + ITERATION_NS_PER_NNZ * problem.nnz + ITERATION_OVERHEAD_NS)
 
 
 def cg_products(problem) -> float:
     """Predicted Hessian-vector products of a whole solve on the CG path: CG's bound grows as √κ (Nocedal &
     Wright 2006, eq. 5.36), κ ≤ 1 + ‖X‖_F²/(nγλ) bounding H's condition number (φ'' ≤ 1/γ, λ_max(XᵀX) ≤
-    ‖X‖_F²): CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[loss] × √κ."""
+    ‖X‖_F²): CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[loss] × √κ; but CG ends in at most as many
+    iterations as H has distinct eigenvalues (their Theorem 5.4), at most rank(X) + 1 ≤ min(n, d) + 1, per
+    Newton iteration (measured: ijcnn1, d = 22, squared at 0.01/n: 15 products where √κ predicts 790;
+    heart_scale, d = 13: 13 for 63)."""
     kappa = 1.0 + float(problem.frob_sq) / (problem.n_samples * problem.gamma * problem.lam)
-    return CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[problem.loss] * math.sqrt(kappa)
+    by_kappa = CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[problem.loss] * math.sqrt(kappa)
+    steps = 1.0 if problem.loss == "squared" else float(NEWTON_ITERATIONS[problem.loss])
+    return min(by_kappa, steps * (min(problem.n_samples, problem.n_features) + 1))
 
 
 def cg_iteration_ns(problem, products) -> float:
@@ -206,15 +208,22 @@ def solve_ns(problem, solver) -> float:
     return steps * cg_iteration_ns(problem, cg_products(problem) / steps)
 
 
+def checkpoints_every_step(problem, solver) -> bool:
+    """Whether a run of the inner ``solver`` checkpoints after every step under eval_every="auto": where a step
+    is predicted to outweigh EVERY_STEP_RATIO checkpoints (else at the driver's geometric intervals)."""
+    return typical_iteration_ns(problem, solver) >= EVERY_STEP_RATIO * checkpoint_ns(problem)
+
+
 def solve_checkpoints(problem, solver) -> float:
-    """Predicted checkpoints of a whole solve under eval_every="auto": one per Newton iteration, or for the
-    squared loss's CG steps (cheaper than a checkpoint) the driver's geometric cadence, its intervals doubling
-    from budget.AUTO_FIRST pass up to AUTO_CAP passes."""
-    if solver == "cholesky" or problem.loss != "squared":
-        return float(NEWTON_ITERATIONS[problem.loss])
-    passes = 2.0 * cg_products(problem) + 1.0
-    doubling = math.log2(AUTO_CAP / AUTO_FIRST) + 1.0
-    return doubling + max(0.0, passes - AUTO_CAP) / AUTO_CAP
+    """Predicted checkpoints of a whole solve under eval_every="auto": one at the start and one per step where
+    ``checkpoints_every_step``, else the driver's geometric cadence over the solve's passes
+    (``costs.auto_checkpoints``: 2 a Newton iteration, 1 + 2 per product on the CG path)."""
+    if solver == "cholesky":
+        steps, passes = float(NEWTON_ITERATIONS[problem.loss]), 2.0 * NEWTON_ITERATIONS[problem.loss]
+    else:
+        steps = cg_newton_iterations(problem)
+        passes = 2.0 * cg_products(problem) + (0.0 if problem.loss == "squared" else steps) + 1.0
+    return steps + 1.0 if checkpoints_every_step(problem, solver) else auto_checkpoints(passes)
 
 
 def predicted_ns(problem, solver) -> float:
@@ -249,11 +258,6 @@ def iteration_ns(problem, options=None) -> float:
     if solver == "cholesky":
         return cholesky_iteration_ns(problem)
     return cg_iteration_ns(problem, 1 if problem.loss == "squared" else MAX_CG_ITERATIONS)
-
-
-def checkpoint_ns(problem) -> float:
-    """Predicted ns of one of the driver's checkpoints (CHECKPOINT_NS_PER_NNZ, CHECKPOINT_NS_PER_EXAMPLE)."""
-    return CHECKPOINT_NS_PER_NNZ * problem.nnz + CHECKPOINT_NS_PER_EXAMPLE * problem.n_samples
 
 
 def features_refusal(problem, options=None) -> str:
@@ -358,8 +362,7 @@ class NewtonState(State):
         self.n_jobs = n_jobs
         # once quadratic convergence sets in, the gap drops by orders per iteration: checkpoint after each
         # one when an iteration outweighs EVERY_STEP_RATIO checkpoints (a State's checkpoint_every_step)
-        self.checkpoint_every_step = typical_iteration_ns(problem, self.solver) >= EVERY_STEP_RATIO * checkpoint_ns(
-            problem)
+        self.checkpoint_every_step = checkpoints_every_step(problem, self.solver)
         self.w = np.zeros(d)
         self.z = np.zeros(n)  # Xw, carried along the line searches (no pass over X to refresh it)
         self.u = np.zeros(n)  # XΔ of the last iteration
