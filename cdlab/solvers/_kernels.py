@@ -199,12 +199,16 @@ def catch_up_dot(indices, data, start, end, w, b, b_scale, last, t, a, log_a, rh
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def catch_up_all(w, b, last, t, a, log_a, rho):
-    """Bring every coordinate to step t (O(d), at chunk ends and epoch ends)."""
+def catch_up_all(w, b, last, t, pk, qk, a, log_a, rho):
+    """Bring every coordinate to step t (O(d), at chunk ends and epoch ends), the factors read from the
+    chunk's ``affine_power_tables`` (pk, qk): a coordinate is at most a chunk behind, so this costs two loads
+    per coordinate, not two transcendental functions."""
     for j in range(w.shape[0]):
-        pk, qk = affine_powers(a, log_a, rho, t - last[j])
-        w[j] = pk * w[j] + qk * b[j]
-        last[j] = t
+        k = t - last[j]
+        if k != 0:
+            pk_j, qk_j = tabled_affine_powers(pk, qk, a, log_a, rho, k)
+            w[j] = pk_j * w[j] + qk_j * b[j]
+            last[j] = t
 
 
 # --------------------------------------------------------------------------

@@ -48,7 +48,7 @@ SAGA_STEPS = {"linesearch": 0.5, "L_max": 1.0 / 3.0}
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sag_chunk(indptr, indices, data, y, code, s, n, w, gbar, table, last, t0, a, log_a, rho, eta,
-              saga, order, row_sq, inv_gamma, L_est, search):
+              saga, order, row_sq, inv_gamma, L_est, search, pk, qk):
     """Up to len(order) SAG (saga=False) or SAGA (saga=True) steps.
 
     Returns (nonzeros touched, steps done, L found): with ``search`` the chunk
@@ -57,9 +57,9 @@ def sag_chunk(indptr, indices, data, y, code, s, n, w, gbar, table, last, t0, a,
     returns L found = 0.
     The untouched-coordinate recurrence is w_j ← a w_j + a'·(−η ḡ_j) with
     a' = 1 (SAG, a = 1 − ηλ) or a' = a (SAGA, a = 1/(1 + ηλ)); ``catch_up_all``
-    uses b = −η ḡ in both cases (the prox form's factor is inside affine_powers).
+    uses b = −η ḡ in both cases (the prox form's factor is inside affine_powers). ``pk``, ``qk``: the
+    chunk's ``affine_power_tables`` (k up to len(order)).
     """
-    pk, qk = affine_power_tables(a, log_a, rho, order.shape[0])
     touched = 0
     for k in range(order.shape[0]):
         t = t0 + k
@@ -117,12 +117,13 @@ class SAGState(State):
         order = self.sampler.draw(self.rng, n_steps)
         touched = done = 0
         while done < n_steps:
+            chunk = order[done:done + rule.steps_left(n_steps - done)]
+            pk, qk = affine_power_tables(self.a, self.log_a, self.rho, chunk.shape[0])
             nnz, k, L_new = sag_chunk(*p.csr_arrays, p.y, p.loss_code, p.s,
                                       float(p.n_samples), self.w, self.gbar, self.table, self.last, 0,
-                                      self.a, self.log_a, self.rho, self.eta, self.saga,
-                                      order[done:done + rule.steps_left(n_steps - done)],
-                                      p.row_norms_sq, rule.inv_gamma, rule.L, rule.search)
-            catch_up_all(self.w, -self.eta * self.gbar, self.last, k, self.a, self.log_a, self.rho)
+                                      self.a, self.log_a, self.rho, self.eta, self.saga, chunk,
+                                      p.row_norms_sq, rule.inv_gamma, rule.L, rule.search, pk, qk)
+            catch_up_all(self.w, -self.eta * self.gbar, self.last, k, pk, qk, self.a, self.log_a, self.rho)
             self.last[:] = 0
             touched += nnz
             done += k

@@ -81,15 +81,15 @@ LOOPLESS_STEPS = {"linesearch": 0.5, "L_max": 1.0 / 6.0}
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def svrg_chunk(indptr, indices, data, y, code, s, w, b, last, t0, a, log_a, rho, eta,
-               snap_deriv, order, row_sq, inv_gamma, L_est, search):
+               snap_deriv, order, row_sq, inv_gamma, L_est, search, pk, qk):
     """Up to len(order) SVRG inner steps with just-in-time updates; returns (nonzeros
     touched, steps done, L found), as ``saga.sag_chunk`` (a line search that needs an L
     above ``L_est`` ends the chunk before its step).
 
     ``last[j]`` is the step at which w_j was last brought up to date; steps are
-    numbered t0, t0 + 1, ... inside the current epoch.
+    numbered t0, t0 + 1, ... inside the current epoch. ``pk``, ``qk``: the chunk's ``affine_power_tables``
+    (k up to len(order): every coordinate is brought up to date at each chunk's end).
     """
-    pk, qk = affine_power_tables(a, log_a, rho, order.shape[0])
     touched = 0
     for k in range(order.shape[0]):
         t = t0 + k
@@ -192,12 +192,13 @@ class SVRGState(State):
         """Run the steps of ``order`` (or fewer, where the line search ends the call) and bring every
         coordinate up to date; returns the steps done."""
         p, rule = self.p, self.step_rule
+        pk, qk = affine_power_tables(self.a, self.log_a, self.rho, order.shape[0])
         nnz, k, L_new = svrg_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, self.b,
                                    self.last, self.pos, self.a, self.log_a, self.rho, self.eta, self.snap_deriv,
-                                   order, p.row_norms_sq, rule.inv_gamma, rule.L, rule.search)
+                                   order, p.row_norms_sq, rule.inv_gamma, rule.L, rule.search, pk, qk)
         self.nnz_touched += nnz
         self.pos += k
-        catch_up_all(self.w, self.b, self.last, self.pos, self.a, self.log_a, self.rho)
+        catch_up_all(self.w, self.b, self.last, self.pos, pk, qk, self.a, self.log_a, self.rho)
         if rule.search:
             rule.after_chunk(k, L_new)
             self._set_constants()
