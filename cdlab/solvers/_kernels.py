@@ -239,6 +239,11 @@ def minibatch_kernel(catch_up, point, row_update, spread, settle, row_finish):
     5. ``row_finish(st, i, change, indices, data, start, end)``: what a row's
        change does once every coordinate has settled (``no_row_finish``: nothing).
 
+    With one row a step (m = 1) the row's coordinates are distinct and each update reads and writes its own
+    coordinate only, so sweeps 1–2 run as one loop and 3–5 as another, coordinate by coordinate: the same
+    operations in the same order per coordinate, so the same numbers, reading the row twice instead of five
+    times.
+
     The updates are closed over, not passed at run time: numba does not cache a
     kernel that receives a function as an argument. The kernel is compiled
     without numba's reference counting (``_nrt=False``), so it allocates
@@ -252,6 +257,25 @@ def minibatch_kernel(catch_up, point, row_update, spread, settle, row_finish):
         touched = 0
         for k in range(n_steps):
             t = t0 + k
+            if m == 1:  # one row: its distinct coordinates make sweeps 1–2 and 3–5 one loop each
+                i = batches[k, 0]
+                start, end = indptr[i], indptr[i + 1]
+                zb = 0.0
+                for p in range(start, end):
+                    j = indices[p]
+                    if last[j] < t:
+                        catch_up(st, j, t - last[j])
+                        last[j] = t
+                    zb += data[p] * point(st, j)
+                change[0] = row_update(st, i, zb)
+                touched += end - start
+                for p in range(start, end):
+                    j = indices[p]
+                    spread(st, i, change[0], indices, data, p, p + 1)
+                    settle(st, j)
+                    last[j] = t + 1
+                    row_finish(st, i, change[0], indices, data, p, p + 1)
+                continue
             for b in range(m):
                 i = batches[k, b]
                 for p in range(indptr[i], indptr[i + 1]):

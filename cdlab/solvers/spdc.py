@@ -122,11 +122,18 @@ _Step = namedtuple("_Step", "y code s q_dual c_primal inv_n delta_dual tau theta
                             "alpha w w_prev U dU")
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True)
 def _catch_up(st, j, k):
     """k steps of eq. (6) on coordinate j with U_j fixed (no row touched it):
-    w_prev[j] = w_j^(t−1), w[j] = w_j^(t)."""
-    wp = _lazy_power(st.w[j], k - 1, st.U[j], st.tau, st.lam, st.l1, st.log_r, st.powers)
+    w_prev[j] = w_j^(t−1), w[j] = w_j^(t). It runs once per nonzero read, so it is inlined, with
+    ``_lazy_power``'s first two cases (no step; l1 = 0, one affine piece) written out: the call with its
+    many arguments cost SPDC more than the rest of its step."""
+    if k == 1:
+        wp = st.w[j]
+    elif st.l1 == 0.0:
+        wp = toward_fixed_point(st.w[j], k - 1, st.U[j] / st.lam, st.log_r, st.powers)
+    else:
+        wp = _lazy_power(st.w[j], k - 1, st.U[j], st.tau, st.lam, st.l1, st.log_r, st.powers)
     st.w_prev[j] = wp
     st.w[j] = _prox_step(wp, st.U[j], st.tau, st.lam, st.l1)
 
