@@ -59,11 +59,13 @@ the driver like any other method (same checkpoints, same certificate):
        first order: ``first_order_seconds`` of the pick's side
    Newton's iterations barely depend on κ, CG's products grow as √κ, the
    first-order passes as κ, so Newton takes the small-λ and squared-loss
-   problems (Cholesky with few features, CG with many), SDCA the
-   well-conditioned ones. Every constant is fitted by
-   benchmarks/auto_calibration.py, which also prints each candidate's measured
-   and predicted seconds and auto's pick ÷ the fastest candidate on the
-   shipped data sets (logistic and squared, λ = 1/n and 0.01/n).
+   problems (Cholesky with few features, CG with many), SDCA or primal CD
+   those whose first-order passes are few and cheap. The pass and Newton
+   constants are fitted by benchmarks/auto_calibration.py on the logistic and
+   squared losses (the smoothed hinge's rest on an earlier calibration), which
+   also prints each candidate's measured and predicted seconds and auto's pick
+   ÷ the fastest candidate on the shipped data sets (λ = 1/n and 0.01/n); the
+   margins and KAPPA_ACCELERATE rest on the measurements cited beside them.
 """
 from __future__ import annotations
 
@@ -105,7 +107,8 @@ FIRST_ORDER_PASSES_PER_BOUND = 5.0
 # derivative there (logistic: an exp, 6.0–10; squared 1.0–1.5) and per step on a non-empty column ~45
 # (colon-cancer 60, reuters_moneyfx 44).
 SDCA_NS_PER_NNZ = 0.75
-# SDCA's passes on the logistic loss stop growing with 1/λ below λ = 1/n where n ≤ this share of d (``separable_cap``).
+# SDCA's passes on the logistic loss and the smoothed hinge stop growing with 1/λ below λ = 1/n where n ≤ this
+# share of d (``separable_cap``).
 SEPARABLE_SHARE = 0.25
 SDCA_NS_PER_STEP = {"logistic": 200.0, "squared": 50.0, "smoothed_hinge": 50.0}
 PRIMAL_CD_NS_PER_NNZ = {"logistic": 7.0, "squared": 1.1, "smoothed_hinge": 1.6}
@@ -133,13 +136,18 @@ def pass_ns(problem, side) -> float:
     return PRIMAL_CD_NS_PER_NNZ[problem.loss] * problem.nnz + PRIMAL_CD_NS_PER_STEP * columns
 
 
-def first_order_seconds(problem, side, bound_passes) -> float:
-    """Predicted seconds of a whole call of the side's coordinate method: FIRST_ORDER_PASSES_PER_BOUND × the
-    face-off's bound (in passes) passes, and the driver's checkpoints among them; SDCA's bound at most
-    ``separable_cap``."""
+def first_order_passes(problem, side, bound_passes) -> float:
+    """Predicted passes of the side's coordinate method: FIRST_ORDER_PASSES_PER_BOUND × the face-off's bound
+    (in passes), SDCA's bound at most ``separable_cap``."""
     if side == "dual":
         bound_passes = min(bound_passes, separable_cap(problem))
-    passes = FIRST_ORDER_PASSES_PER_BOUND * bound_passes
+    return FIRST_ORDER_PASSES_PER_BOUND * bound_passes
+
+
+def first_order_seconds(problem, side, bound_passes) -> float:
+    """Predicted seconds of a whole call of the side's coordinate method: its ``first_order_passes`` at its
+    ``pass_ns``, and the driver's checkpoints among them."""
+    passes = first_order_passes(problem, side, bound_passes)
     return (passes * pass_ns(problem, side) + costs.auto_checkpoints(passes) * costs.checkpoint_ns(problem)) * 1e-9
 
 
@@ -153,8 +161,7 @@ def separable_cap(problem) -> float:
     (n/d = 0.93, sparse text of lower rank) 6 → 121, and the n > d data sets 6–43× (a9a 6 → 162). The smoothed
     hinge's α_i live in [0, 1] and sit at its ends (rcv1_small at 0.01/n: SDCA 7× faster than Newton–CG,
     newton_cg_bench.py)."""
-    if (problem.loss not in ("logistic", "smoothed_hinge") or problem.n_samples > SEPARABLE_SHARE * problem.n_features
-            or problem.lam >= 1.0 / problem.n_samples):
+    if problem.loss not in ("logistic", "smoothed_hinge") or problem.n_samples > SEPARABLE_SHARE * problem.n_features:
         return float("inf")
     c = problem.gamma  # λγn at λ = 1/n
     return 1.0 + float(problem.row_norms_sq.max()) / c
@@ -194,16 +201,16 @@ def choose(problem) -> dict:
         iterations = newton.NEWTON_ITERATIONS[problem.loss]
         how = (f"with d = {problem.n_features} features damped Newton is predicted faster: "
                f"{iterations} iteration{'s' if iterations > 1 else ''} × "
-               f"({newton.cholesky_iteration_ns(problem) * 1e-6:.3g} ms for the d × d Hessian, its Cholesky factor "
-               f"and 2 passes + {checkpoint_ms:.3g} ms for a checkpoint)")
+               f"{newton.cholesky_iteration_ns(problem) * 1e-6:.3g} ms (the d × d Hessian, its Cholesky factor "
+               f"and 2 passes) + {newton.solve_checkpoints(problem, 'cholesky'):.0f} checkpoints × "
+               f"{checkpoint_ms:.3g} ms")
     else:
         products = newton.cg_products(problem)
         how = (f"Newton with conjugate gradients (Hessian-vector products, 2 passes each) is predicted faster: "
                f"~{products:.0f} products over ~{newton.cg_newton_iterations(problem):.0f} steps "
                f"({newton.solve_ns(problem, 'cg') * 1e-9:.3g} s) + "
                f"{newton.solve_checkpoints(problem, 'cg'):.0f} checkpoints × {checkpoint_ms:.3g} ms")
-    reason = (choice["reason"] + f"; but {how} = {newton_s:.3g} s against {first_s:.3g} s for {choice['method']} "
-              f"({FIRST_ORDER_PASSES_PER_BOUND:g} × its side's bound in passes, at its pass cost): newton")
+    reason = choice["reason"] + f"; but {how} = {newton_s:.3g} s against {first_s:.3g} s for {choice['method']}: newton"
     return dict(choice, method="newton", sampling="uniform", side="primal", accelerated=False, options={},
                 inner_solver=solver, reason=reason)
 
@@ -242,17 +249,21 @@ def first_order_choice(problem) -> dict:
     run = {side: ("importance" if sides[side][0] == "importance"
                   and work[side, "uniform"] > IMPORTANCE_MARGIN * work[side, "importance"] else "uniform")
            for side in ("primal", "dual")}
-    seconds = {side: first_order_seconds(problem, side, work[side, run[side]] / problem.nnz)
-               for side in ("primal", "dual")}
+    bound = {side: work[side, run[side]] / problem.nnz for side in ("primal", "dual")}
+    seconds = {side: first_order_seconds(problem, side, bound[side]) for side in ("primal", "dual")}
+    capped = separable_cap(problem) < bound["dual"]
     side = "primal" if PRIMAL_MARGIN * seconds["primal"] < seconds["dual"] else "dual"
     sampling = run[side]
     nnz = problem.nnz
     why = (f"face-off (Csiba & Richtárik eq. 15): {face_side} RCD with {sides[face_side][0]} sampling has the least "
            f"bound on total work, {w_win / nnz:.3g} passes vs {w_lose / nnz:.3g} for the "
            f"{'dual' if face_side == 'primal' else 'primal'} side (C_P/C_D = {work['C_P'] / work['C_D']:.3g})")
-    costs_why = (f"; in seconds (× the pass costs of the {problem.loss} loss: primal CD "
-                 f"{pass_ns(problem, 'primal') * 1e-6:.3g} ms a pass, SDCA {pass_ns(problem, 'dual') * 1e-6:.3g} ms) "
-                 f"primal CD {seconds['primal']:.3g} s, SDCA {seconds['dual']:.3g} s")
+    passes = {side: first_order_passes(problem, side, bound[side]) for side in ("primal", "dual")}
+    costs_why = (f"; predicted seconds ({FIRST_ORDER_PASSES_PER_BOUND:g} × the bound's passes"
+                 + (f", SDCA's taken at λ = 1/n as n ≤ {SEPARABLE_SHARE:g}·d" if capped else "")
+                 + f", at the {problem.loss} loss's pass costs, with checkpoints): primal CD {passes['primal']:.3g} "
+                 f"passes × {pass_ns(problem, 'primal') * 1e-6:.3g} ms = {seconds['primal']:.3g} s, SDCA "
+                 f"{passes['dual']:.3g} passes × {pass_ns(problem, 'dual') * 1e-6:.3g} ms = {seconds['dual']:.3g} s")
     if side == "primal":
         why += costs_why + f": ≥ {PRIMAL_MARGIN:g}× below, the primal side"
     elif face_side == "primal":
@@ -263,7 +274,7 @@ def first_order_choice(problem) -> dict:
         return dict(method="asdca", sampling="uniform", side=side, accelerated=True, kappa=kappa, work=work,
                     faceoff_sampling=sampling, predicted_seconds={"asdca": seconds[side]},
                     reason=why + f"; κ = R²/(λγn) = {kappa:.3g} > {KAPPA_ACCELERATE:g}: accelerated SDCA (ASDCA, "
-                                 "uniform)")
+                                 "uniform; its seconds predicted as SDCA's: it has no cost model of its own)")
     method = "sdca" if side == "dual" else "primal_cd"
     plain = (f"; κ = R²/(λγn) = {kappa:.3g} ≤ {KAPPA_ACCELERATE:g}: plain "
              + ("SDCA (exact dual step)" if side == "dual" else "primal CD"))
@@ -329,5 +340,5 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
 
 __all__ = ["AUTO", "FIRST_ORDER_PASSES_PER_BOUND", "IMPORTANCE_MARGIN", "KAPPA_ACCELERATE",
            "PRIMAL_CD_NS_PER_NNZ", "PRIMAL_CD_NS_PER_STEP", "PRIMAL_MARGIN", "SDCA_NS_PER_NNZ", "SDCA_NS_PER_STEP",
-           "choose", "faceoff_work", "first_order_choice", "first_order_seconds", "pass_ns", "predicted_seconds",
-           "solve"]
+           "SEPARABLE_SHARE", "choose", "faceoff_work", "first_order_choice", "first_order_passes",
+           "first_order_seconds", "pass_ns", "predicted_seconds", "separable_cap", "solve"]

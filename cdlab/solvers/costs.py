@@ -1,5 +1,5 @@
-"""The cost model of a whole ``cdlab.solve`` call's parts that every method shares: the driver's
-checkpoints, and the first-order passes ``method="auto"`` weighs against Newton.
+"""The cost model of what every method's whole ``cdlab.solve`` call shares: the driver's checkpoints, their
+cost and their number (the methods' own costs live beside them: ``newton``, ``auto``).
 
 Constants are ns on one thread, fitted on the shipped data sets by ``benchmarks/auto_calibration.py``
 (rows scaled by their mean norm, λ = 1/n and 0.01/n, whole calls to a certified gap ≤ 1e-6·|P*|) and by
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .budget import AUTO_CAP, AUTO_FIRST
+from .budget import AUTO_CAP, AUTO_FIRST, AUTO_SHARE
 
 # The driver's checkpoint (``driver._checkpoint``): one fused row-order sweep for Xw and Xᵀα (~0.65 ns a
 # nonzero: madelon 0.66, colon-cancer 0.69, up to 1.9 on w8a's short rows), per example the loss, its
@@ -28,8 +28,17 @@ def checkpoint_ns(problem) -> float:
             + CHECKPOINT_OVERHEAD_NS)
 
 
-def auto_checkpoints(passes) -> float:
-    """Checkpoints of a run of ``passes`` passes under eval_every="auto" (``budget``): one at the start, then
-    intervals doubling from AUTO_FIRST pass up to AUTO_CAP passes, then one every AUTO_CAP passes."""
-    doubling = math.log2(AUTO_CAP / AUTO_FIRST) + 1.0
-    return 1.0 + min(doubling, math.log2(max(passes, 1.0) / AUTO_FIRST) + 2.0) + max(0.0, passes - AUTO_CAP) / AUTO_CAP
+def auto_checkpoints(passes, step_passes=0.0) -> float:
+    """Checkpoints of a run of ``passes`` passes under eval_every="auto": the start's, then one at the end of
+    each interval of ``budget.Budget.interval``'s far rule (AUTO_FIRST pass, then AUTO_SHARE × the passes so
+    far, at most AUTO_CAP), an interval lasting at least one step of ``step_passes`` passes (the driver
+    stops only between steps). The near rule, which aims at the pass where the gap reaches tol, is left out:
+    it adds a checkpoint or two near the end."""
+    count, at, interval = 1.0, 0.0, AUTO_FIRST
+    while at < passes:
+        if interval >= AUTO_CAP:  # from here every interval is the same: count the rest at once
+            return count + math.ceil((passes - at) / max(AUTO_CAP, step_passes))
+        at += max(interval, step_passes)
+        count += 1.0
+        interval = min(max(AUTO_FIRST, AUTO_SHARE * at), AUTO_CAP)
+    return count

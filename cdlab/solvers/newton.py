@@ -215,15 +215,18 @@ def checkpoints_every_step(problem, solver) -> bool:
 
 
 def solve_checkpoints(problem, solver) -> float:
-    """Predicted checkpoints of a whole solve under eval_every="auto": one at the start and one per step where
-    ``checkpoints_every_step``, else the driver's geometric cadence over the solve's passes
-    (``costs.auto_checkpoints``: 2 a Newton iteration, 1 + 2 per product on the CG path)."""
+    """Predicted checkpoints of a whole solve under eval_every="auto": the start's and one per step where
+    ``checkpoints_every_step``, else the driver's cadence (``costs.auto_checkpoints``) over the solve's passes,
+    a step lasting 2 passes (Cholesky), 1 + 2 per product (a CG Newton iteration) or 2 (a squared loss's CG
+    iteration)."""
     if solver == "cholesky":
         steps, passes = float(NEWTON_ITERATIONS[problem.loss]), 2.0 * NEWTON_ITERATIONS[problem.loss]
     else:
         steps = cg_newton_iterations(problem)
         passes = 2.0 * cg_products(problem) + (0.0 if problem.loss == "squared" else steps) + 1.0
-    return steps + 1.0 if checkpoints_every_step(problem, solver) else auto_checkpoints(passes)
+    if checkpoints_every_step(problem, solver):
+        return steps + 1.0
+    return auto_checkpoints(passes, passes / steps)
 
 
 def predicted_ns(problem, solver) -> float:

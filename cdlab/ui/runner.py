@@ -102,6 +102,9 @@ def sampling_argument(run: RunSpec, problem):
 # predicted (MethodSpec.step_ns, with the run's options) to take longer than this (newton's iteration: a d × d
 # Hessian and its factor, or its CG inner solve)
 STEP_SECONDS = 1.0
+# the step predictions are central estimates (benchmarks/auto_calibration.py): measured steps took up to 1.8×
+# their prediction (Newton–CG on w8a); the page refuses what may take STEP_SECONDS at that error
+STEP_MODEL_SLACK = 2.0
 
 
 def check(run: RunSpec, problem):
@@ -118,8 +121,9 @@ def check(run: RunSpec, problem):
     except ValueError as exc:
         return str(exc)
     seconds = 0.0 if spec.step_ns is None else spec.step_ns(problem, run.options) * 1e-9
-    if seconds > STEP_SECONDS:
-        return (f"one step of {run.method!r} is predicted to take {seconds:.2g} s on these data ({spec.source}), and "
+    if seconds * STEP_MODEL_SLACK > STEP_SECONDS:
+        return (f"one step of {run.method!r} is predicted to take {seconds:.2g} s on these data ({spec.source}; up "
+                f"to {seconds * STEP_MODEL_SLACK:.2g} s at the prediction's measured error), and "
                 f"a run stops only between steps: the page, which answers Cancel within {STEP_SECONDS:g} s, does "
                 f"not run it here (cdlab.solve does; sdca steps are cheap)")
     return None
