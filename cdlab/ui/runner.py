@@ -122,8 +122,8 @@ def check(run: RunSpec, problem):
         return str(exc)
     seconds = 0.0 if spec.step_ns is None else spec.step_ns(problem, run.options) * 1e-9
     if seconds * STEP_MODEL_SLACK > STEP_SECONDS:
-        return (f"one step of {run.method!r} is predicted to take {seconds:.2g} s on these data ({spec.source}; up "
-                f"to {seconds * STEP_MODEL_SLACK:.2g} s at the prediction's measured error), and "
+        return (f"one step of {run.method!r} is predicted to take {seconds:.2g} s on these data (up to "
+                f"{seconds * STEP_MODEL_SLACK:.2g} s at the prediction's measured error; {spec.source}), and "
                 f"a run stops only between steps: the page, which answers Cancel within {STEP_SECONDS:g} s, does "
                 f"not run it here (cdlab.solve does; sdca steps are cheap)")
     return None
