@@ -70,23 +70,32 @@ def _log_ratio(lam, tau):
     return -math.log1p(lam * tau)
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True)
 def _lazy_power(x, k, Uj, tau, lam, l1, log_r, powers):
     """x after k steps of x ← S_{τμ}(x + τU)/(1 + λτ) (U fixed), in O(1);
     ``log_r`` = ``_log_ratio(lam, tau)`` and ``powers`` its ``power_table``
     (possibly empty), both computed once per chunk.
 
-    On each linear piece the map is affine with ratio r = 1/(1+λτ):
+    On each linear piece the map is affine with ratio r = 1/(1+λτ); with μ = 0
+    there is one piece, the fixed point U/λ. Inlined (it runs once per nonzero a
+    step reads), with the μ > 0 orbit a call (``_lazy_power_pieces``).
+    """
+    if k == 0:
+        return x
+    if l1 == 0.0:
+        return toward_fixed_point(x, k, Uj / lam, log_r, powers)
+    return _lazy_power_pieces(x, k, Uj, tau, lam, l1, log_r, powers)
+
+
+@njit(cache=True, nogil=True)
+def _lazy_power_pieces(x, k, Uj, tau, lam, l1, log_r, powers):
+    """``_lazy_power`` with μ = l1 > 0 and k > 0. The pieces:
     x > τ(μ−U): fixed point (U−μ)/λ;  x < −τ(μ+U): fixed point (U+μ)/λ;
     otherwise the image is 0. The map is monotone with a unique fixed point,
     so the orbit is monotone and crosses each piece boundary at most once;
     the number of steps spent on a piece comes from a logarithm, checked
     against the boundary to guard against rounding.
     """
-    if k == 0:
-        return x
-    if l1 == 0.0:
-        return toward_fixed_point(x, k, Uj / lam, log_r, powers)
     while k > 0:
         if x + tau * Uj > tau * l1:
             fixed, bound, sign = (Uj - l1) / lam, tau * (l1 - Uj), 1.0
@@ -125,15 +134,9 @@ _Step = namedtuple("_Step", "y code s q_dual c_primal inv_n delta_dual tau theta
 @njit(inline="always", cache=True)
 def _catch_up(st, j, k):
     """k steps of eq. (6) on coordinate j with U_j fixed (no row touched it):
-    w_prev[j] = w_j^(t−1), w[j] = w_j^(t). It runs once per nonzero read, so it is inlined, with
-    ``_lazy_power``'s first two cases (no step; l1 = 0, one affine piece) written out: the call with its
-    many arguments cost SPDC more than the rest of its step."""
-    if k == 1:
-        wp = st.w[j]
-    elif st.l1 == 0.0:
-        wp = toward_fixed_point(st.w[j], k - 1, st.U[j] / st.lam, st.log_r, st.powers)
-    else:
-        wp = _lazy_power(st.w[j], k - 1, st.U[j], st.tau, st.lam, st.l1, st.log_r, st.powers)
+    w_prev[j] = w_j^(t−1), w[j] = w_j^(t). Inlined with ``_lazy_power``: it runs once per nonzero read, and
+    a call with this many arguments cost SPDC more than the rest of its step."""
+    wp = _lazy_power(st.w[j], k - 1, st.U[j], st.tau, st.lam, st.l1, st.log_r, st.powers)
     st.w_prev[j] = wp
     st.w[j] = _prox_step(wp, st.U[j], st.tau, st.lam, st.l1)
 
