@@ -266,6 +266,5 @@ class Problem:
         w, alpha = self._check_w(w), self._check_alpha(alpha)
         sq, ab, st_sq, fy_reg = regularizer_sums(w, v, self.l1 / self.lam)
         code, y, s = self.loss_code, self.y, self.s
-        return (self._primal_from(L.sum_loss(code, z, y, s), sq, ab),
-                self._dual_from(L.sum_neg_conj(code, alpha, y, s), st_sq),
-                self._gap_from(L.sum_fenchel_young(code, z, alpha, y, s), fy_reg))
+        loss_sum, conj_sum, fy_sum = L.certificate_sums(code, z, alpha, y, s)
+        return self._primal_from(loss_sum, sq, ab), self._dual_from(conj_sum, st_sq), self._gap_from(fy_sum, fy_reg)

@@ -240,3 +240,27 @@ def test_loss_sets_are_read_from_the_loss_table():
         assert not L.LOSSES[loss].smooth and L.LOSSES[smooth].smooth
         assert L.LOSSES[loss].classification == L.LOSSES[smooth].classification
     assert set(L.NEAREST_SMOOTH) == L.ALL_LOSSES - L.SMOOTH_LOSSES
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_certificate_sums_are_bit_for_bit_the_three_sums(name):
+    """``certificate_sums`` (a checkpoint's one loop, the logistic terms sharing their exp and logs) equals
+    ``sum_loss``, ``sum_neg_conj`` and ``sum_fenchel_young`` exactly: z from 0 to ±800 (exp(−|t|) under- and
+    overflowing elsewhere), αy at and beyond its domain's ends, and each sum's infinity where α leaves it."""
+    code = L.LOSSES[name].code
+    rng = np.random.default_rng(11)
+    n = 5000
+    y = rng.choice([-1.0, 1.0], n) if name != "squared" else rng.standard_normal(n)
+    z = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 2.9, n)
+    z[:6] = [0.0, -0.0, 800.0, -800.0, 1e-300, -40.0]
+    b = rng.uniform(0.0, 1.0, n)
+    b[6:12] = [0.0, 1.0, 1e-300, 1 - 2 ** -53, 0.5, 1e-17]
+    alpha = b * y
+    got = L.certificate_sums(code, z, alpha, y, S)
+    assert got == (L.sum_loss(code, z, y, S), L.sum_neg_conj(code, alpha, y, S),
+                   L.sum_fenchel_young(code, z, alpha, y, S))
+    assert np.all(np.isfinite(got))
+    alpha[20] = 1.5 * y[20] if name != "squared" else alpha[20]  # outside the dual domain (none for squared)
+    got = L.certificate_sums(code, z, alpha, y, S)
+    assert got == (L.sum_loss(code, z, y, S), L.sum_neg_conj(code, alpha, y, S),
+                   L.sum_fenchel_young(code, z, alpha, y, S))
