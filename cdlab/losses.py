@@ -112,6 +112,19 @@ def _sigmoid_pair(t):
 
 
 @njit(inline="always", cache=True)
+def logistic_terms(t):
+    """(log(1 + e^t), σ(t), σ(−t)) from one exp, bit for bit ``_log1pexp(t)`` and ``_sigmoid_pair(t)``:
+    the logistic loss's value, derivative and curvature at once (t = −yz: φ = log(1 + e^t), φ' = −yσ(t),
+    φ'' = σ(t)σ(−t))."""
+    e = math.exp(-abs(t))
+    tail = math.log1p(e)
+    big, small = 1.0 / (1.0 + e), e / (1.0 + e)
+    if t >= 0.0:
+        return (t + tail if t > 0.0 else tail), big, small
+    return tail, small, big
+
+
+@njit(inline="always", cache=True)
 def _xlogx(b):
     return b * math.log(b) if b > 0.0 else 0.0
 

@@ -264,3 +264,12 @@ def test_certificate_sums_are_bit_for_bit_the_three_sums(name):
     got = L.certificate_sums(code, z, alpha, y, S)
     assert got == (L.sum_loss(code, z, y, S), L.sum_neg_conj(code, alpha, y, S),
                    L.sum_fenchel_young(code, z, alpha, y, S))
+
+
+def test_logistic_terms_are_bit_for_bit_the_separate_functions():
+    """``logistic_terms`` (Newton's one exp an example) is ``_log1pexp`` and ``_sigmoid_pair`` exactly."""
+    rng = np.random.default_rng(12)
+    ts = np.concatenate([[0.0, -0.0, 1e-300, -1e-300, 36.7, -36.7, 745.0, -745.0, 800.0, -800.0],
+                         rng.standard_normal(2000) * 10.0 ** rng.uniform(-8, 2.9, 2000)])
+    for t in ts:
+        assert L.logistic_terms(t) == (L._log1pexp(t), *L._sigmoid_pair(t)), t

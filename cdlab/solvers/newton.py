@@ -149,7 +149,7 @@ EVERY_STEP_RATIO = 2.0
 def hessian_ns(problem) -> tuple[float, float]:
     """The cost model's ns to form H (sparse sweep: Σ_i nnz_i²/2 multiply-adds; BLAS on densified
     blocks of rows: n d²/2 multiply-adds + n d entries written), one thread."""
-    row_nnz = problem.row_nnz.astype(np.float64)
+    row_nnz = problem.row_nnz  # int64: Σ nnz_i² exactly, and without BLAS (whose idle threads a call may wait on)
     n, d = problem.n_samples, float(problem.n_features)
     sparse = SPARSE_NS_PER_MADD * float(row_nnz @ row_nnz) / 2
     dense = BLAS_NS_PER_MADD * n * d * d / 2 + DENSIFY_NS_PER_ENTRY * n * d
@@ -298,8 +298,15 @@ _BLAS_LIMIT = threading.Lock()
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def loss_weights(code, z, y, s, deriv, curv):
-    """deriv_i = φ'(z_i)/n and curv_i = φ''(z_i)/n: the gradient's and the Hessian's row weights."""
+    """deriv_i = φ'(z_i)/n and curv_i = φ''(z_i)/n: the gradient's and the Hessian's row weights (the
+    logistic loss's both from one exp, ``losses.logistic_terms``)."""
     n = z.shape[0]
+    if code == L.LOGISTIC:
+        for i in range(n):
+            _, sg, sm = L.logistic_terms(-y[i] * z[i])
+            deriv[i] = -y[i] * sg / n
+            curv[i] = sm * sg / n
+        return
     for i in range(n):
         deriv[i] = L.loss_deriv(code, z[i], y[i], s) / n
         curv[i] = L.loss_curvature(code, z[i], y[i], s) / n
@@ -342,6 +349,13 @@ def line_point(code, z, u, y, s, t):
     the line, times n. O(n), no pass over X."""
     value = 0.0
     slope = 0.0
+    if code == L.LOGISTIC:  # φ and φ' from one exp (``losses.logistic_terms``)
+        for i in range(z.shape[0]):
+            zi = z[i] + t * u[i]
+            phi, sg, _ = L.logistic_terms(-y[i] * zi)
+            value += phi
+            slope += -y[i] * sg * u[i]
+        return value, slope
     for i in range(z.shape[0]):
         zi = z[i] + t * u[i]
         value += L.loss_value(code, zi, y[i], s)
