@@ -224,8 +224,8 @@ datasets:
   - {synthetic: {n_samples: 1000, n_features: 100, density: 0.5, seed: 1}, name: syn}
 lam: 1.0e-3
 seeds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
-max_passes: 1500
-eval_every: 25.0
+max_passes: 12000
+eval_every: 200.0
 tol: 0.0
 store: results
 """)
