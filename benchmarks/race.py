@@ -21,8 +21,9 @@ no intercept):
    so P − P* ≤ ε). Problem construction (the CSR/CSC copies) is timed once
    and shown apart ("build s"); peers do their own conversion inside fit().
    A fixed method whose first run is still going at OURS_REACH × the fastest
-   finished run of its problem is stopped there (max_time) and not repeated: it cannot be the
-   fastest, and is shown as n/r with that reason (auto always runs to the end).
+   run finished before it (and at OURS_FLOOR_S) is stopped there (max_time)
+   and not repeated: it cannot be the fastest, and is shown as n/r with its
+   cap (auto always runs to the end).
 3. Each peer (``_peers.PEERS``, at its own conventions converted) is fitted
    at tol 1e-2, 1e-3, … until the P of its coef_ (computed by cdlab) is
    ≤ P* + ε; that tolerance is then timed around fit(). A peer that does not
@@ -84,10 +85,12 @@ LAM_FACTORS = (1.0, 0.01)  # λ = factor / n
 # the two-thread table reruns on n_jobs=2 the fastest parallel method if it is at most this many times
 # slower than the fastest on one thread
 TWO_THREAD_REACH = 2.0
-# a fixed cdlab method whose first run is still going at this many times the fastest of its problem's
-# finished runs is stopped there (max_time) and not repeated: it is shown as n/r with that reason; auto
-# is never stopped
+# a fixed cdlab method whose first run is still going at this many times the fastest run finished before
+# it, and at OURS_FLOOR_S, is stopped there (max_time, which the driver checks between checkpoints, so a
+# little later) and not repeated: it is shown as n/r with its cap; auto is never stopped. The floor keeps
+# a cold or noisy millisecond run from sinking a method where stopping it would save nothing.
 OURS_REACH = 10.0
+OURS_FLOOR_S = 1.0
 LOSSES = ("logistic", "hinge", "squared")
 # (method, sampling, options): the fixed cdlab methods raced; those that refuse a loss (a smooth
 # one needed for the hinge, a box-constrained dual coordinate for SDCA's shrinking) are skipped for it
@@ -238,25 +241,27 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
         problem, method=method, tol=eps, max_passes=max_passes, seed=0, n_jobs=n_jobs, max_time=max_time,
         **({} if method == "auto" else {"sampling": sampling, **options})) for method, sampling, options in runs]
     times, results = [[] for _ in runs], [None] * len(runs)
-    stopped = [False] * len(runs)  # stopped at OURS_REACH × the fastest finished run: not repeated
+    stopped = [False] * len(runs)  # stopped at its cap in the first round: not repeated
+    caps = [None] * len(runs)  # each first run's max_time (OURS_REACH, OURS_FLOOR_S)
     for _ in range(repeats):
         for k, call in enumerate(calls):
             if stopped[k]:
                 continue
             finished = [min(ts) for ts, res in zip(times, results) if ts and res.status == "converged"]
             first = not times[k]  # a method that finished once is repeated in full
-            reach = OURS_REACH * min(finished) if first and finished and runs[k][0] != "auto" else None
+            if first and finished and runs[k][0] != "auto":
+                caps[k] = max(OURS_REACH * min(finished), OURS_FLOOR_S)
             gc.collect()  # as timed() does: no collection of the previous run's garbage inside the timing
             t0 = time.perf_counter()
-            results[k] = call(reach)
+            results[k] = call(caps[k] if first else None)
             times[k].append(time.perf_counter() - t0)
             stopped[k] = results[k].status == "max_time"
-    for (method, sampling, options), ts, res, cut in zip(runs, times, results, stopped):
+    for (method, sampling, options), ts, res, cut, cap in zip(runs, times, results, stopped, caps):
         seconds = float(np.median(ts))
-        spread = (max(ts) - min(ts)) / seconds if seconds > 0 else 0.0
+        spread = np.nan if cut else (max(ts) - min(ts)) / seconds if seconds > 0 else 0.0
         last = res.trace.iloc[-1]
         ok = res.status == "converged"
-        status = f"stopped at {seconds:.3g} s, {OURS_REACH:g}× the fastest" if cut else res.status
+        status = f"stopped at {seconds:.3g} s (cap {cap:.3g} s, {OURS_REACH:g}× a faster run)" if cut else res.status
         rows.append(dict(solver=solver_label(method, sampling, options) if method != "auto" else "auto", seconds=seconds if ok else np.nan,
                          spread=spread, passes=last.passes, gap=last.gap, primal=last.primal,
                          status=status, picked=solver_label(res.method, res.sampling, res.trace.attrs["auto"].get("options", {}))
@@ -490,7 +495,7 @@ def main(argv=None):
             continue
         settings = dict(repeats=args.repeats, threads=() if args.no_threads else (1, 2),
                         cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
-                        ours=[solver_label(*run) for run in OURS], reach=OURS_REACH, cdlab=source_digest()[:12])
+                        ours=[solver_label(*run) for run in OURS], reach=(OURS_REACH, OURS_FLOOR_S), cdlab=source_digest()[:12])
         saved = saved_case(args.save, case, settings)
         if saved is not None:
             results[case.label] = saved

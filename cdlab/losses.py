@@ -255,7 +255,7 @@ def _lambert_w_exp(ell):
 # _logistic_root_left).
 HALLEY_STEP_TOL = 2e-5
 # At b = 0 (a coordinate's first visit from α = 0) the root t of t − c + qσ(t) lies in [c − q, c]: up to this
-# q the iteration starts one Newton step left of c, beyond it from c − W(q e^c) (_logistic_root_left).
+# q the iteration starts one Newton step from c, beyond it from c − W(q e^c) (_logistic_root_left).
 W_START_Q = 8.0
 
 
@@ -271,16 +271,19 @@ def _logistic_root_left(b, one_minus_b, c, q, logit_b):
     iteration is Halley's, t ← t − 2h·h'/(2h'² − h·h'') (Householder 1970,
     §4.4), bisecting where it leaves the bracket. With σ̄ = 1 − σ, the second
     and third derivatives qσσ̄(σ̄ − σ) and qσσ̄(1 − 6σσ̄) are below h' in size,
-    so the error after a step of δ is below (1/4 + 1/6)|δ|³ < |δ|³/2.
+    so the error after a step of δ is, to leading order, below
+    (1/4 + 1/6)|δ|³ < |δ|³/2.
 
-    The start: the larger of two points left of the root, logit b and
-    c − W(q e^c), the root of t − c + q e^t (≥ h(t) − qb, since σ(t) < e^t). The
+    The start (b > 0, or q > W_START_Q): the larger of two points left of the
+    root, logit b and c − W(q e^c), the root of t − c + q e^t (≥ h(t) − qb,
+    since σ(t) < e^t). The
     second is what makes the step exact at any q: when q b is small the root sits
     where σ(t) ≈ e^t, about log q below c, and an iteration started from logit b
     overshot to near c and then crept back about 1 per iteration on the
     exponential, so for q beyond ~1e26 it ran out of iterations far from the
-    root. At b = 0 with q ≤ W_START_Q the root is within q of c, and one Newton
-    step left of c starts as well without W's logarithms: the first pass over
+    root. At b = 0 with q ≤ W_START_Q the root is within q of c, and the start
+    is one Newton step from c, clamped to the bracket (on either side of the
+    root: h is convex left of 0), without W's logarithms: the first pass over
     the data, every coordinate at b = 0, costs ~3× less (a9a, w8a, ijcnn1 at
     λ = 1/n).
 
@@ -317,9 +320,11 @@ def _logistic_root_left(b, one_minus_b, c, q, logit_b):
             return t, sg, sm
         v = q * sg * sm
         slope = 1.0 + v
-        bend = 2.0 * slope * slope - h * v * (sm - sg)
-        # Halley's step; Newton's where Halley's correction would more than double it (far from the root)
-        step = -2.0 * h * slope / bend if bend > slope * slope else -h / slope
+        newton = -h / slope
+        # Halley's step, Newton's divided by 1 + ½·newton·h''/h' (|h''/h'| < 1, so no overflow); Newton's
+        # where that would more than double it (far from the root)
+        shrink = 1.0 + 0.5 * newton * (v * (sm - sg) / slope)
+        step = newton / shrink if shrink > 0.5 else newton
         t_new = t + step
         # The error of t is |t − root| ≈ |t_new − t| = δ, and after the step it is below δ³/2 (docstring):
         # after a step of δ ≤ HALLEY_STEP_TOL = 2e-5 the error in t_new is below 4e-15, hence so is the

@@ -107,3 +107,22 @@ def test_save_resumes_and_tables_print_what_was_saved(tmp_path, monkeypatch, cap
     race.main(["--tables", str(tmp_path / "saved")])
     out = capsys.readouterr().out
     assert "toy squared λ=1/n" in out and "geometric means" in out and "peak RSS" in out
+
+
+def test_a_slow_fixed_method_is_stopped_at_its_cap_and_not_repeated(monkeypatch):
+    """run_ours: with the cap at ~0 (OURS_REACH, OURS_FLOOR_S), every fixed method after the first that
+    finished stops at its first checkpoint past the cap, is run once and shown n/r with its cap; the first
+    method and auto run to a certified end, every repeat."""
+    monkeypatch.setattr(race, "OURS_REACH", 1e-9)
+    monkeypatch.setattr(race, "OURS_FLOOR_S", 0.0)
+    X, y = dense(300, 40, 1)
+    problem = race.make_problem(X, y, "logistic", 0.01)
+    eps = 1e-8 * abs(cdlab.reference_optimum(problem, tol=1e-10))
+    runs = [("sdca", "permutation", {}), ("primal_cd", "uniform", {}), ("sdca", "uniform", {})]
+    ours = race.run_ours(problem, eps, 3, 2000, runs=runs)
+    first, auto = ours.iloc[0], ours[ours.solver == "auto"].iloc[0]
+    assert first.status == "converged" and np.isfinite(first.seconds) and first.gap <= eps
+    assert auto.status == "converged" and np.isfinite(auto.seconds) and auto.gap <= eps
+    for _, row in ours.iloc[1:-1].iterrows():
+        assert row.status.startswith("stopped at") and "cap" in row.status, row.to_dict()
+        assert np.isnan(row.seconds) and np.isnan(row.spread) and row.gap > eps
