@@ -114,7 +114,7 @@ def test_save_resumes_and_tables_print_what_was_saved(tmp_path, monkeypatch, cap
 
 def test_a_slow_fixed_method_is_stopped_at_its_cap_and_not_repeated(monkeypatch):
     """run_ours: with the cap at ~0 (OURS_REACH, OURS_FLOOR_S), every fixed method after the first that
-    finished stops at its first checkpoint past the cap, is run once and shown n/r with its cap; the first
+    finished stops at its first checkpoint past the cap, twice (a retry), and is shown n/r with its cap; the first
     method and auto run to a certified end, every repeat."""
     monkeypatch.setattr(race, "OURS_REACH", 1e-9)
     monkeypatch.setattr(race, "OURS_FLOOR_S", 0.0)
