@@ -469,6 +469,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="three small data sets, under three minutes")
     ap.add_argument("--only", nargs="*", help="run only the data sets whose name starts with one of these")
     ap.add_argument("--losses", nargs="*", default=list(LOSSES), choices=LOSSES)
+    ap.add_argument("--lam-factors", nargs="*", type=float, default=list(LAM_FACTORS), metavar="F",
+                    help=f"race only λ = F/n for these F (of {', '.join(f'{f:g}' for f in LAM_FACTORS)})")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-threads", action="store_true", help="skip the two-thread table")
     ap.add_argument("--ours", nargs="*", help="race only these cdlab methods (e.g. sdca dual_cd; auto always runs)")
@@ -499,7 +501,7 @@ def main(argv=None):
     for case in cases(args.quick):
         if args.only and not any(case.name.startswith(o) for o in args.only):
             continue
-        if case.loss not in args.losses:
+        if case.loss not in args.losses or case.lam_factor not in args.lam_factors:
             continue
         settings = dict(repeats=args.repeats, threads=() if args.no_threads else (1, 2),
                         cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
