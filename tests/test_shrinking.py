@@ -108,10 +108,12 @@ def replay(problem, u):
     return alpha, visited, left, restored
 
 
-def test_the_work_count_is_the_nonzeros_of_the_rows_visited(real_data):
+def test_the_work_count_is_the_nonzeros_of_the_rows_visited(real_data, monkeypatch):
     """A run of 40 epochs' worth of visits against an independent replay of the algorithm from the same
     uniforms: the same α, and nnz_touched is the nonzeros of exactly the rows the replay visited (each
-    visit reads its row once; rows out of the active set are not read). The replay shrinks and restores."""
+    visit reads its row once; rows out of the active set are not read). The replay shrinks and restores
+    by the ratio rule; the checkpoints' restores (GAP_SHARE) are off here and tested below."""
+    monkeypatch.setattr(_shrinking, "GAP_SHARE", 0.0)
     X, y = real_data("heart_scale")
     problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
     steps = 40 * problem.n_samples
@@ -124,6 +126,51 @@ def test_the_work_count_is_the_nonzeros_of_the_rows_visited(real_data):
     assert last.nnz_touched == problem.row_nnz[visited].sum() < 40 * problem.nnz
     assert last.passes == last.nnz_touched / problem.nnz
     np.testing.assert_allclose(res.alpha, alpha, rtol=0, atol=1e-12)
+
+
+def test_a_checkpoint_whose_gap_the_active_set_no_longer_bounds_restores_the_set(real_data):
+    """ActiveSet.checkpointed: with width·Σ|PG| of the last shrunk epoch above GAP_SHARE·n·gap nothing is
+    asked and the set stays shrunk; at or below it, the epoch under way ends with every example active."""
+    X, y = real_data("heart_scale")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
+    n = problem.n_samples
+    rng = np.random.default_rng(0)
+    alpha, v = np.zeros(n), np.zeros(problem.n_features)
+    active = _shrinking.ActiveSet(problem)
+    epoch = lambda: active.advance(problem, alpha, v, v, 0.0, rng, active.size)  # noqa: E731
+    while active.size == n:  # examples leave during a full epoch ...
+        epoch()
+    epoch()  # ... and the next one runs shrunk
+    last = active.floats[_shrinking.LAST_PG_SUM]
+    assert 0 < last < np.inf and active.ints[_shrinking.POS] == 0
+    bound = active.width * last / (_shrinking.GAP_SHARE * n)  # the gap at which a restore is asked
+    active.checkpointed(0.5 * bound)
+    shrunk = active.size
+    epoch()
+    assert 0 < active.size <= shrunk < n  # nothing asked: the set stayed shrunk
+    last = active.floats[_shrinking.LAST_PG_SUM]
+    active.checkpointed(active.width * last / (_shrinking.GAP_SHARE * n))
+    active.advance(problem, alpha, v, v, 0.0, rng, active.size // 2)
+    assert active.size < n  # the restore waits for the epoch's end ...
+    active.advance(problem, alpha, v, v, 0.0, rng, active.size - active.ints[_shrinking.POS])
+    assert active.size == n and active.ints[_shrinking.POS] == 0  # ... and the next epoch visits every example
+
+
+def test_the_checkpoints_restores_save_passes_at_a_small_lambda(real_data, monkeypatch):
+    """heart_scale hinge at λ = 0.01/n to a certified relative gap of 1e-6: with the checkpoints' restores
+    the run reaches the same certificate in fewer passes than with the ratio rule alone (1217 → 984 when
+    measured, seed 0)."""
+    X, y = real_data("heart_scale")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
+    tol = 1e-6 * cdlab.reference_optimum(problem, tol=1e-10, max_passes=50_000)
+    run = lambda: cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=tol,  # noqa: E731
+                              max_passes=5000, seed=0)
+    with_rule = run()
+    monkeypatch.setattr(_shrinking, "GAP_SHARE", 0.0)
+    ratio_only = run()
+    assert with_rule.converged and ratio_only.converged
+    assert problem.gap(with_rule.w, with_rule.alpha) <= tol
+    assert with_rule.trace.passes.iloc[-1] < 0.9 * ratio_only.trace.passes.iloc[-1]
 
 
 def test_equal_seeds_give_equal_shrinking_runs(real_data):

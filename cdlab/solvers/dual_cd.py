@@ -179,6 +179,10 @@ class DualCDState(State):
         with parallel_section(self.n_jobs):
             return passcode_chunk(*args, self.n_jobs)
 
+    def checkpointed(self, row):
+        if self.active_set is not None:
+            self.active_set.checkpointed(row["gap"])
+
     def resync(self) -> int:
         """With n_jobs > 1: v = v(α) and w = S_{μ/λ}(v) recomputed from α (one pass over X, the
         module docstring's certified point), from which the threads go on; the nonzeros it reads."""
