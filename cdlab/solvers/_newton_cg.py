@@ -5,21 +5,38 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
   row-order sweep that reads each row twice while it is hot (x_i·v, then
   q += curv_i (x_i·v) x_i); a row whose curv_i is 0 (the smoothed hinge off its
   quadratic piece) is read once. It returns the nonzeros it read.
+* ``jacobi``: ∇P and the preconditioner M = diag(H) in one sweep.
 * ``newton_cg_direction``: one truncated-Newton direction (Nocedal & Wright
   2006, *Numerical Optimization*, Algorithm 7.1, "line search Newton–CG"):
-  ∇P by one sweep, then CG from Δ = 0 until ‖r‖ ≤ η‖∇P‖ with the forcing term
-  η = min(½, √‖∇P‖) (their eq. 7.3 with Theorem 7.2: superlinear convergence)
-  or ``max_iter`` iterations. XΔ is summed from the Xp of each product
+  ∇P and M by one sweep, then preconditioned CG from Δ = 0 until ‖r‖ ≤ η‖∇P‖ with the forcing term
+  η = min(½, √‖∇P‖) (their eq. 7.3 with Theorem 7.2: superlinear convergence),
+  or ‖r‖ ≤ ``floor`` (the caller's: enough for the run's certificate), or
+  ``max_iter`` iterations (at least one). XΔ is summed from the Xp of each product
   (XΔ = Σ α_k Xp_k), so the line search needs no further pass over X.
-* ``cg_steps``: plain CG on the normal equations of the squared loss,
+* ``cg_steps``: preconditioned CG on the normal equations of the squared loss,
   (XᵀX/n + λI) w = Xᵀy/n, continued across calls (Hestenes & Stiefel 1952;
-  Nocedal & Wright Algorithm 5.2): its P is quadratic, so CG's step along p is
+  Nocedal & Wright Algorithm 5.3): its P is quadratic, so CG's step along p is
   exact and w moves at every iteration, and the driver certifies w between them.
+
+Both precondition with the diagonal of H, M_jj = Σ_i curv_i x_ij² + λ (Jacobi;
+Nocedal & Wright §5.1, "Preconditioning"; liblinear's Newton solver uses the
+same diagonal mixed with the identity: Hsia, Chiang & Lin 2018, "Preconditioned
+conjugate gradient methods in truncated Newton frameworks for large-scale
+linear classification", ACML): CG's rate then depends on the condition number
+of M^-1/2 H M^-1/2, which on text-like data, whose column norms span orders of
+magnitude, is far below H's. Measured against plain CG (certified relative gap
+1e-6, rows scaled by their mean norm, λ = 1/n and 0.01/n, one thread): the
+text-like problem of benchmarks/race.py at 1e7 nonzeros read 943 → 69 passes
+(logistic, 0.01/n; 10.0 → 1.1 s), 128 → 18 (logistic, 1/n), 649 → 29 (squared,
+0.01/n; 6.2 → 0.35 s); at 0.01/n w8a 505 → 224 and a9a 498 → 233 (logistic),
+687 → 149 and 345 → 157 (squared). It is not better everywhere: logistic
+phishing and mushrooms read up to 1.3× plain CG's passes, squared phishing and
+reuters_moneyfx (1/n) 1.6×, squared rcv1_small at 0.01/n 3.2× (137 → 437).
 
 H ⪰ λI > 0, so pᵀHp > 0 in exact arithmetic; when rounding makes it ≤ 0 (λ
 below the precision of H) CG stops there, and a first iteration that stops so
-returns the steepest-descent direction −∇P (Algorithm 7.1's rule for negative
-curvature).
+returns the preconditioned steepest-descent direction −M⁻¹∇P (Algorithm 7.1's
+rule for negative curvature, a descent direction as M ≻ 0).
 """
 from __future__ import annotations
 
@@ -87,62 +104,85 @@ def _next_direction(cols, r, p, beta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def gradient(indptr, indices, data, deriv, lam, w, grad):
-    """grad = ∇P(w) = Σ_i deriv_i x_i + λw (deriv_i = φ'(x_i·w)/n), one sweep; returns the nonzeros read."""
+def jacobi(indptr, indices, data, deriv, curv, lam, w, grad, minv):
+    """grad = ∇P(w) = Σ_i deriv_i x_i + λw (deriv_i = φ'(x_i·w)/n) and minv = 1/diag(H),
+    H_jj = Σ_i curv_i x_ij² + λ, in one sweep; returns the nonzeros read."""
     grad[:] = 0.0
+    minv[:] = 0.0
     for i in range(indptr.shape[0] - 1):
-        sparse_axpy(indices, data, indptr[i], indptr[i + 1], deriv[i], grad)
+        g, c = deriv[i], curv[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            j, x = indices[p], data[p]
+            grad[j] += g * x
+            minv[j] += c * x * x
     for j in range(grad.shape[0]):
         grad[j] += lam * w[j]
+        minv[j] = 1.0 / (minv[j] + lam)
     return indptr[-1]
 
 
+@njit(inline="always", cache=True)
+def _precondition(cols, minv, r, s):
+    """s = M⁻¹r; returns r·s."""
+    acc = 0.0
+    for j in cols:
+        s[j] = minv[j] * r[j]
+        acc += r[j] * s[j]
+    return acc
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def newton_cg_direction(indptr, indices, data, cols, deriv, curv, lam, w, max_iter, grad, step, u, r, p, q, xp):
-    """grad = ∇P(w) (``gradient``), then step ≈ −H⁻¹grad by CG (module docstring) with u = X·step.
-    Returns (CG iterations, nonzeros of X read)."""
-    touched = gradient(indptr, indices, data, deriv, lam, w, grad)
+def newton_cg_direction(indptr, indices, data, cols, deriv, curv, lam, w, max_iter, floor, grad, step, u, r, p, q,
+                        xp, minv, s):
+    """grad = ∇P(w) and minv = 1/diag(H) (``jacobi``), then step ≈ −H⁻¹grad by CG preconditioned with
+    M = diag(H) (module docstring) with u = X·step. Returns (CG iterations, nonzeros of X read)."""
+    touched = jacobi(indptr, indices, data, deriv, curv, lam, w, grad, minv)
     for j in cols:
         step[j] = 0.0
         r[j] = -grad[j]
-        p[j] = r[j]
+    rz = _precondition(cols, minv, r, s)
+    for j in cols:
+        p[j] = s[j]
     u[:] = 0.0
     rho = 0.0
     for j in cols:
         rho += r[j] * r[j]
     norm = math.sqrt(rho)
-    target = min(0.5, math.sqrt(norm)) * norm
+    target = max(min(0.5, math.sqrt(norm)) * norm, floor)
     iterations = 0
-    while iterations < max_iter and math.sqrt(rho) > target:
+    while iterations < max_iter and (iterations == 0 or math.sqrt(rho) > target):
         touched += hessian_product(indptr, indices, data, cols, curv, p, xp, q)
         iterations += 1
         curvature = _curvature_along(lam, cols, p, q)
         if not curvature > 0.0:
-            if iterations == 1:  # steepest descent: step = −grad, u = X(−grad) = xp
+            if iterations == 1:  # (preconditioned) steepest descent: step = p = M⁻¹(−grad), u = Xp = xp
                 for j in cols:
                     step[j] = p[j]
                 u[:] = xp
             break
-        rho_new = _move_along(lam, cols, step, u, r, p, q, xp, rho / curvature)
-        _next_direction(cols, r, p, rho_new / rho)
-        rho = rho_new
+        rho = _move_along(lam, cols, step, u, r, p, q, xp, rz / curvature)
+        rz_new = _precondition(cols, minv, r, s)
+        _next_direction(cols, s, p, rz_new / rz)
+        rz = rz_new
     return iterations, touched
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def cg_steps(indptr, indices, data, cols, curv, lam, n_steps, w, z, r, p, q, xp, rho):
-    """Up to ``n_steps`` CG iterations on H w = b from the carried (w, z = Xw, r = b − Hw, p, ρ = r·r),
-    updated in place. Returns (iterations done, ρ, nonzeros of X read); it stops short, w staying, where
-    ρ = 0 or pᵀHp ≤ 0 (rounding: the caller restarts from the true residual)."""
+def cg_steps(indptr, indices, data, cols, curv, lam, minv, n_steps, w, z, r, p, q, xp, s, rz):
+    """Up to ``n_steps`` CG iterations on H w = b preconditioned with M = diag(H) (minv = 1/diag(H)), from the
+    carried (w, z = Xw, r = b − Hw, p, s = M⁻¹r, rz = r·s), updated in place. Returns (iterations done, rz,
+    nonzeros of X read); it stops short, w staying, where rz = 0 or pᵀHp ≤ 0 (rounding: the caller
+    restarts from the true residual)."""
     touched = 0
     done = 0
-    while done < n_steps and rho > 0.0:
+    while done < n_steps and rz > 0.0:
         touched += hessian_product(indptr, indices, data, cols, curv, p, xp, q)
         curvature = _curvature_along(lam, cols, p, q)
         if not curvature > 0.0:
             break
         done += 1
-        rho_new = _move_along(lam, cols, w, z, r, p, q, xp, rho / curvature)
-        _next_direction(cols, r, p, rho_new / rho)
-        rho = rho_new
-    return done, rho, touched
+        _move_along(lam, cols, w, z, r, p, q, xp, rz / curvature)
+        rz_new = _precondition(cols, minv, r, s)
+        _next_direction(cols, s, p, rz_new / rz)
+        rz = rz_new
+    return done, rz, touched

@@ -103,9 +103,10 @@ class State:
     def resync(self) -> int:
         return 0
 
-    def checkpointed(self, row):
-        """Called by the driver with each checkpoint's row (P, D, the gap, ...) before the next chunk:
-        a state whose schedule reads the certificate (SDCA's shrinking) overrides it. Nothing here."""
+    def checkpointed(self, row, tol):
+        """Called by the driver with each checkpoint's row (P, D, the gap, ...) and the gap ``tol`` the run
+        stops at, before the next chunk: a state whose schedule reads the certificate (SDCA's shrinking,
+        Newton–CG's forcing term) overrides it. Nothing here."""
 
     def iterate(self):
         raise NotImplementedError

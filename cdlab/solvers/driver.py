@@ -373,7 +373,7 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
     while True:
         last = trace.last
         stop.checkpoint(last)
-        state.checkpointed(last)
+        state.checkpointed(last, budget.tol)
         if stop.is_set():
             return "cancelled"
         if last["gap"] <= budget.tol:

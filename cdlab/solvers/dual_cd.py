@@ -179,7 +179,7 @@ class DualCDState(State):
         with parallel_section(self.n_jobs):
             return passcode_chunk(*args, self.n_jobs)
 
-    def checkpointed(self, row):
+    def checkpointed(self, row, tol):
         if self.active_set is not None:
             self.active_set.checkpointed(row["gap"])
 
