@@ -350,6 +350,39 @@ def test_cg_stops_at_the_residual_the_runs_tolerance_needs():
     assert problem.gap(res.w, problem.alpha_from_w(res.w)) <= 1e-10
 
 
+def test_the_driver_hands_each_checkpoint_and_the_runs_tol_to_the_state(monkeypatch):
+    seen = []
+    hook = newton.NewtonState.checkpointed
+    monkeypatch.setattr(newton.NewtonState, "checkpointed", lambda self, row, tol: seen.append((row, tol)) or
+                        hook(self, row, tol))
+    problem = sparse_problem(n=60, d=25, density=0.3, seed=2, loss="logistic", lam=1e-3)
+    res = cdlab.solve(problem, "newton", tol=1e-7, solver="cg", eval_every=1.0, max_passes=1000)
+    assert res.converged and len(seen) == len(res.trace)  # one call per checkpoint, the start's included
+    assert [tol for _, tol in seen] == [1e-7] * len(seen)
+    assert [row["gap"] for row, _ in seen] == res.trace.gap.tolist()
+
+
+def test_squared_cg_is_preconditioned_cg_on_the_normal_equations():
+    """The squared loss's carried CG after 1, 2 and 3 steps equals Nocedal & Wright's Algorithm 5.3 with
+    M = diag(XᵀX/n + λI), written out with dense numpy (plain CG's iterates differ from the second on)."""
+    problem = sparse_problem(n=60, d=12, density=0.4, seed=3, loss="squared", lam=1e-2)
+    X, n = problem.X.toarray(), problem.n_samples
+    H = X.T @ X / n + 1e-2 * np.eye(12)
+    m_inv = 1.0 / np.diag(H)
+    assert np.ptp(m_inv) > 0.1 * m_inv.max()  # a preconditioner that is not a multiple of I
+    w, r = np.zeros(12), X.T @ problem.y / n
+    s = m_inv * r
+    p = s.copy()
+    state = newton.NewtonState(problem, "uniform", None, solver="cg")
+    for k in (1, 2, 3):
+        a = (r @ s) / (p @ H @ p)
+        w, r_new = w + a * p, r - a * (H @ p)
+        s_new = m_inv * r_new
+        p, r, s = s_new + (r_new @ s_new) / (r @ s) * p, r_new, s_new
+        state.run(1)
+        np.testing.assert_allclose(state.w, w, rtol=1e-10, atol=1e-13)
+
+
 def test_cg_on_the_squared_loss_counts_two_passes_per_iteration_and_one_for_the_start():
     """The squared loss under CG: one sweep for the start's residual −∇P(0), then two per CG iteration
     (a step); CG's iterates are the exact minimisers over the Krylov space, so after d steps w is w*."""

@@ -149,7 +149,7 @@ def test_a_checkpoint_whose_gap_the_active_set_no_longer_bounds_restores_the_set
     epoch()
     assert 0 < active.size <= shrunk < n  # nothing asked: the set stayed shrunk
     last = active.floats[_shrinking.LAST_PG_SUM]
-    active.checkpointed(active.width * last / (_shrinking.GAP_SHARE * n))
+    active.checkpointed(1.5 * active.width * last / (_shrinking.GAP_SHARE * n))
     active.advance(problem, alpha, v, v, 0.0, rng, active.size // 2)
     assert active.size < n  # the restore waits for the epoch's end ...
     active.advance(problem, alpha, v, v, 0.0, rng, active.size - active.ints[_shrinking.POS])

@@ -10,7 +10,8 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
   2006, *Numerical Optimization*, Algorithm 7.1, "line search Newton–CG"):
   ∇P and M by one sweep, then preconditioned CG from Δ = 0 until ‖r‖ ≤ η‖∇P‖ with the forcing term
   η = min(½, √‖∇P‖) (their eq. 7.3 with Theorem 7.2: superlinear convergence),
-  or ‖r‖ ≤ ``floor`` (the caller's: enough for the run's certificate), or
+  or ‖r‖ ≤ ``floor`` (the caller's: where the quadratic model's gap falls
+  below the run's tolerance), or
   ``max_iter`` iterations (at least one). XΔ is summed from the Xp of each product
   (XΔ = Σ α_k Xp_k), so the line search needs no further pass over X.
 * ``cg_steps``: preconditioned CG on the normal equations of the squared loss,

@@ -26,17 +26,20 @@ anew: the run pays one full epoch each time the active set's sum has fallen by 1
 an active set that has converged while some left-out example is wrong is restored, so the run keeps
 going until the driver's certificate over all examples reaches its tolerance.
 
-The certificate restores the set too: at each checkpoint the driver hands the state the duality gap
-(``ActiveSet.checkpointed``), and when width·Σ|PG| of the last epoch that ran shrunk is at most
-GAP_SHARE·n·gap, the active examples' own bound no longer exceeds the gap: what is left of the gap
-is mostly the left-out examples' (flipped since they left), which only a restored epoch can step, so
-the set is restored at the end of the epoch under way. A rule on the ratio alone asks each cycle's
+The certificate restores the set too, by a heuristic: at each checkpoint the driver hands the state
+the duality gap (``ActiveSet.checkpointed``), and when width·Σ|PG| of the last epoch that ran shrunk
+is at most GAP_SHARE·n·gap, the set is restored at the end of the epoch under way. The bound
+n·gap ≤ width·Σ|PG| holds over all n examples at one w; the active epoch's sum, taken over the active
+examples at the w of each visit, stands in for their share of it: when that share no longer exceeds
+the gap, what is left of the gap is mostly the left-out examples' (flipped since they left), which
+only a restored epoch can step. A rule on the ratio alone asks each cycle's
 active set to fall 1/UNSHRINK_RATIO below a full epoch that was itself measured near the optimum, and
 at small λ spent hundreds of passes on an active set already at its optimum.
 
 The random order is a Fisher–Yates shuffle done one draw per visit (position p of the epoch takes
 the example at a uniform position of [p, n_active)), so a chunk needs exactly one uniform from the
-run's generator per step, and equal seeds give equal runs.
+run's generator per step, and equal seeds give equal runs (at equal tol and eval_every: the
+checkpoints' restores make a run's path depend on where it is certified).
 """
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ class State:
     def checkpointed(self, row, tol):
         """Called by the driver with each checkpoint's row (P, D, the gap, ...) and the gap ``tol`` the run
         stops at, before the next chunk: a state whose schedule reads the certificate (SDCA's shrinking,
-        Newton–CG's forcing term) overrides it. Nothing here."""
+        the floor under Newton–CG's forcing term) overrides it. Nothing here."""
 
     def iterate(self):
         raise NotImplementedError
