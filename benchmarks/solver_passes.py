@@ -1,0 +1,71 @@
+"""Passes and seconds to a certified gap, for the two schedules session 12 changed (issue 16).
+
+    python benchmarks/solver_passes.py [--data a9a w8a ...] [--lam-factors 1 0.01] [--repeats 3]
+
+Per shipped data set (rows scaled by the mean norm, the race's protocol) and λ = F/n, one whole
+``cdlab.solve`` call each, to a certified gap ≤ 1e-6·|P*| (P* from ``cdlab.reference_optimum``,
+cached), seed 0, one thread:
+
+* hinge, SDCA with shrinking: the active set restored by the checkpoints' certificate
+  (``_shrinking.GAP_SHARE``, the default) and by the ratio rule alone (GAP_SHARE = 0);
+* logistic and squared, Newton with the CG inner solver: passes, Newton iterations (steps) and seconds.
+  Its preconditioner has no switch: to compare with plain CG, run this file under an older tree,
+  ``git worktree add /tmp/plain 6f6b6c7`` and ``PYTHONPATH=/tmp/plain python benchmarks/solver_passes.py``.
+
+Passes are deterministic; seconds are the minimum of ``--repeats`` (JIT warm-up outside the timing).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import cdlab
+from cdlab.solvers import _shrinking
+from race import GAP_REL, REFERENCE_PASSES, REFERENCE_TOL, SHIPPED, make_problem, real
+
+
+def timed(call, repeats):
+    call()  # compiles whatever the run reaches
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = call()
+        best = min(best, time.perf_counter() - t0)
+    return result, best
+
+
+def row(label, result, seconds):
+    last = result.trace.iloc[-1]
+    return f"  {label:34s} {last.passes:8.1f} passes {int(last.steps):>10d} steps {seconds * 1e3:9.1f} ms  {result.status}"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", nargs="*", default=list(SHIPPED))
+    ap.add_argument("--lam-factors", nargs="*", type=float, default=[1.0, 0.01])
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+    default_share = _shrinking.GAP_SHARE
+    for name in args.data:
+        X, y = real(name)
+        for factor in args.lam_factors:
+            for loss in ("hinge", "logistic", "squared"):
+                problem = make_problem(X, y, loss, factor)
+                eps = GAP_REL * abs(cdlab.reference_optimum(problem, tol=REFERENCE_TOL, max_passes=REFERENCE_PASSES))
+                print(f"{name} {loss} λ={factor:g}/n (tol {eps:.3g})", flush=True)
+                if loss == "hinge":
+                    for share, label in ((default_share, "sdca shrinking, certificate restores"),
+                                         (0.0, "sdca shrinking, ratio rule alone")):
+                        _shrinking.GAP_SHARE = share
+                        res, s = timed(lambda: cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True,
+                                                           tol=eps, max_passes=5000, seed=0), args.repeats)
+                        print(row(label, res, s), flush=True)
+                    _shrinking.GAP_SHARE = default_share
+                else:
+                    res, s = timed(lambda: cdlab.solve(problem, "newton", solver="cg", tol=eps, max_passes=5000),
+                                   args.repeats)
+                    print(row("newton, CG inner solver", res, s), flush=True)
+
+
+if __name__ == "__main__":
+    main()
