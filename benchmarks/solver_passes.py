@@ -12,31 +12,29 @@ cached), seed 0, one thread:
   Its preconditioner has no switch: to compare with plain CG, run this file under an older tree,
   ``git worktree add /tmp/plain 6f6b6c7`` and ``PYTHONPATH=/tmp/plain python benchmarks/solver_passes.py``.
 
-Passes are deterministic; seconds are the minimum of ``--repeats`` (JIT warm-up outside the timing).
+Passes are deterministic; seconds are the median of ``--repeats`` with the spread (max − min)/median,
+timed as ``race.timed`` times the race, after one untimed call (JIT compilation outside the timing).
 """
 from __future__ import annotations
 
 import argparse
-import time
 
 import cdlab
 from cdlab.solvers import _shrinking
-from race import GAP_REL, REFERENCE_PASSES, REFERENCE_TOL, SHIPPED, make_problem, real
+from race import GAP_REL, REFERENCE_PASSES, REFERENCE_TOL, SHIPPED, make_problem, real, timed
 
 
-def timed(call, repeats):
-    call()  # compiles whatever the run reaches
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = call()
-        best = min(best, time.perf_counter() - t0)
-    return result, best
+def measured(call, repeats):
+    """(result, median seconds, spread) of ``repeats`` timed calls after one that compiles what the run reaches."""
+    call()
+    seconds, spread, result, _ = timed(call, repeats)
+    return result, seconds, spread
 
 
-def row(label, result, seconds):
+def row(label, result, seconds, spread):
     last = result.trace.iloc[-1]
-    return f"  {label:34s} {last.passes:8.1f} passes {int(last.steps):>10d} steps {seconds * 1e3:9.1f} ms  {result.status}"
+    return (f"  {label:34s} {last.passes:8.1f} passes {int(last.steps):>10d} steps {seconds * 1e3:9.1f} ms "
+            f"(spread {spread:.0%})  {result.status}")
 
 
 def main(argv=None):
@@ -57,14 +55,14 @@ def main(argv=None):
                     for share, label in ((default_share, "sdca shrinking, certificate restores"),
                                          (0.0, "sdca shrinking, ratio rule alone")):
                         _shrinking.GAP_SHARE = share
-                        res, s = timed(lambda: cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True,
+                        out = measured(lambda: cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True,
                                                            tol=eps, max_passes=5000, seed=0), args.repeats)
-                        print(row(label, res, s), flush=True)
+                        print(row(label, *out), flush=True)
                     _shrinking.GAP_SHARE = default_share
                 else:
-                    res, s = timed(lambda: cdlab.solve(problem, "newton", solver="cg", tol=eps, max_passes=5000),
+                    out = measured(lambda: cdlab.solve(problem, "newton", solver="cg", tol=eps, max_passes=5000),
                                    args.repeats)
-                    print(row("newton, CG inner solver", res, s), flush=True)
+                    print(row("newton, CG inner solver", *out), flush=True)
 
 
 if __name__ == "__main__":

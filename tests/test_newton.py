@@ -267,6 +267,15 @@ def test_cg_and_cholesky_reach_the_same_certified_optimum_on_real_data(loss):
     assert abs(cg.trace.primal.iloc[-1] - cholesky.trace.primal.iloc[-1]) <= 2e-9
 
 
+def dense_pcg_step(H, m_inv, x, r, s, p):
+    """One iteration of Nocedal & Wright's Algorithm 5.3 (CG preconditioned by M, m_inv = 1/diag(M)) in dense
+    numpy, from (x, r = b − Hx, s = M⁻¹r, p); returns the next (x, r, s, p)."""
+    a = (r @ s) / (p @ H @ p)
+    x, r_new = x + a * p, r - a * (H @ p)
+    s_new = m_inv * r_new
+    return x, r_new, s_new, s_new + (r_new @ s_new) / (r @ s) * p
+
+
 def reference_cg_direction(problem, w, z, floor=0.0):
     """Nocedal & Wright's Algorithm 7.1 direction written out with dense numpy: ∇P, H = XᵀDX/n + λI, CG from 0
     preconditioned by M = diag(H) (their Algorithm 5.3) until ‖r‖ ≤ max(min(½, √‖∇P‖)·‖∇P‖, floor);
@@ -282,11 +291,7 @@ def reference_cg_direction(problem, w, z, floor=0.0):
     direction, k = s.copy(), 0
     target = max(min(0.5, np.sqrt(np.linalg.norm(grad))) * np.linalg.norm(grad), floor)
     while (k == 0 or np.linalg.norm(r) > target) and k < newton.MAX_CG_ITERATIONS:
-        q = H @ direction
-        a = (r @ s) / (direction @ q)
-        step, r_new = step + a * direction, r - a * q
-        s_new = m_inv * r_new
-        direction, r, s = s_new + (r_new @ s_new) / (r @ s) * direction, r_new, s_new
+        step, r, s, direction = dense_pcg_step(H, m_inv, step, r, s, direction)
         k += 1
     return step, k, curv
 
@@ -374,11 +379,8 @@ def test_squared_cg_is_preconditioned_cg_on_the_normal_equations():
     s = m_inv * r
     p = s.copy()
     state = newton.NewtonState(problem, "uniform", None, solver="cg")
-    for k in (1, 2, 3):
-        a = (r @ s) / (p @ H @ p)
-        w, r_new = w + a * p, r - a * (H @ p)
-        s_new = m_inv * r_new
-        p, r, s = s_new + (r_new @ s_new) / (r @ s) * p, r_new, s_new
+    for _ in range(3):
+        w, r, s, p = dense_pcg_step(H, m_inv, w, r, s, p)
         state.run(1)
         np.testing.assert_allclose(state.w, w, rtol=1e-10, atol=1e-13)
 
