@@ -31,6 +31,29 @@ def test_facts_match_their_definitions():
     assert data.gram_min_eig == pytest.approx(max(eig[0], 0.0), abs=1e-9)
 
 
+def test_the_sampled_top_eigenvalue_estimate():
+    """``gram_top_estimate`` (a cost model's input): on data of at most SAMPLE_NNZ nonzeros every row is read
+    and it approaches λ_max(XᵀX)/n from below; on larger data it reads a seeded sample of rows, the same each
+    time, within the sampling's (1 + √(d/m))² of it; never above ‖X‖_F²/n; the data are not modified."""
+    from cdlab.data import dataset
+
+    X, y = cdlab.load_dataset("heart_scale")
+    data = Data(X, y)
+    assert data.nnz <= dataset.SAMPLE_NNZ
+    top = float(np.linalg.eigvalsh((X.T @ X).toarray())[-1]) / data.n_samples
+    assert top * 0.99 <= data.gram_top_estimate <= top * (1 + 1e-12)
+    rng = np.random.default_rng(0)
+    n, d = 4000, 50
+    A = rng.standard_normal((n, d)) * np.linspace(0.5, 1.5, d)  # no dominant direction: the hard case
+    before = A.copy()
+    big, again = Data(A, np.sign(A[:, 0])), Data(A, np.sign(A[:, 0]))
+    assert big.nnz > dataset.SAMPLE_NNZ and np.array_equal(A, before)
+    m = int(n * dataset.SAMPLE_NNZ / big.nnz)
+    top = float(np.linalg.eigvalsh(A.T @ A)[-1]) / n
+    assert 0.5 * top <= big.gram_top_estimate <= (1 + np.sqrt(d / m)) ** 2 * top
+    assert big.gram_top_estimate == again.gram_top_estimate <= big.frob_sq / n
+
+
 def test_every_objective_on_the_data_shares_it_and_its_cached_facts():
     X, y = _data()
     problem = cdlab.Problem(X, y, loss="squared", lam=0.1)
@@ -94,7 +117,7 @@ def test_a_fact_being_computed_on_one_data_does_not_hold_up_another():
     from cdlab.data.dataset import cached_fact
 
     assert all(isinstance(vars(Data)[name], cached_fact)
-               for name in ("X_csc", "C_P", "C_D", "spectral_norm_sq", "gram_min_eig", "_digest"))
+               for name in ("X_csc", "C_P", "C_D", "spectral_norm_sq", "gram_min_eig", "gram_top_estimate", "_digest"))
     started, release = threading.Event(), threading.Event()
     X = sp.random(30, 8, density=0.5, random_state=0, format="csr")
     y = np.where(np.arange(30) % 2, 1.0, -1.0)

@@ -426,7 +426,7 @@ def test_a_bad_solver_is_one_clear_value_error(solver):
 
 
 def test_the_inner_solver_and_its_step_cost():
-    """Cholesky where its predicted solve is cheaper (few features), CG beyond MAX_FEATURES; a forced solver
+    """Cholesky unless CG's predicted call is CG_MARGIN× cheaper (few features), CG beyond MAX_FEATURES; a forced solver
     is kept; a step's predicted cost (MethodSpec.step_ns) is the Cholesky iteration's, or on the CG path its
     most, MAX_CG_ITERATIONS Hessian-vector products (the squared loss's step: one)."""
     X, y = make_synthetic(2000, 20, seed=7, normalize="rows")
@@ -434,7 +434,10 @@ def test_the_inner_solver_and_its_step_cost():
     wide = many_features_problem("logistic")
     assert newton.inner_solver(small) == "cholesky" and newton.inner_solver(wide) == "cg"
     assert newton.inner_solver(small, "cg") == "cg" and newton.inner_solver(wide, "cholesky") == "cholesky"
-    assert newton.solve_ns(small, "cholesky") < newton.solve_ns(small, "cg")
+    for lam in (1e-3 / 2000, 1e-1 / 2000, 10 / 2000):  # the rule, wherever the constants put the problem
+        problem = small.with_params(lam=lam)
+        cholesky, cg = newton.predicted_ns(problem, "cholesky"), newton.predicted_ns(problem, "cg")
+        assert newton.inner_solver(problem) == ("cg" if newton.CG_MARGIN * cg < cholesky else "cholesky")
     spec = cdlab.METHODS["newton"]
     assert spec.step_ns(small) == newton.cholesky_iteration_ns(small)
     assert spec.step_ns(wide) == newton.cg_iteration_ns(wide, newton.MAX_CG_ITERATIONS)

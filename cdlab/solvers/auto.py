@@ -53,10 +53,11 @@ the driver like any other method (same checkpoints, same certificate):
    picks) replaces the pick above when its predicted seconds are lower:
        Newton:      newton.predicted_ns: with Cholesky, newton.NEWTON_ITERATIONS[loss]
                     × newton.cholesky_iteration_ns (H, Cholesky, passes); with CG,
-                    newton.cg_products (growing as √κ, at most rank + 1 per Newton
+                    newton.cg_products (a measured power law in κ, at most rank + 1 per Newton
                     iteration) Hessian-vector products of 2 passes each; and their
                     checkpoints (costs.checkpoint_ns)
        first order: ``first_order_seconds`` of the pick's side
+   (on the CG path, only where NEWTON_CG_MARGIN× lower: its products are the least certain prediction).
    Newton's iterations barely depend on κ, CG's products grow as √κ, the
    first-order passes as κ, so Newton takes the small-λ and squared-loss
    problems (Cholesky with few features, CG with many), SDCA or primal CD
@@ -107,12 +108,25 @@ FIRST_ORDER_PASSES_PER_BOUND = 5.0
 # derivative there (logistic: an exp, 6.0–10; squared 1.0–1.5) and per step on a non-empty column ~45
 # (colon-cancer 60, reuters_moneyfx 44).
 SDCA_NS_PER_NNZ = 0.75
+# ... while X's arrays (12 bytes a nonzero: a value and a 32-bit index) fit this machine's last-level cache,
+# CACHE_BYTES; beyond it a pass streams X from memory and gathers w from beyond L1: 1.8–2.2 ns a nonzero on
+# the race's dense 1e5 × 500 (600 MB), 5.5–6.3 on its text-like problem at 1e7 nonzeros (120 MB, w of 25000
+# entries), against 0.7–1.4 on madelon and rcv1_small (benchmarks/sdca_epoch.py's kernel, one thread).
+CACHE_BYTES = 32 * 2 ** 20
+SDCA_NS_PER_NNZ_BEYOND_CACHE = 3.0
 # SDCA's passes on the logistic loss and the smoothed hinge stop growing with 1/λ below λ = 1/n where n ≤ this
 # share of d (``separable_cap``).
 SEPARABLE_SHARE = 0.25
 SDCA_NS_PER_STEP = {"logistic": 200.0, "squared": 50.0, "smoothed_hinge": 50.0}
 PRIMAL_CD_NS_PER_NNZ = {"logistic": 7.0, "squared": 1.1, "smoothed_hinge": 1.6}
 PRIMAL_CD_NS_PER_STEP = 45.0
+# Newton on its CG path replaces the first-order pick only when predicted this many times faster: its products
+# are predicted within 0.3–2.2× (10–90 %; newton.CG_PRODUCTS_SCALE's comment), Cholesky's iterations and SDCA's
+# passes closer. Measured (benchmarks/race.py, session 12's runs; predicted first-order ÷ CG Newton, then
+# measured SDCA ÷ Newton): colon-cancer squared 1/n 1.12, 0.75; reuters_moneyfx squared 1/n 1.13, 0.44;
+# phishing logistic 1/n 1.39, 0.92 — SDCA; text-like 1e7 logistic 1/n 1.50, 1.71 — Newton. reuters_moneyfx
+# logistic 1/n (1.48, 0.68) lies on the wrong side of any margin that keeps the text-like problem.
+NEWTON_CG_MARGIN = 1.4
 
 
 def faceoff_work(problem) -> dict:
@@ -131,7 +145,8 @@ def faceoff_work(problem) -> dict:
 def pass_ns(problem, side) -> float:
     """Predicted ns of one pass of the side's coordinate method on one thread: SDCA (dual) or primal CD."""
     if side == "dual":
-        return SDCA_NS_PER_NNZ * problem.nnz + SDCA_NS_PER_STEP[problem.loss] * problem.n_samples
+        per_nnz = SDCA_NS_PER_NNZ if 12 * problem.nnz <= CACHE_BYTES else SDCA_NS_PER_NNZ_BEYOND_CACHE
+        return per_nnz * problem.nnz + SDCA_NS_PER_STEP[problem.loss] * problem.n_samples
     columns = int(np.count_nonzero(problem.col_nnz))  # primal CD draws the non-empty columns only
     return PRIMAL_CD_NS_PER_NNZ[problem.loss] * problem.nnz + PRIMAL_CD_NS_PER_STEP * columns
 
@@ -194,7 +209,7 @@ def choose(problem) -> dict:
     solver = newton.inner_solver(problem)
     newton_s = newton.predicted_ns(problem, solver) * 1e-9
     choice["predicted_seconds"] = {"newton": newton_s, choice["method"]: first_s}
-    if newton_s >= first_s:
+    if newton_s * (NEWTON_CG_MARGIN if solver == "cg" else 1.0) >= first_s:
         return choice
     checkpoint_ms = costs.checkpoint_ns(problem) * 1e-6
     if solver == "cholesky":
@@ -339,6 +354,6 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
 
 
 __all__ = ["AUTO", "FIRST_ORDER_PASSES_PER_BOUND", "IMPORTANCE_MARGIN", "KAPPA_ACCELERATE",
-           "PRIMAL_CD_NS_PER_NNZ", "PRIMAL_CD_NS_PER_STEP", "PRIMAL_MARGIN", "SDCA_NS_PER_NNZ", "SDCA_NS_PER_STEP",
+           "NEWTON_CG_MARGIN", "PRIMAL_CD_NS_PER_NNZ", "PRIMAL_CD_NS_PER_STEP", "PRIMAL_MARGIN", "SDCA_NS_PER_NNZ", "SDCA_NS_PER_STEP",
            "SEPARABLE_SHARE", "choose", "faceoff_work", "first_order_choice", "first_order_passes",
            "first_order_seconds", "pass_ns", "predicted_seconds", "separable_cap", "solve"]
