@@ -74,23 +74,36 @@ def kernel_arrays(M):
 
 
 @njit(cache=True, nogil=True)
-def _sampled_power_iterations(indptr, indices, data, rows, v, iterations):
-    """‖X_SᵀX_S v‖ after ``iterations`` power iterations from the unit vector v (updated in place) over the
-    rows S = ``rows`` of the CSR X: the top eigenvalue of X_SᵀX_S, approached from below."""
-    u = np.empty_like(v)
+def _sampled_power_iterations(indptr, indices, data, n_features, rows, v, iterations):
+    """The top eigenvalue of X_S X_Sᵀ (that of X_SᵀX_S) for the rows S = ``rows`` of the CSR X, approached from
+    below by ``iterations`` power iterations from the unit vector v of length |S| (updated in place), in the
+    row space: O(nnz(X_S) + |S|) an iteration, the d-long scratch reset on the sample's columns only."""
+    m = rows.shape[0]
+    t = np.zeros(n_features)
+    u = np.empty(m)
     top = 0.0
     for _ in range(iterations):
-        u[:] = 0.0
-        for i in rows:
-            t = 0.0
+        for k in range(m):
+            i = rows[k]
             for p in range(indptr[i], indptr[i + 1]):
-                t += data[p] * v[indices[p]]
+                t[indices[p]] += v[k] * data[p]
+        acc = 0.0
+        for k in range(m):
+            i = rows[k]
+            z = 0.0
             for p in range(indptr[i], indptr[i + 1]):
-                u[indices[p]] += t * data[p]
-        top = math.sqrt(np.sum(u * u))
+                z += data[p] * t[indices[p]]
+            u[k] = z
+            acc += z * z
+        for k in range(m):
+            i = rows[k]
+            for p in range(indptr[i], indptr[i + 1]):
+                t[indices[p]] = 0.0
+        top = math.sqrt(acc)
         if top == 0.0:
             return 0.0
-        v[:] = u / top
+        for k in range(m):
+            v[k] = u[k] / top
     return top
 
 
@@ -214,9 +227,9 @@ class Data:
         rng = np.random.default_rng(SAMPLE_SEED)
         m = n if self.nnz <= SAMPLE_NNZ else max(1, min(n, int(n * SAMPLE_NNZ / self.nnz)))
         rows = np.arange(n) if m == n else np.sort(rng.choice(n, size=m, replace=False))
-        v = rng.standard_normal(d)
+        v = rng.standard_normal(m)
         v /= np.linalg.norm(v)
-        top = _sampled_power_iterations(*self.csr_arrays, rows, v, SAMPLE_ITERATIONS)
+        top = _sampled_power_iterations(*self.csr_arrays, d, rows, v, SAMPLE_ITERATIONS)
         return min(top / m, self.frob_sq / n)
 
     @cached_fact
