@@ -21,9 +21,9 @@ import hashlib
 import math
 
 import numpy as np
-from numba import njit
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from numba import njit
 
 from ._input import as_csr, as_labels, check_max_bytes, first_nonfinite
 

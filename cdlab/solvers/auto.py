@@ -58,15 +58,17 @@ the driver like any other method (same checkpoints, same certificate):
                     checkpoints (costs.checkpoint_ns)
        first order: ``first_order_seconds`` of the pick's side
    (on the CG path, only where NEWTON_CG_MARGIN× lower: its products are the least certain prediction).
-   Newton's iterations barely depend on κ, CG's products grow as √κ, the
-   first-order passes as κ, so Newton takes the small-λ and squared-loss
-   problems (Cholesky with few features, CG with many), SDCA or primal CD
+   Newton's iterations barely depend on κ, CG's products (preconditioned) grew
+   as κ^0.13–κ^0.22 on the race's problems, the first-order passes as κ, so
+   Newton takes the small-λ and squared-loss problems (Cholesky with few
+   features, CG with many), SDCA or primal CD
    those whose first-order passes are few and cheap. The pass and Newton
    constants are fitted by benchmarks/auto_calibration.py on the logistic and
    squared losses (the smoothed hinge's rest on an earlier calibration), which
    also prints each candidate's measured and predicted seconds and auto's pick
    ÷ the fastest candidate on the shipped data sets (λ = 1/n and 0.01/n); the
    margins and KAPPA_ACCELERATE rest on the measurements cited beside them.
+   benchmarks/auto_offline.py replays auto's picks against a saved race.
 """
 from __future__ import annotations
 

@@ -146,10 +146,11 @@ ITERATION_OVERHEAD_NS = 1.5e5
 # on the logs) on the ten shipped data sets, the race's text-like problem at 1e7 nonzeros and its dense
 # 1e5 × 500, λ = 1/n and 0.01/n, rows scaled by their mean norm: logistic 4.5 κ^0.22 (measured ÷ fitted
 # 0.23–2.5, 10–90 % 0.33–2.2), squared 6.7 κ^0.13 (0.15–12, 10–90 % 0.24–4.6: mushrooms and rcv1_small at
-# 0.01/n need 6–12× more). CG's worst case grows as √κ (Nocedal & Wright 2006, eq. 5.36), and the model
-# before this one did (0.35 √κ_F, κ_F from ‖X‖_F² ≥ λ_max(XᵀX)): it overpredicted 8–220× on the text-like and
-# dense problems, whose spectra are far below the Frobenius bound, and 2–10× at 0.01/n elsewhere. The fit
-# interpolates over λ ∈ [0.01/n, 1/n]; the √κ_F bound caps it. The smoothed hinge, not measured so: the bound.
+# 0.01/n need 6–12× more). κ_F = 1 + ‖X‖_F²/(nγλ) bounds κ from above (λ_max(XᵀX) ≤ ‖X‖_F²) but is far above
+# it on the text-like and dense problems; √κ_F, the growth of CG's worst case (Nocedal & Wright 2006, eq. 5.36),
+# fitted on plain CG as CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA √κ_F, overpredicted those problems'
+# products 8–220× and the others' 2–10× at 0.01/n: it only caps the power law, which interpolates over
+# λ ∈ [0.01/n, 1/n]. The smoothed hinge, not measured so: that √κ_F law alone.
 CG_PRODUCTS_SCALE = {"squared": 6.7, "logistic": 4.5}
 CG_PRODUCTS_EXPONENT = {"squared": 0.13, "logistic": 0.22}
 CG_PRODUCTS_FLOOR = 5.0
@@ -198,9 +199,9 @@ def cholesky_iteration_ns(problem) -> float:
 def cg_products(problem) -> float:
     """Predicted Hessian-vector products of a whole solve on the CG path: the measured power law
     CG_PRODUCTS_SCALE[loss] × κ^CG_PRODUCTS_EXPONENT[loss], κ = 1 + λ̂/(γλ) (their comment; the smoothed hinge:
-    the bound below); at most CG's bound, which grows as √κ_F (Nocedal & Wright 2006, eq. 5.36), κ_F = 1 +
-    ‖X‖_F²/(nγλ) bounding H's condition number (φ'' ≤ 1/γ, λ_max(XᵀX) ≤ ‖X‖_F²): CG_PRODUCTS_FLOOR +
-    CG_PRODUCTS_PER_ROOT_KAPPA[loss] × √κ_F; and at most as many
+    the law below); at most the √κ_F law of CG's worst case (Nocedal & Wright 2006, eq. 5.36) fitted on plain
+    CG, κ_F = 1 + ‖X‖_F²/(nγλ) bounding H's condition number (φ'' ≤ 1/γ, λ_max(XᵀX) ≤ ‖X‖_F²):
+    CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[loss] × √κ_F; and at most as many
     iterations as H has distinct eigenvalues (their Theorem 5.4), rank(X) + 1 ≤ min(n, d) + 1, per Newton
     iteration (measured: ijcnn1, d = 22, squared at 0.01/n: 15 products; heart_scale, d = 13: 13)."""
     kappa = 1.0 + float(problem.frob_sq) / (problem.n_samples * problem.gamma * problem.lam)
