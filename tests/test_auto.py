@@ -322,7 +322,8 @@ def test_cg_products_are_capped_by_finite_termination():
 @pytest.mark.parametrize("method, options", [("sdca", {}), ("newton", {"solver": "cholesky"})])
 def test_auto_checkpoints_counts_the_drivers_checkpoints(method, options):
     """costs.auto_checkpoints replays the driver's far rule: a run's checkpoints are its count over the run's
-    passes, or up to two more (the near rule aims a checkpoint or two at the pass where the gap reaches tol)."""
+    passes, or up to two more (the near rule aims a checkpoint or two at the pass where the gap reaches tol);
+    Newton checkpointing after its due steps: the start's and DUE_CHECKPOINTS, one fewer or more."""
     from cdlab.solvers import costs
 
     X, y = mean_scaled_dataset("a9a")
@@ -331,7 +332,9 @@ def test_auto_checkpoints_counts_the_drivers_checkpoints(method, options):
                       tol=1e-6 * 0.35, max_passes=500, **options)
     passes, steps = res.trace.passes.iloc[-1], res.trace.steps.iloc[-1]
     if method == "newton" and newton.checkpoints_every_step(problem, "cholesky"):
-        predicted = steps + 1
-    else:
-        predicted = costs.auto_checkpoints(passes, passes / steps if method == "newton" else 0.0)
+        predicted = newton.solve_checkpoints(problem, "cholesky")
+        assert predicted == newton.DUE_CHECKPOINTS + 1
+        assert res.converged and abs(len(res.trace) - predicted) <= 1
+        return
+    predicted = costs.auto_checkpoints(passes, passes / steps if method == "newton" else 0.0)
     assert res.converged and predicted <= len(res.trace) <= predicted + 2

@@ -211,13 +211,21 @@ def test_concurrent_runs_leave_the_processs_blas_threads_as_they_were():
 
 def test_it_checkpoints_after_every_iteration_where_one_outweighs_a_checkpoint():
     """Where an iteration outweighs EVERY_STEP_RATIO checkpoints, under eval_every="auto" the trace has a
-    row per iteration (so the run stops at the first certifiable one); a given interval in passes is
-    honoured; where it does not, the driver's geometric cadence."""
+    row after every iteration from the first due one on (the steps from a gap above DUE_REACH·√(tol·P) are
+    not checkpointed), so the run stops at the first certifiable iteration, as one certified after every
+    iteration does; a given interval in passes is honoured; where it does not, the driver's geometric cadence."""
     problem = synthetic_problem("logistic", n=300, d=20, seed=8)
     assert newton.cholesky_iteration_ns(problem) >= newton.EVERY_STEP_RATIO * newton.checkpoint_ns(problem)
-    res = cdlab.solve(problem, "newton", tol=1e-10, solver="cholesky")
-    assert res.converged and res.trace.steps.tolist() == list(range(len(res.trace)))
-    assert (res.trace.gap.iloc[:-1] > 1e-10).all()
+    tol = 1e-10
+    res = cdlab.solve(problem, "newton", tol=tol, solver="cholesky")
+    every = cdlab.solve(problem, "newton", tol=tol, solver="cholesky", eval_every=1e-9)
+    assert every.trace.steps.tolist() == list(range(len(every.trace)))
+    due = res.trace.steps.tolist()
+    assert res.converged and due[-1] == every.trace.steps.iloc[-1] and res.w.tolist() == every.w.tolist()
+    assert due[0] == 0 and due[1:] == list(range(due[1], due[-1] + 1)) and len(due) < len(every.trace)
+    assert (res.trace.gap.iloc[:-1] > tol).all()
+    threshold = newton.DUE_REACH * np.sqrt(tol * every.trace.primal.iloc[-1])
+    assert (every.trace.gap.iloc[:due[1] - 1] > threshold).all() and every.trace.gap.iloc[due[1] - 1] <= threshold
     regular = cdlab.solve(problem, "newton", tol=0, max_passes=16, eval_every=4.0, solver="cholesky")
     assert (np.diff(regular.trace.steps) >= 2).all() and len(regular.trace) >= 3
     cheap = sparse_problem(n=20000, d=5, density=0.2, seed=9, loss="logistic", lam=1e-2)

@@ -35,6 +35,10 @@ and may have
                           (Newton: a d × d factorisation), so under
                           eval_every="auto" the driver checkpoints after
                           every step instead of at geometric intervals
+    certificate_due(tol) -> bool
+                          with checkpoint_every_step: whether the step just
+                          run may have reached the gap ``tol``; False lets
+                          the driver run the next step without a checkpoint
 
 :class:`State` holds the counters and the bookkeeping of ``run`` (a subclass
 writes ``advance``, the kernel call); a method whose work is counted
@@ -107,6 +111,11 @@ class State:
         """Called by the driver with each checkpoint's row (P, D, the gap, ...) and the gap ``tol`` the run
         stops at, before the next chunk: a state whose schedule reads the certificate (SDCA's shrinking,
         the floor under Newton–CG's forcing term) overrides it. Nothing here."""
+
+    def certificate_due(self, tol) -> bool:
+        """Whether the driver should checkpoint after the last step (read only under checkpoint_every_step):
+        always, here."""
+        return True
 
     def iterate(self):
         raise NotImplementedError

@@ -383,10 +383,18 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
         steps, status = _next_chunk(state, budget, last, rate, clock, interval)
         if status is not None:
             return status
-        if budget.eval_every == AUTO and getattr(state, "checkpoint_every_step", False):
+        every_step = budget.eval_every == AUTO and getattr(state, "checkpoint_every_step", False)
+        if every_step:
             steps = 1
         t0 = time.perf_counter()
         _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), stop, deadline)
+        # checkpoint after every step: after the steps whose certificate is due (State.certificate_due), within
+        # the budget _next_chunk keeps
+        while every_step and not state.certificate_due(budget.tol) and not stop.is_set() and (
+                deadline is None or time.perf_counter() < deadline) and (
+                budget.max_passes - state.data_passes) * rate >= 0.5 and (
+                budget.max_steps is None or state.steps < budget.max_steps):
+            state.run(1)
         state.synchronize()
         trace.elapsed += time.perf_counter() - t0
         out = trace.evaluate()
