@@ -534,6 +534,25 @@ def certificate_sums(code, z, alpha, y, s):
 
 
 @njit(cache=True)
+def certificate_sums_from_w(code, z, alpha, y, s):
+    """``certificate_sums`` at α = −φ'(z) (a primal method's dual point, ``neg_deriv``). The logistic loss's
+    terms from one exp and one log1p an example instead of four functions: with t = −yz and b = αy = σ(t),
+    log b = −log(1 + e^{−t}) = t − φ(z) and log(1 − b) = −φ(z), so −φ*(−α) = −(b log b + (1 − b) log(1 − b))
+    = φ(z) − b·t, and the Fenchel–Young term φ(z) + φ*(−α) + αz = b·t + αz is 0 (its equality case at
+    α = −φ'(z)). Equal to ``certificate_sums`` up to rounding: both are first-order exact in α's rounding
+    (∂/∂b of either conjugate form is −t at b = σ(t)). The other losses: ``certificate_sums``."""
+    if code != LOGISTIC:
+        return certificate_sums(code, z, alpha, y, s)
+    loss_acc, conj_acc = 0.0, 0.0
+    for i in range(z.shape[0]):
+        t = -y[i] * z[i]
+        up = _log1pexp(t)
+        loss_acc += up
+        conj_acc += up - alpha[i] * y[i] * t
+    return loss_acc, conj_acc, 0.0
+
+
+@njit(cache=True)
 def neg_deriv(code, z, y, s):
     """α(w) = −φ'(z) elementwise (lies in the conjugate's domain)."""
     out = np.empty_like(z)

@@ -259,12 +259,15 @@ class Problem:
         """G from Σ_i FY_φ(z_i, α_i) and Σ_j FY_g(w_j, v_j)."""
         return float(fy_loss_sum / self.n_samples + self.lam * fy_reg_sum)
 
-    def certificates(self, w, alpha, *, z, v):
+    def certificates(self, w, alpha, *, z, v, alpha_from_w=False):
         """(P(w), D(α), G(w, α)) from z = Xw and v = v(α), bit for bit :meth:`primal`, :meth:`dual` and
         :meth:`gap`, with the regulariser's four sums in one pass over w and v (``regularizer_sums``):
-        what a checkpoint computes."""
+        what a checkpoint computes. ``alpha_from_w``: α is −φ'(z) (a primal method's dual point), whose
+        logistic terms ``losses.certificate_sums_from_w`` computes with fewer transcendental functions, equal
+        to those up to rounding."""
         w, alpha = self._check_w(w), self._check_alpha(alpha)
         sq, ab, st_sq, fy_reg = regularizer_sums(w, v, self.l1 / self.lam)
         code, y, s = self.loss_code, self.y, self.s
-        loss_sum, conj_sum, fy_sum = L.certificate_sums(code, z, alpha, y, s)
+        sums = L.certificate_sums_from_w if alpha_from_w else L.certificate_sums
+        loss_sum, conj_sum, fy_sum = sums(code, z, alpha, y, s)
         return self._primal_from(loss_sum, sq, ab), self._dual_from(conj_sum, st_sq), self._gap_from(fy_sum, fy_reg)

@@ -79,11 +79,17 @@ def test_sweep_fills_in_alpha_of_w(loss):
 @pytest.mark.parametrize("method", ["sdca", "primal_cd", "spdc"])
 @pytest.mark.parametrize("l1", [0.0, 0.02])
 def test_trace_rows_are_the_problems_certificates(method, l1):
+    """A checkpoint's P, D and gap are Problem's, bit for bit; at a primal method's α = −φ'(Xw), D and the gap
+    within rounding (``losses.certificate_sums_from_w``)."""
     p = _problem("logistic", l1)
     res = cdlab.solve(p, method=method, max_passes=3, tol=0.0, seed=0)
     last = res.trace.iloc[-1]
     assert last.gap > 0
     assert last["primal"] == p.primal(res.w)
+    if cdlab.METHODS[method].kind == "primal":
+        assert last["dual"] == pytest.approx(p.dual(res.alpha), rel=1e-13)
+        assert last["gap"] == pytest.approx(p.gap(res.w, res.alpha), rel=1e-9)
+        return
     assert last["dual"] == p.dual(res.alpha)
     assert last["gap"] == p.gap(res.w, res.alpha)
 

@@ -242,17 +242,23 @@ def test_loss_sets_are_read_from_the_loss_table():
     assert set(L.NEAREST_SMOOTH) == L.ALL_LOSSES - L.SMOOTH_LOSSES
 
 
+def _certificate_inputs(name, seed, n=5000):
+    """(code, rng, y, z) for the certificate-sum tests: labels of the loss's kind, z from 0 to ±800 across
+    eleven decades (exp(−|t|) under- and overflowing at the ends)."""
+    rng = np.random.default_rng(seed)
+    y = rng.choice([-1.0, 1.0], n) if name != "squared" else rng.standard_normal(n)
+    z = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 2.9, n)
+    z[:6] = [0.0, -0.0, 800.0, -800.0, 1e-300, -40.0]
+    return L.LOSSES[name].code, rng, y, z
+
+
 @pytest.mark.parametrize("name", LOSSES)
 def test_certificate_sums_are_bit_for_bit_the_three_sums(name):
     """``certificate_sums`` (a checkpoint's one loop, the logistic terms sharing their exp and logs) equals
     ``sum_loss``, ``sum_neg_conj`` and ``sum_fenchel_young`` exactly: z from 0 to ±800 (exp(−|t|) under- and
     overflowing elsewhere), αy at and beyond its domain's ends, and each sum's infinity where α leaves it."""
-    code = L.LOSSES[name].code
-    rng = np.random.default_rng(11)
-    n = 5000
-    y = rng.choice([-1.0, 1.0], n) if name != "squared" else rng.standard_normal(n)
-    z = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 2.9, n)
-    z[:6] = [0.0, -0.0, 800.0, -800.0, 1e-300, -40.0]
+    code, rng, y, z = _certificate_inputs(name, seed=11)
+    n = z.shape[0]
     b = rng.uniform(0.0, 1.0, n)
     b[6:12] = [0.0, 1.0, 1e-300, 1 - 2 ** -53, 0.5, 1e-17]
     alpha = b * y
@@ -264,6 +270,25 @@ def test_certificate_sums_are_bit_for_bit_the_three_sums(name):
     got = L.certificate_sums(code, z, alpha, y, S)
     assert got == (L.sum_loss(code, z, y, S), L.sum_neg_conj(code, alpha, y, S),
                    L.sum_fenchel_young(code, z, alpha, y, S))
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_certificate_sums_at_the_primal_dual_point_equal_the_three_sums(name):
+    """``certificate_sums_from_w`` (α = −φ'(z), a primal method's checkpoint): the loss sum bit for bit
+    ``sum_loss``, the conjugate's within rounding of ``sum_neg_conj`` (relative 1e-13 of the loss sum, which
+    bounds its terms' size), the Fenchel–Young sum 0 where ``sum_fenchel_young`` leaves only rounding; z from 0
+    to ±800, where α = −φ'(z) reaches its domain's ends; the other losses exactly ``certificate_sums``."""
+    code, _, y, z = _certificate_inputs(name, seed=12)
+    alpha = L.neg_deriv(code, z, y, S)
+    got = L.certificate_sums_from_w(code, z, alpha, y, S)
+    want = L.certificate_sums(code, z, alpha, y, S)
+    if name != "logistic":
+        assert got == want
+        return
+    loss, conj, fenchel_young = got
+    assert loss == L.sum_loss(code, z, y, S) and fenchel_young == 0.0
+    assert abs(conj - L.sum_neg_conj(code, alpha, y, S)) <= 1e-13 * loss
+    assert 0.0 <= want[2] <= 1e-13 * loss  # what the general formula leaves: rounding
 
 
 def test_logistic_terms_are_bit_for_bit_the_separate_functions():

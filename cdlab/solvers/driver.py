@@ -67,7 +67,7 @@ def _checkpoint(problem, w, alpha, n_jobs=1):
         with parallel_section(n_jobs):
             parallel_certificate_sweep(*args, row_blocks(problem.X.indptr, n_jobs))
     v /= problem.lam * problem.n_samples
-    return (alpha, *problem.certificates(w, alpha, z=z, v=v))
+    return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=from_w))
 
 
 def cancels(value) -> bool:
