@@ -127,6 +127,27 @@ def _alias_pick(idx, u, prob, alias):
     return out
 
 
+@njit(cache=True, nogil=True)
+def shuffled_draws(perm, pos, u, out):
+    """The next len(u) indices of the epochs' random permutations: Fisher–Yates (Knuth 1997, TAOCP vol. 2,
+    §3.4.2, Algorithm P) one position at a time, position ``pos`` of the epoch taking the index at a uniform
+    position of perm[pos:] (from u[k] ∈ [0, 1)); an epoch shuffles the order the last one left in ``perm``, so
+    each epoch is a uniformly random permutation, independent of the others. Returns the position reached.
+    One uniform an index, against numpy's ``Generator.permutation``, which cost 12–27 ns an index on
+    8000–50000 indices and 90 on 270 (more than a sparse SDCA step on short rows, 12–30)."""
+    n = perm.shape[0]
+    for k in range(u.shape[0]):
+        j = min(pos + int(u[k] * (n - pos)), n - 1)  # u·m may round up to m
+        i = perm[j]
+        perm[j] = perm[pos]
+        perm[pos] = i
+        out[k] = i
+        pos += 1
+        if pos == n:
+            pos = 0
+    return pos
+
+
 class Sampler:
     """Draws coordinate indices for a serial method.
 
@@ -180,10 +201,15 @@ class Sampler:
         if self.kind == "probabilities":
             return self._alias.draw(rng, k)
         out = np.empty(k, dtype=np.int64)
+        if self.kind == "permutation":
+            if self._perm is None:
+                self._perm = np.arange(self.size)
+            self._pos = shuffled_draws(self._perm, self._pos, rng.random(k), out)
+            return out
         filled = 0
         while filled < k:
-            if self._pos == 0 or self._perm is None:
-                self._perm = rng.permutation(self.size) if self.kind == "permutation" else np.arange(self.size)
+            if self._perm is None:
+                self._perm = np.arange(self.size)
             take = min(k - filled, self.size - self._pos)
             out[filled:filled + take] = self._perm[self._pos:self._pos + take]
             filled += take

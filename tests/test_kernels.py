@@ -198,12 +198,13 @@ def test_full_row_kernels_run_as_the_sparse_ones(monkeypatch, method, loss, opti
     from cdlab.solvers import _kernels
 
     rng = np.random.default_rng(3)
-    X = rng.standard_normal((60, 8))
-    X[rng.random(X.shape) < 0.02] = 0.0  # a few rows not full
-    y = np.where(rng.standard_normal(60) >= 0, 1.0, -1.0)
-    p = cdlab.Problem(X, y, loss=loss, lam=0.02)
+    X = rng.standard_normal((200, _kernels.FULL_ROW_MIN_LENGTH)) / 4.0
+    X[rng.random(X.shape) < 0.002] = 0.0  # a few rows not full
+    y = np.where(rng.standard_normal(200) >= 0, 1.0, -1.0)
+    p = cdlab.Problem(X, y, loss=loss, lam=0.1)
     assert 0.5 <= p.data.full_rows_share < 1.0
     assert _kernels.full_rows(p) is True
+    assert _kernels.full_rows(cdlab.Problem(X[:, 1:], y, loss=loss, lam=0.1)) is None  # rows too short
     sampling = "permutation" if options.get("shrinking") else "uniform"
     full = cdlab.solve(p, method, sampling, tol=1e-12, max_passes=300, **options)
     monkeypatch.setattr(_kernels, "FULL_ROWS_SHARE", 2.0)

@@ -87,13 +87,19 @@ def row_axpy(indices, data, start, end, c, out):
 # 1.2–1.35× on colon-cancer, while ``row_dot``'s test on every row cost the sparse kernels up to 25 % a pass
 # (rcv1_small; benchmarks/kernel_bench.py, alternating trees).
 FULL_ROWS_SHARE = 0.5
+# ... and where a full row has at least this many entries: a full-row step costs ~40–60 ns more than a sparse one
+# whatever its length, which the contiguous reads repay only on long rows. Measured (SDCA's exact step, hinge and
+# squared, all rows full, standard normal entries, one thread; full ÷ sparse ns a step): d = 8 2.6–3.0, 13
+# 2.2–2.3, 32 1.4–1.7, 64 1.0–1.1, 128 0.78–0.86, 256 0.74–0.77; heart_scale (d = 13, 53 % of rows full) 3.0.
+FULL_ROW_MIN_LENGTH = 100
 
 
 def full_rows(problem):
     """The ``full_rows`` argument of the row kernels: True where at least FULL_ROWS_SHARE of ``problem``'s rows
-    are full, else None. A kernel tests ``full_rows is None``, a test numba resolves when it compiles (a None
-    argument's branch is pruned), so the sparse kernels are the code they were."""
-    return True if problem.data.full_rows_share >= FULL_ROWS_SHARE else None
+    are full and d ≥ FULL_ROW_MIN_LENGTH, else None. A kernel tests ``full_rows is None``, a test numba resolves
+    when it compiles (a None argument's branch is pruned), so the sparse kernels are the code they were."""
+    long_rows = problem.n_features >= FULL_ROW_MIN_LENGTH
+    return True if long_rows and problem.data.full_rows_share >= FULL_ROWS_SHARE else None
 
 
 @njit(inline="always", cache=True)
