@@ -232,8 +232,12 @@ store: results
     stored = lambda: len(glob.glob(str(tmp_path / "results" / "*.parquet")))  # noqa: E731
 
     def interrupt(sig, at_least):
+        # SIGINT's default disposition in the child, as in a terminal: a suite started in the background
+        # (`pytest &`) ignores SIGINT, the child would inherit that, and Python then installs no
+        # KeyboardInterrupt handler
         proc = subprocess.Popen([sys.executable, "-m", "cdlab", "sweep", str(grid), "--no-progress"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 600
         while stored() < at_least and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
