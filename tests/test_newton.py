@@ -453,3 +453,54 @@ def test_the_inner_solver_and_its_step_cost():
     squared = many_features_problem("squared")
     assert spec.step_ns(squared) == newton.cg_iteration_ns(squared, 1)
     assert newton.cg_iteration_ns(wide, 2) - newton.cg_iteration_ns(wide, 1) > 2 * newton.CG_NS_PER_NNZ * wide.nnz
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared", "smoothed_hinge"])
+def test_cg_on_dense_rows_runs_as_on_the_csr_arrays(monkeypatch, loss):
+    """On data kept as dense rows (``Data.dense_rows``) the CG kernels read those instead of the CSR arrays: the
+    same direction up to rounding (the row sums run in another order), the same work counted, and a run
+    certified at the independent optimum."""
+    from cdlab.data import dataset
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((300, 40)) / 6.0
+    X[rng.random(X.shape) < 0.03] = 0.0  # about 97 % of the entries stored: a dense copy
+    y = X @ rng.standard_normal(40) if loss == "squared" else np.where(X[:, 0] + X[:, 1] >= 0, 1.0, -1.0)
+    dense = cdlab.Problem(X, y, loss=loss, lam=1e-3)
+    assert dense.data.dense_rows is not None
+    monkeypatch.setattr(dataset, "DENSE_MIN_DENSITY", 2.0)
+    sparse = cdlab.Problem(X, y, loss=loss, lam=1e-3)
+    assert sparse.data.dense_rows is None
+    states = [newton.NewtonState(p, "uniform", None, solver="cg") for p in (dense, sparse)]
+    for state in states:
+        state.run(2)
+    assert states[0].nnz_touched == states[1].nnz_touched and states[0].steps == states[1].steps == 2
+    np.testing.assert_allclose(states[0].w, states[1].w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(states[0].z, dense.X @ states[0].w, rtol=1e-9, atol=1e-12)
+    check_certified(dense, "newton", tol=1e-10, solver="cg")
+
+
+def test_squared_cg_checkpoints_where_its_carried_residual_says_the_gap_may_be_reached():
+    """The squared loss on the CG path under eval_every="auto": the gap at α = −φ'(Xw) is ‖r‖²/(2λ) with r the
+    residual CG carries, so the run checkpoints at the start and where that is ≤ SQUARED_DUE_FACTOR·tol only,
+    ending at the step a run certified after every step ends at, with the same iterate; when the estimate never
+    says so (a factor of 0), the guard still checkpoints at DUE_GUARD_RATIO × the last checkpoint's steps +
+    DUE_GUARD_STEPS, and the run ends certified."""
+    problem = sparse_problem(n=400, d=60, density=0.3, seed=6, loss="squared", lam=1e-4)
+    tol = 1e-10
+    res = cdlab.solve(problem, "newton", solver="cg", tol=tol, max_passes=5000)
+    every = cdlab.solve(problem, "newton", solver="cg", tol=tol, max_passes=5000, eval_every=1e-9)
+    assert res.converged and every.converged and res.trace.gap.iloc[-1] <= tol
+    assert every.trace.steps.iloc[-1] > 8 and len(res.trace) <= 3 < len(every.trace)
+    assert res.trace.steps.iloc[-1] == every.trace.steps.iloc[-1] and res.w.tolist() == every.w.tolist()
+    assert newton.solve_checkpoints(problem, "cg") == 2
+    never = pytest.MonkeyPatch()
+    never.setattr(newton, "SQUARED_DUE_FACTOR", 0.0)
+    try:
+        guarded = cdlab.solve(problem, "newton", solver="cg", tol=tol, max_passes=5000)
+    finally:
+        never.undo()
+    steps, guard = guarded.trace.steps.tolist(), [0]
+    while guard[-1] < steps[-1]:
+        guard.append(newton.DUE_GUARD_RATIO * guard[-1] + newton.DUE_GUARD_STEPS)
+    assert guarded.converged and steps[:-1] == guard[:len(steps) - 1] and steps[-1] <= guard[len(steps) - 1]

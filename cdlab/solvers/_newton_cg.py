@@ -56,21 +56,51 @@ def nonempty_columns(problem):
     return unsigned_view(np.flatnonzero(problem.col_nnz > 0))
 
 
+@njit(inline="always", cache=True)
+def dense_row_dot(A, i, v):
+    """x_i·v for row i of the dense array A, summed in four interleaved partial sums (so the loads and
+    multiply-adds of consecutive entries overlap; a single running sum waits on each addition)."""
+    d = A.shape[1]
+    s0 = s1 = s2 = s3 = 0.0
+    j = 0
+    while j + 4 <= d:
+        s0 += A[i, j] * v[j]
+        s1 += A[i, j + 1] * v[j + 1]
+        s2 += A[i, j + 2] * v[j + 2]
+        s3 += A[i, j + 3] * v[j + 3]
+        j += 4
+    while j < d:
+        s0 += A[i, j] * v[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def hessian_product(indptr, indices, data, cols, curv, v, xv, q):
+def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
     """q = Σ_i curv_i (x_i·v) x_i and xv_i = x_i·v (q is written on ``cols`` only); returns the nonzeros
-    of X read."""
-    for j in cols:
-        q[j] = 0.0
+    of X read. ``dense``: X as a dense array (``Data.dense_rows``), read instead of the CSR arrays, or None
+    (a branch numba prunes when it compiles); the nonzeros read are counted alike."""
+    if dense is None:
+        for j in cols:
+            q[j] = 0.0
+    else:
+        q[:] = 0.0
     touched = 0
     for i in range(indptr.shape[0] - 1):
         start, end = indptr[i], indptr[i + 1]
-        t = sparse_dot(indices, data, start, end, v)
+        if dense is None:
+            t = sparse_dot(indices, data, start, end, v)
+        else:
+            t = dense_row_dot(dense, i, v)
         xv[i] = t
         touched += end - start
         c = curv[i] * t
         if c != 0.0:
-            sparse_axpy(indices, data, start, end, c, q)
+            if dense is None:
+                sparse_axpy(indices, data, start, end, c, q)
+            else:
+                for j in range(q.shape[0]):
+                    q[j] += c * dense[i, j]
             touched += end - start
     return touched
 
@@ -105,17 +135,23 @@ def _next_direction(cols, r, p, beta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def jacobi(indptr, indices, data, deriv, curv, lam, w, grad, minv):
+def jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv):
     """grad = ∇P(w) = Σ_i deriv_i x_i + λw (deriv_i = φ'(x_i·w)/n) and minv = 1/diag(H),
-    H_jj = Σ_i curv_i x_ij² + λ, in one sweep; returns the nonzeros read."""
+    H_jj = Σ_i curv_i x_ij² + λ, in one sweep (``dense``: as ``hessian_product``); returns the nonzeros read."""
     grad[:] = 0.0
     minv[:] = 0.0
     for i in range(indptr.shape[0] - 1):
         g, c = deriv[i], curv[i]
-        for p in range(indptr[i], indptr[i + 1]):
-            j, x = indices[p], data[p]
-            grad[j] += g * x
-            minv[j] += c * x * x
+        if dense is None:
+            for p in range(indptr[i], indptr[i + 1]):
+                j, x = indices[p], data[p]
+                grad[j] += g * x
+                minv[j] += c * x * x
+        else:
+            for j in range(grad.shape[0]):
+                x = dense[i, j]
+                grad[j] += g * x
+                minv[j] += c * x * x
     for j in range(grad.shape[0]):
         grad[j] += lam * w[j]
         minv[j] = 1.0 / (minv[j] + lam)
@@ -133,11 +169,11 @@ def _precondition(cols, minv, r, s):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def newton_cg_direction(indptr, indices, data, cols, deriv, curv, lam, w, max_iter, floor, grad, step, u, r, p, q,
-                        xp, minv, s):
+def newton_cg_direction(indptr, indices, data, cols, dense, deriv, curv, lam, w, max_iter, floor, grad, step, u, r,
+                        p, q, xp, minv, s):
     """grad = ∇P(w) and minv = 1/diag(H) (``jacobi``), then step ≈ −H⁻¹grad by CG preconditioned with
     M = diag(H) (module docstring) with u = X·step. Returns (CG iterations, nonzeros of X read)."""
-    touched = jacobi(indptr, indices, data, deriv, curv, lam, w, grad, minv)
+    touched = jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv)
     for j in cols:
         step[j] = 0.0
         r[j] = -grad[j]
@@ -152,7 +188,7 @@ def newton_cg_direction(indptr, indices, data, cols, deriv, curv, lam, w, max_it
     target = max(min(0.5, math.sqrt(norm)) * norm, floor)
     iterations = 0
     while iterations < max_iter and (iterations == 0 or math.sqrt(rho) > target):
-        touched += hessian_product(indptr, indices, data, cols, curv, p, xp, q)
+        touched += hessian_product(indptr, indices, data, cols, dense, curv, p, xp, q)
         iterations += 1
         curvature = _curvature_along(lam, cols, p, q)
         if not curvature > 0.0:
@@ -169,7 +205,7 @@ def newton_cg_direction(indptr, indices, data, cols, deriv, curv, lam, w, max_it
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def cg_steps(indptr, indices, data, cols, curv, lam, minv, n_steps, w, z, r, p, q, xp, s, rz):
+def cg_steps(indptr, indices, data, cols, dense, curv, lam, minv, n_steps, w, z, r, p, q, xp, s, rz):
     """Up to ``n_steps`` CG iterations on H w = b preconditioned with M = diag(H) (minv = 1/diag(H)), from the
     carried (w, z = Xw, r = b − Hw, p, s = M⁻¹r, rz = r·s), updated in place. Returns (iterations done, rz,
     nonzeros of X read); it stops short, w staying, where rz = 0 or pᵀHp ≤ 0 (rounding: the caller
@@ -177,7 +213,7 @@ def cg_steps(indptr, indices, data, cols, curv, lam, minv, n_steps, w, z, r, p, 
     touched = 0
     done = 0
     while done < n_steps and rz > 0.0:
-        touched += hessian_product(indptr, indices, data, cols, curv, p, xp, q)
+        touched += hessian_product(indptr, indices, data, cols, dense, curv, p, xp, q)
         curvature = _curvature_along(lam, cols, p, q)
         if not curvature > 0.0:
             break

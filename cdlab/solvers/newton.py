@@ -158,6 +158,9 @@ CG_PRODUCTS_EXPONENT = {"squared": 0.13, "logistic": 0.22}
 CG_PRODUCTS_FLOOR = 5.0
 CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
 CG_NS_PER_NNZ = 0.5
+# ... and per entry of a sweep over dense rows (``Data.dense_rows``): madelon 0.24, dense 1e5 × 500 0.33 (a
+# Hessian-vector product, two sweeps, 0.47 and 33 ms).
+CG_NS_PER_DENSE_ENTRY = 0.3
 # "auto" takes the CG path only where it is predicted this many times faster than Cholesky (``inner_solver``):
 # the Cholesky path's iterations are predicted within 0.6–1.2× of measured, the CG path's products within
 # 0.3–2.2× (10–90 %, CG_PRODUCTS_SCALE's comment); at 0.01/n the fit underpredicts the one-hot data sets' CG
@@ -186,6 +189,15 @@ DUE_REACH = 1000.0
 # Checkpoints after steps that run so, the start's aside (``solve_checkpoints``): 2–4 in the runs above to a
 # relative gap of 1e-6 (ijcnn1 1/n 2, madelon 1/n 2, mushrooms 0.01/n 3, phishing 0.01/n 4, reuters_moneyfx 1/n 4).
 DUE_CHECKPOINTS = 3
+# The squared loss on the CG path carries CG's residual r = −∇P(w) (``cg_steps``), so the gap at the driver's dual
+# point, ‖∇P(w)‖²/(2λ), is known after every step without a pass over X: a step is due when that estimate is at
+# most SQUARED_DUE_FACTOR·tol (the carried residual drifts from the true one by rounding only; the factor keeps a
+# drift from hiding a step that reached tol), or, whatever the estimate says, once a run has gone
+# DUE_GUARD_RATIO × its steps at the last checkpoint + DUE_GUARD_STEPS steps without one. madelon, λ = 1/n:
+# 5 → 2 checkpoints (start and end), 10.5 → 9.3 ms; λ = 0.01/n: 7 → 2, 22.8 → 12.5 ms (dense rows included).
+SQUARED_DUE_FACTOR = 1.0
+DUE_GUARD_RATIO = 4
+DUE_GUARD_STEPS = 16
 
 
 def hessian_ns(problem) -> tuple[float, float]:
@@ -233,11 +245,12 @@ def cg_products(problem) -> float:
 def cg_iteration_ns(problem, products) -> float:
     """Predicted ns of a step of the CG path that runs ``products`` Hessian-vector products: 2 sweeps over X
     each, one more for ∇P and the line search unless the loss is squared (whose step is one CG iteration),
-    and the O(n + d) rest (CG_NS_PER_NNZ, CG_NS_PER_ENTRY, CG_OVERHEAD_NS)."""
+    and the O(n + d) rest (CG_NS_PER_NNZ, or CG_NS_PER_DENSE_ENTRY on dense rows; CG_NS_PER_ENTRY, CG_OVERHEAD_NS)."""
     newton_step = problem.loss != "squared"
     sweeps = 2 * products + newton_step
     entries = (products + newton_step) * (problem.n_samples + problem.n_features)
-    return sweeps * CG_NS_PER_NNZ * problem.nnz + CG_NS_PER_ENTRY * entries + CG_OVERHEAD_NS * newton_step
+    per_nnz = CG_NS_PER_DENSE_ENTRY if problem.data.is_dense else CG_NS_PER_NNZ
+    return sweeps * per_nnz * problem.nnz + CG_NS_PER_ENTRY * entries + CG_OVERHEAD_NS * newton_step
 
 
 def cg_newton_iterations(problem) -> float:
@@ -263,9 +276,11 @@ def checkpoints_every_step(problem, solver) -> bool:
 
 def solve_checkpoints(problem, solver) -> float:
     """Predicted checkpoints of a whole solve under eval_every="auto" and a tol > 0: the start's and the due
-    steps' (DUE_CHECKPOINTS); the squared loss: the start's and one per step where ``checkpoints_every_step``,
-    else the driver's cadence (``costs.auto_checkpoints``) over the solve's passes, a step lasting 2 passes
-    (Cholesky) or 2 (a CG iteration)."""
+    steps' (DUE_CHECKPOINTS); the squared loss: on the CG path the start's and the last (SQUARED_DUE_FACTOR), on
+    Cholesky's the start's and one per step where ``checkpoints_every_step``, else the driver's cadence
+    (``costs.auto_checkpoints``) over the solve's passes, a step lasting 2 passes."""
+    if problem.loss == "squared" and solver == "cg":
+        return 2.0
     if solver == "cholesky":
         steps, passes = float(NEWTON_ITERATIONS[problem.loss]), 2.0 * NEWTON_ITERATIONS[problem.loss]
     else:
@@ -445,7 +460,8 @@ class NewtonState(State):
             self.step, self.r, self.p_dir, self.q = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
             self.minv, self.s = np.zeros(d), np.zeros(d)  # the preconditioner's M⁻¹ and M⁻¹r
             self.xp = np.zeros(n)
-            self.sweep = (*problem.csr_arrays, nonempty_columns(problem))
+            # what the CG kernels read of X: its CSR arrays, its nonempty columns and its dense rows (or None)
+            self.sweep = (*problem.csr_arrays, nonempty_columns(problem), problem.data.dense_rows)
             self.rz = None  # the squared loss's carried CG: r·M⁻¹r (None before the first iteration)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
         self.value = line_point(problem.loss_code, self.z, self.z, problem.y, problem.s, 0.0)[0] / n  # P(0)
@@ -454,6 +470,7 @@ class NewtonState(State):
         self.last_step = None  # t of the last iteration (None before the first)
         self.start_gap = None  # the gap at the iterate the last step started from (``certificate_due``)
         self.cg_floor = 0.0  # CG's stopping residual from the run's tol (``checkpointed``)
+        self.checkpoint_steps = 0  # steps at the last checkpoint (``certificate_due``'s guard)
 
     def run(self, n_steps):
         if self.solver == "cg":
@@ -544,8 +561,18 @@ class NewtonState(State):
 
     def certificate_due(self, tol) -> bool:
         """Whether the last step may have reached the gap ``tol``: unless it started from a gap above
-        DUE_REACH·√(tol·P) (its comment); always for the squared loss (a step lands on the optimum) and tol ≤ 0."""
-        if tol <= 0.0 or self.p.loss == "squared" or self.start_gap is None:
+        DUE_REACH·√(tol·P) (its comment); the squared loss: on the CG path when the carried residual's gap is
+        within SQUARED_DUE_FACTOR·tol or the guard's steps have passed (their comment), always on Cholesky's (a
+        step lands on the optimum); always where tol ≤ 0."""
+        if tol <= 0.0:
+            return True
+        if self.p.loss == "squared":
+            if self.solver != "cg":
+                return True
+            guard = DUE_GUARD_RATIO * self.checkpoint_steps + DUE_GUARD_STEPS
+            carried_gap = dense_dot(self.r, self.r) / (2.0 * self.p.lam)
+            return carried_gap <= SQUARED_DUE_FACTOR * tol or self.steps >= guard
+        if self.start_gap is None:
             return True
         return self.start_gap <= DUE_REACH * math.sqrt(tol * max(abs(self.value), tol))
 
@@ -553,7 +580,8 @@ class NewtonState(State):
         """CG needs no residual below CG_GAP_SHARE·√(2λ·tol) (CG_GAP_SHARE's comment); a run with a tol > 0
         checkpoints after every due step unless its loss is squared (EVERY_STEP_RATIO's comment)."""
         self.cg_floor = CG_GAP_SHARE * math.sqrt(2.0 * self.p.lam * max(tol, 0.0))
-        if tol > 0.0 and self.p.loss != "squared":
+        self.checkpoint_steps = self.steps
+        if tol > 0.0 and (self.p.loss != "squared" or self.solver == "cg"):
             self.checkpoint_every_step = True
 
     def _count(self, touched):
@@ -580,12 +608,12 @@ class NewtonState(State):
         (``_newton_cg.cg_steps``); it (re)starts from the true residual r = −∇P(w), one sweep, at the
         first call and wherever it stops short (pᵀHp ≤ 0 by rounding, or r = 0), a restart counting as a step."""
         p = self.p
-        indptr, indices, data, cols = self.sweep
+        indptr, indices, data, cols, dense = self.sweep
         done = 0
         while done < n_steps:
             if self.rz is None:
                 loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
-                self._count(jacobi(indptr, indices, data, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv))
+                self._count(jacobi(indptr, indices, data, dense, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv))
                 np.negative(self.grad, out=self.r)
                 np.multiply(self.minv, self.r, out=self.s)
                 self.p_dir[:] = self.s
