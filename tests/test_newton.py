@@ -472,6 +472,7 @@ def test_cg_on_dense_rows_runs_as_on_the_csr_arrays(monkeypatch, loss):
     sparse = cdlab.Problem(X, y, loss=loss, lam=1e-3)
     assert sparse.data.dense_rows is None
     states = [newton.NewtonState(p, "uniform", None, solver="cg") for p in (dense, sparse)]
+    assert states[0].sweep[-1] is dense.data.dense_rows and states[1].sweep[-1] is None  # what the kernels read
     for state in states:
         state.run(2)
     assert states[0].nnz_touched == states[1].nnz_touched and states[0].steps == states[1].steps == 2
@@ -504,3 +505,16 @@ def test_squared_cg_checkpoints_where_its_carried_residual_says_the_gap_may_be_r
     while guard[-1] < steps[-1]:
         guard.append(newton.DUE_GUARD_RATIO * guard[-1] + newton.DUE_GUARD_STEPS)
     assert guarded.converged and steps[:-1] == guard[:len(steps) - 1] and steps[-1] <= guard[len(steps) - 1]
+
+
+def test_squared_cg_below_the_reachable_gap_checkpoints_rarely():
+    """A tol below what the certificate can reach (columns scaled 1 … 1e-4, λ = 1e-9): CG's carried residual
+    keeps falling after the true one stalls, so each due checkpoint that does not certify doubles the steps
+    to the next (``due_spacing``): the run checkpoints about log₂(steps) times, not after every step, and ends
+    on its budget."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 60)) * np.logspace(0, -4, 60)
+    problem = cdlab.Problem(X, X @ rng.standard_normal(60), loss="squared", lam=1e-9)
+    res = cdlab.solve(problem, "newton", solver="cg", tol=1e-22, max_passes=600)
+    assert res.status == "max_passes" and res.trace.steps.iloc[-1] >= 250 and np.isfinite(res.trace.gap).all()
+    assert len(res.trace) <= 20

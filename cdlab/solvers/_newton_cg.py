@@ -4,8 +4,11 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
 * ``hessian_product``: q = Xᵀ diag(curv) X v, and Xv on the way, in one
   row-order sweep that reads each row twice while it is hot (x_i·v, then
   q += curv_i (x_i·v) x_i); a row whose curv_i is 0 (the smoothed hinge off its
-  quadratic piece) is read once. It returns the nonzeros it read.
-* ``jacobi``: ∇P and the preconditioner M = diag(H) in one sweep.
+  quadratic piece) is read once. It returns the nonzeros it read. Where X is
+  kept as dense rows (``Data.dense_rows``, its ``dense`` argument) it reads
+  those, each row's dot product in four interleaved sums (``dense_row_dot``),
+  instead of the CSR arrays.
+* ``jacobi``: ∇P and the preconditioner M = diag(H) in one sweep (dense rows alike).
 * ``newton_cg_direction``: one truncated-Newton direction (Nocedal & Wright
   2006, *Numerical Optimization*, Algorithm 7.1, "line search Newton–CG"):
   ∇P and M by one sweep, then preconditioned CG from Δ = 0 until ‖r‖ ≤ η‖∇P‖ with the forcing term

@@ -41,9 +41,11 @@ factorisation, against O(nnz) for a pass — the method pays when d is small and
 the first-order methods need many passes (small λ). Checkpoints are the
 driver's: α = −φ'(Xw), the duality gap → 0; under eval_every="auto" one after
 every iteration whose starting gap, ‖∇P‖²/(2λ), is small enough for it to end
-the run (``certificate_due``; the squared loss's runs and those with tol ≤ 0:
-after every iteration where one outweighs EVERY_STEP_RATIO checkpoints, at the
-driver's geometric intervals elsewhere).
+the run (``certificate_due``; the squared loss on the CG path: after the CG
+iterations whose carried residual r = −∇P puts that gap within tol; the squared
+loss on Cholesky's path and the runs with tol ≤ 0: after every iteration where
+one outweighs EVERY_STEP_RATIO checkpoints, at the driver's geometric intervals
+elsewhere).
 
 H is formed one of two ways, the cheaper by the cost model of ``dense_rows``:
 on sparse rows by a numba sweep that adds φ''_i x_i x_iᵀ over each row's
@@ -67,7 +69,8 @@ proximal Newton method) and the non-smooth losses are refused.
 The CG path (``cdlab.solvers._newton_cg``): a truncated Newton method (Nocedal
 & Wright 2006, Algorithm 7.1, "line search Newton–CG"; liblinear's primal
 solver is its trust-region sibling). Each iteration reads X once for ∇P, then
-runs CG preconditioned by diag(H) (Jacobi, ``_newton_cg``'s docstring) on
+runs CG preconditioned by diag(H) (Jacobi, ``_newton_cg``'s docstring; reading
+X's dense rows, ``Data.dense_rows``, where X is kept so, its CSR arrays elsewhere) on
 H Δ = −∇P from Δ = 0 with products Hv = Xᵀ(D(Xv))/n + λv, each
 reading X twice (a row whose φ''_i is 0 once), until ‖r‖ ≤ η‖∇P‖ with the
 forcing term η = min(½, √‖∇P‖) (their eq. 7.3; superlinear convergence,
@@ -174,9 +177,9 @@ CG_OVERHEAD_NS = 5e4
 # 1–3 of Newton's 6–13 iterations late; checkpointing after every iteration instead costs ~K − log₂K − 1
 # more checkpoints and saves those iterations: it pays when an iteration costs at least this many
 # checkpoints (measured ratio: madelon 14, mushrooms 6.2, phishing 3.9, w8a 3.2, ijcnn1 1.8, a9a 1.7). The
-# rule decides the squared loss's runs and those with tol ≤ 0 (``checkpoints_every_step``); the other losses
-# with tol > 0 checkpoint after every step that is due (below), which costs fewer checkpoints than the
-# geometric cadence and is never late (w8a and mushrooms logistic 1/n, CG: 54 → 47 ms, 8.4 → 7.4).
+# rule decides the squared loss's runs on Cholesky's path and those with tol ≤ 0 (``checkpoints_every_step``);
+# the other runs with tol > 0 checkpoint after every step that is due (below), which costs fewer checkpoints
+# than the geometric cadence and is never late (w8a and mushrooms logistic 1/n, CG: 54 → 47 ms, 8.4 → 7.4).
 EVERY_STEP_RATIO = 2.0
 # A run checkpointing after every step skips the checkpoints that cannot stop it (``NewtonState.certificate_due``): the gap at the
 # iterate w_k a step starts from is exactly G_k = ‖∇P(w_k)‖²/(2λ) (α = −φ'(Xw), l1 = 0), read off the step's
@@ -190,11 +193,15 @@ DUE_REACH = 1000.0
 # relative gap of 1e-6 (ijcnn1 1/n 2, madelon 1/n 2, mushrooms 0.01/n 3, phishing 0.01/n 4, reuters_moneyfx 1/n 4).
 DUE_CHECKPOINTS = 3
 # The squared loss on the CG path carries CG's residual r = −∇P(w) (``cg_steps``), so the gap at the driver's dual
-# point, ‖∇P(w)‖²/(2λ), is known after every step without a pass over X: a step is due when that estimate is at
-# most SQUARED_DUE_FACTOR·tol (the carried residual drifts from the true one by rounding only; the factor keeps a
-# drift from hiding a step that reached tol), or, whatever the estimate says, once a run has gone
-# DUE_GUARD_RATIO × its steps at the last checkpoint + DUE_GUARD_STEPS steps without one. madelon, λ = 1/n:
-# 5 → 2 checkpoints (start and end), 10.5 → 9.3 ms; λ = 0.01/n: 7 → 2, 22.8 → 12.5 ms (dense rows included).
+# point, ‖∇P(w)‖²/(2λ), is estimated after every step without a pass over X: a step is due when that estimate is
+# at most SQUARED_DUE_FACTOR·tol and ``due_spacing`` steps have run since the last checkpoint, or, whatever the
+# estimate says, once a run has gone DUE_GUARD_RATIO × its steps at the last checkpoint + DUE_GUARD_STEPS steps
+# without one. The carried residual follows the true one until rounding parts them; past that it keeps falling
+# while the true one stalls (a tol below what the certificate can reach: 300 × 60, columns scaled 1 … 1e-4,
+# λ = 1e-9, carried gap 3e-54 against a certified 1e-21), so every due checkpoint that does not certify doubles
+# ``due_spacing`` (``checkpointed``): a drift costs a step, a stalled run checkpoints about log₂(steps) times.
+# madelon, λ = 1/n: 5 → 2 checkpoints (start and end), 10.5 → 9.3 ms; λ = 0.01/n: 7 → 2, 22.8 → 12.5 ms (dense
+# rows included).
 SQUARED_DUE_FACTOR = 1.0
 DUE_GUARD_RATIO = 4
 DUE_GUARD_STEPS = 16
@@ -249,8 +256,11 @@ def cg_iteration_ns(problem, products) -> float:
     newton_step = problem.loss != "squared"
     sweeps = 2 * products + newton_step
     entries = (products + newton_step) * (problem.n_samples + problem.n_features)
-    per_nnz = CG_NS_PER_DENSE_ENTRY if problem.data.is_dense else CG_NS_PER_NNZ
-    return sweeps * per_nnz * problem.nnz + CG_NS_PER_ENTRY * entries + CG_OVERHEAD_NS * newton_step
+    if problem.data.is_dense:  # every entry of the dense rows is read, stored or not
+        read = CG_NS_PER_DENSE_ENTRY * problem.n_samples * problem.n_features
+    else:
+        read = CG_NS_PER_NNZ * problem.nnz
+    return sweeps * read + CG_NS_PER_ENTRY * entries + CG_OVERHEAD_NS * newton_step
 
 
 def cg_newton_iterations(problem) -> float:
@@ -471,6 +481,7 @@ class NewtonState(State):
         self.start_gap = None  # the gap at the iterate the last step started from (``certificate_due``)
         self.cg_floor = 0.0  # CG's stopping residual from the run's tol (``checkpointed``)
         self.checkpoint_steps = 0  # steps at the last checkpoint (``certificate_due``'s guard)
+        self.due_spacing = 1  # the squared loss's CG: least steps between due checkpoints (``checkpointed``)
 
     def run(self, n_steps):
         if self.solver == "cg":
@@ -570,19 +581,28 @@ class NewtonState(State):
             if self.solver != "cg":
                 return True
             guard = DUE_GUARD_RATIO * self.checkpoint_steps + DUE_GUARD_STEPS
-            carried_gap = dense_dot(self.r, self.r) / (2.0 * self.p.lam)
-            return carried_gap <= SQUARED_DUE_FACTOR * tol or self.steps >= guard
+            spaced = self.steps - self.checkpoint_steps >= self.due_spacing
+            return (spaced and self._carried_gap() <= SQUARED_DUE_FACTOR * tol) or self.steps >= guard
         if self.start_gap is None:
             return True
         return self.start_gap <= DUE_REACH * math.sqrt(tol * max(abs(self.value), tol))
 
     def checkpointed(self, row, tol):
         """CG needs no residual below CG_GAP_SHARE·√(2λ·tol) (CG_GAP_SHARE's comment); a run with a tol > 0
-        checkpoints after every due step unless its loss is squared (EVERY_STEP_RATIO's comment)."""
+        checkpoints after every due step unless its loss is squared on Cholesky's path (EVERY_STEP_RATIO's
+        comment); the squared loss's CG: a certified gap above tol where the carried one was within it doubles
+        ``due_spacing`` (SQUARED_DUE_FACTOR's comment)."""
         self.cg_floor = CG_GAP_SHARE * math.sqrt(2.0 * self.p.lam * max(tol, 0.0))
         self.checkpoint_steps = self.steps
         if tol > 0.0 and (self.p.loss != "squared" or self.solver == "cg"):
             self.checkpoint_every_step = True
+        if (tol > 0.0 and self.p.loss == "squared" and self.solver == "cg" and self.steps > 0 and row["gap"] > tol
+                and self._carried_gap() <= SQUARED_DUE_FACTOR * tol):
+            self.due_spacing *= 2
+
+    def _carried_gap(self):
+        """‖r‖²/(2λ), r the squared loss's carried CG residual (SQUARED_DUE_FACTOR's comment)."""
+        return dense_dot(self.r, self.r) / (2.0 * self.p.lam)
 
     def _count(self, touched):
         self.nnz_touched += int(touched)
