@@ -196,13 +196,24 @@ class Problem:
         return alpha
 
     def margins(self, w):
-        return self.X @ self._check_w(w)
+        """z = Xw, summed as a checkpoint sums it (``solvers._kernels.certificate_sweep``): where the kernels read
+        full rows as dense ones (``_kernels.full_rows``), by ``_kernels.row_margins``, else by scipy's CSR
+        product (the same sums in the same order as the sparse kernels), so the certificates of a trace are
+        bit for bit those computed here."""
+        from .solvers._kernels import full_rows, row_margins  # here: the solvers' package imports this module
+
+        w = self._check_w(w)
+        if full_rows(self) is None:
+            return self.X @ w
+        z = np.empty(self.n_samples)
+        row_margins(*self.csr_arrays, w, z)
+        return z
 
     def primal(self, w, *, z=None) -> float:
         """P(w) of theory.md §1; ``z`` = Xw when the caller has it."""
         w = self._check_w(w)
         if z is None:
-            z = self.X @ w
+            z = self.margins(w)
         sq, ab = squares_and_abs_sums(w)
         return self._primal_from(L.sum_loss(self.loss_code, z, self.y, self.s), sq, ab)
 
@@ -249,7 +260,7 @@ class Problem:
         w = self._check_w(w)
         alpha = self._check_alpha(alpha)
         if z is None:
-            z = self.X @ w
+            z = self.margins(w)
         loss_sum = L.sum_fenchel_young(self.loss_code, z, alpha, self.y, self.s)
         if v is None:
             v = self.v_from_alpha(alpha)

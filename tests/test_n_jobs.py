@@ -135,7 +135,7 @@ def test_parallel_certificate_pass_matches_the_serial_one():
             alpha, z, v = alpha0.copy(), np.empty(problem.n_samples), np.zeros(problem.n_features)
             args = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
             if parallel:
-                parallel_certificate_sweep(*args, row_blocks(X.indptr, 3))
+                parallel_certificate_sweep(*args, row_blocks(X.indptr, 3), None)
             else:
                 certificate_sweep(*args, None)
             out.append((alpha, z, v))

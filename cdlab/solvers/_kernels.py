@@ -24,7 +24,9 @@
   numpy's ``a @ b`` is a BLAS call that runs on all of BLAS's threads and, on a
   busy machine, can wait milliseconds for them, once per call.
 * ``row_dot`` / ``row_axpy``: the same for a row that may be full, read then
-  as a dense row; a row kernel's argument ``full_rows`` (``full_rows``) picks them.
+  as a dense row (``full_dot``: four partial sums); a row kernel's argument
+  ``full_rows`` (``full_rows``) picks them, and ``row_margins`` gives Problem the
+  margins a checkpoint computes so.
 * ``loss_grad``: the full gradient in one row-order sweep (agd, gd, svrg's
   snapshot, lbfgs); ``certificate_sweep``: Xw and Xᵀα in one row-order
   sweep (the driver's checkpoints); ``parallel_certificate_sweep`` and
@@ -60,15 +62,33 @@ def sparse_axpy(indices, data, start, end, c, out):
 
 
 @njit(inline="always", cache=True)
+def full_dot(values, start, w):
+    """Σ_j values[start + j]·w[j] over the len(w) entries of a full row, in four interleaved partial sums
+    (entries j ≡ 0, 1, 2, 3 mod 4, added as (s0 + s1) + (s2 + s3)): the multiply-adds of consecutive entries
+    overlap where one running sum waits on each addition (SDCA's step and a checkpoint on full rows ~2×
+    faster). The rounding differs from the sum in column order; every reader of a full row uses this one."""
+    d = w.shape[0]
+    s0 = s1 = s2 = s3 = 0.0
+    j = 0
+    while j + 4 <= d:
+        s0 += values[start + j] * w[j]
+        s1 += values[start + j + 1] * w[j + 1]
+        s2 += values[start + j + 2] * w[j + 2]
+        s3 += values[start + j + 3] * w[j + 3]
+        j += 4
+    while j < d:
+        s0 += values[start + j] * w[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(inline="always", cache=True)
 def row_dot(indices, data, start, end, w):
     """``sparse_dot`` that reads a full row (len(w) entries: its sorted, distinct indices are then
-    0, 1, …) as a dense one, its indices unread: the same sum in the same order, a third fewer bytes
-    read, contiguous loads."""
+    0, 1, …) as a dense one by ``full_dot``, its indices unread: a third fewer bytes read, contiguous
+    loads, four partial sums."""
     if end - start == w.shape[0]:
-        z = 0.0
-        for p in range(start, end):  # p − start, unsigned like p: no wrap-around test
-            z += data[p] * w[p - start]
-        return z
+        return full_dot(data, start, w)
     return sparse_dot(indices, data, start, end, w)
 
 
@@ -387,7 +407,8 @@ def certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w,
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def parallel_certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, bounds):
+def parallel_certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, bounds,
+                               full_rows):
     """``certificate_sweep`` with the rows cut into the blocks of ``bounds``
     (``_threads.row_blocks``), one per thread: z and α are written row by row,
     disjoint across blocks; each block sums its own Xᵀα, and the partial sums are
@@ -396,9 +417,17 @@ def parallel_certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alph
     partial = np.zeros((n_blocks, xt_alpha.shape[0]))
     for b in prange(n_blocks):
         certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, partial[b],
-                         bounds[b], bounds[b + 1], None)
+                         bounds[b], bounds[b + 1], full_rows)
     for b in range(n_blocks):
         xt_alpha += partial[b]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def row_margins(indptr, indices, data, w, z):
+    """z = Xw row by row with ``row_dot``: the margins ``certificate_sweep`` computes on data whose full rows
+    the kernels read as dense ones (``full_rows``), for ``Problem.margins``."""
+    for i in range(z.shape[0]):
+        z[i] = row_dot(indices, data, indptr[i], indptr[i + 1], w)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")

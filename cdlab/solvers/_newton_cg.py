@@ -6,7 +6,7 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
   q += curv_i (x_i·v) x_i); a row whose curv_i is 0 (the smoothed hinge off its
   quadratic piece) is read once. It returns the nonzeros it read. Where X is
   kept as dense rows (``Data.dense_rows``, its ``dense`` argument) it reads
-  those, each row's dot product in four interleaved sums (``dense_row_dot``),
+  those, each row's dot product in four interleaved sums (``_kernels.full_dot``),
   instead of the CSR arrays.
 * ``jacobi``: ∇P and the preconditioner M = diag(H) in one sweep (dense rows alike).
 * ``newton_cg_direction``: one truncated-Newton direction (Nocedal & Wright
@@ -50,32 +50,13 @@ import numpy as np
 from numba import njit
 
 from ..data.dataset import unsigned_view
-from ._kernels import sparse_axpy, sparse_dot
+from ._kernels import full_dot, sparse_axpy, sparse_dot
 
 
 def nonempty_columns(problem):
     """The columns of X with a nonzero, unsigned (``unsigned_view``): the CG vectors' only live entries, as
     ∇P_j = λw_j = 0 on an empty column j from w = 0, so w_j, r_j, p_j and (Hp)_j stay 0 there."""
     return unsigned_view(np.flatnonzero(problem.col_nnz > 0))
-
-
-@njit(inline="always", cache=True)
-def dense_row_dot(A, i, v):
-    """x_i·v for row i of the dense array A, summed in four interleaved partial sums (so the loads and
-    multiply-adds of consecutive entries overlap; a single running sum waits on each addition)."""
-    d = A.shape[1]
-    s0 = s1 = s2 = s3 = 0.0
-    j = 0
-    while j + 4 <= d:
-        s0 += A[i, j] * v[j]
-        s1 += A[i, j + 1] * v[j + 1]
-        s2 += A[i, j + 2] * v[j + 2]
-        s3 += A[i, j + 3] * v[j + 3]
-        j += 4
-    while j < d:
-        s0 += A[i, j] * v[j]
-        j += 1
-    return (s0 + s1) + (s2 + s3)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -88,13 +69,14 @@ def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
             q[j] = 0.0
     else:
         q[:] = 0.0
+        flat = dense.reshape(dense.size)  # C-contiguous: a view, row i at i·d
     touched = 0
     for i in range(indptr.shape[0] - 1):
         start, end = indptr[i], indptr[i + 1]
         if dense is None:
             t = sparse_dot(indices, data, start, end, v)
         else:
-            t = dense_row_dot(dense, i, v)
+            t = full_dot(flat, i * v.shape[0], v)
         xv[i] = t
         touched += end - start
         c = curv[i] * t

@@ -65,7 +65,7 @@ def _checkpoint(problem, w, alpha, n_jobs=1):
         certificate_sweep(*args, full_rows(problem))
     else:
         with parallel_section(n_jobs):
-            parallel_certificate_sweep(*args, row_blocks(problem.X.indptr, n_jobs))
+            parallel_certificate_sweep(*args, row_blocks(problem.X.indptr, n_jobs), full_rows(problem))
     v /= problem.lam * problem.n_samples
     return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=from_w))
 
