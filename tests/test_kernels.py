@@ -1,6 +1,7 @@
 """The kernel toolkit (cdlab/solvers/_kernels.py): the one-pass sweep behind the
-driver's checkpoints gives Xw, Xᵀα and α(w) bit for bit as scipy's products and
-Problem do, so the trace's certificates are exactly Problem.primal, .dual and .gap."""
+driver's checkpoints gives Xw, Xᵀα and α(w) bit for bit as Problem does (Xw as
+Problem.margins sums it: scipy's product where no row is read as full; Xᵀα as
+scipy's), so the trace's certificates are exactly Problem.primal, .dual and .gap."""
 import numpy as np
 import pandas as pd
 import pytest

@@ -143,6 +143,24 @@ def test_parallel_certificate_pass_matches_the_serial_one():
             np.testing.assert_allclose(par, serial, rtol=1e-13, atol=1e-13)
 
 
+def test_parallel_certificate_pass_sums_full_rows_as_problem_does():
+    """On rows read as full (``_kernels.full_rows``) the parallel sweep's margins are bit for bit
+    ``Problem.margins`` (both by ``row_dot``'s four partial sums), as the serial sweep's are."""
+    from cdlab.solvers._kernels import full_rows
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((120, 103))
+    X[rng.random(X.shape) < 0.002] = 0.0  # a few rows not full
+    problem = cdlab.Problem(X, np.where(X[:, 0] >= 0, 1.0, -1.0), loss="logistic", lam=1e-2)
+    assert full_rows(problem) is True and problem.data.full_rows_share < 1.0
+    w = rng.standard_normal(103)
+    alpha, z, v = np.empty(120), np.empty(120), np.zeros(103)
+    args = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, alpha, True, z, v)
+    parallel_certificate_sweep(*args, row_blocks(problem.X.indptr, 3), True)
+    assert np.array_equal(z, problem.margins(w))
+    np.testing.assert_allclose(z, problem.X @ w, rtol=1e-12, atol=1e-12)
+
+
 def test_row_blocks_cut_rows_by_nonzeros():
     indptr = np.array([0, 5, 6, 7, 8, 20])
     for k in (1, 2, 3, 7):

@@ -111,6 +111,7 @@ FULL_ROWS_SHARE = 0.5
 # whatever its length, which the contiguous reads repay only on long rows. Measured (SDCA's exact step, hinge and
 # squared, all rows full, standard normal entries, one thread; full ÷ sparse ns a step): d = 8 2.6–3.0, 13
 # 2.2–2.3, 32 1.4–1.7, 64 1.0–1.1, 128 0.78–0.86, 256 0.74–0.77; heart_scale (d = 13, 53 % of rows full) 3.0.
+# (Both measured with the single running sum ``row_dot`` had before ``full_dot``'s four; not measured again.)
 FULL_ROW_MIN_LENGTH = 100
 
 
@@ -399,9 +400,11 @@ def certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alpha_from_w,
     """What a checkpoint reads of X, in one row-order sweep: z = Xw and
     xt_alpha = Xᵀα (to be zero on entry), each row read once for z_i = x_i·w and
     once for xt_alpha += α_i x_i while it is hot. ``alpha_from_w``: first set
-    α_i = −φ_i'(z_i), the dual point of a primal method. Sums run in the order
-    of scipy's CSR and CSC products, so P, D and the gap that ``Problem`` computes
-    from these are bit for bit the ones it computes from w and α alone. ``full_rows``: see ``full_rows``."""
+    α_i = −φ_i'(z_i), the dual point of a primal method. z is summed as
+    ``Problem.margins`` sums it (scipy's CSR product, or ``row_dot`` where
+    ``full_rows``) and Xᵀα in the order of scipy's CSC product, so P, D and the gap
+    that ``Problem`` computes from these are bit for bit the ones it computes from w
+    and α alone. ``full_rows``: see ``full_rows``."""
     certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, 0, y.shape[0],
                      full_rows)
 
