@@ -30,13 +30,14 @@ def shown(v, digits=3):
 def main(directories):
     res = race.saved_results([Path(d) for d in directories])
     t1 = race.ratio_table(res, 1).set_index("problem")
-    t2 = race.ratio_table(res, 2).set_index("problem")
+    t2 = race.ratio_table(res, 2)  # empty where every problem ran with --no-threads
+    t2 = t2.set_index("problem") if "problem" in t2.columns else None
     mem = race.memory_table(res).set_index("problem")
     print(HEADER)
     print("|---" * HEADER.count(" | ") + "|---|")
     for label in t1.index:
         r, info = t1.loc[label], res[label]["info"]
-        r2 = t2.loc[label] if label in t2.index else None
+        r2 = t2.loc[label] if t2 is not None and label in t2.index else None
         peer = r["best peer"]
         mb = mem.loc[label].get(f"{peer} MB", np.nan) if peer != "n/r" else np.nan
         row = [label, f"{info['n']}×{info['d']}, {info['nnz']:.3g}", r["cdlab best"], shown(r["cdlab s"]),
@@ -47,6 +48,9 @@ def main(directories):
         print("| " + " | ".join(str(x) for x in row) + " |")
     print()
     for threads, table in ((1, t1), (2, t2)):
+        if table is None:
+            print(f"geometric means, {threads} thread(s): none raced (--no-threads)")
+            continue
         means = race.geometric_means(table.reset_index())
         print(f"geometric means, {threads} thread(s): " + "; ".join(f"{k}: {v}" for k, v in means.items()))
 
