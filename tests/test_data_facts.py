@@ -149,8 +149,8 @@ def test_a_fact_being_computed_on_one_data_does_not_hold_up_another():
     assert slow.C_P == fast.C_P
 
 
-def test_dense_rows_are_a_view_where_every_entry_is_stored_a_copy_where_nearly_and_none_elsewhere():
-    """``Data.dense_rows``: X as a read-only dense (n, d) array, a view of the CSR values (no copy) where every
+def test_x_dense_is_a_view_where_every_entry_is_stored_a_copy_where_nearly_and_none_elsewhere():
+    """``Data.X_dense``: X as a read-only dense (n, d) array, a view of the CSR values (no copy) where every
     entry is stored, a copy where at least DENSE_MIN_DENSITY of them are, None below; the user's array is
     not modified."""
     from cdlab.data import dataset
@@ -160,16 +160,16 @@ def test_dense_rows_are_a_view_where_every_entry_is_stored_a_copy_where_nearly_a
     y = np.where(A[:, 0] > 3.0, 1.0, -1.0)
     before = A.copy()
     full = Data(A, y)
-    assert full.is_dense and np.shares_memory(full.dense_rows, full.X.data)
-    assert not full.dense_rows.flags.writeable and full.dense_rows.flags.c_contiguous
-    np.testing.assert_array_equal(full.dense_rows, A)
+    assert full.is_dense and np.shares_memory(full.X_dense, full.X.data)
+    assert not full.X_dense.flags.writeable and full.X_dense.flags.c_contiguous
+    np.testing.assert_array_equal(full.X_dense, A)
     nearly = A.copy()
     nearly[3, 5] = nearly[17, 0] = 0.0  # 2 of 480 entries
     kept = Data(nearly, y)
     assert kept.nnz == A.size - 2 >= dataset.DENSE_MIN_DENSITY * A.size
-    assert not np.shares_memory(kept.dense_rows, kept.X.data) and not kept.dense_rows.flags.writeable
-    np.testing.assert_array_equal(kept.dense_rows, nearly)
+    assert not np.shares_memory(kept.X_dense, kept.X.data) and not kept.X_dense.flags.writeable
+    np.testing.assert_array_equal(kept.X_dense, nearly)
     sparse = A.copy()
     sparse[:, :2] = 0.0  # 10 of 12 columns: below DENSE_MIN_DENSITY
-    assert not Data(sparse, y).is_dense and Data(sparse, y).dense_rows is None
+    assert not Data(sparse, y).is_dense and Data(sparse, y).X_dense is None
     np.testing.assert_array_equal(A, before)

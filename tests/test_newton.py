@@ -457,7 +457,7 @@ def test_the_inner_solver_and_its_step_cost():
 
 @pytest.mark.parametrize("loss", ["logistic", "squared", "smoothed_hinge"])
 def test_cg_on_dense_rows_runs_as_on_the_csr_arrays(monkeypatch, loss):
-    """On data kept as dense rows (``Data.dense_rows``) the CG kernels read those instead of the CSR arrays: the
+    """On data kept as dense rows (``Data.X_dense``) the CG kernels read those instead of the CSR arrays: the
     same direction up to rounding (the row sums run in another order), the same work counted, and a run
     certified at the independent optimum."""
     from cdlab.data import dataset
@@ -467,12 +467,12 @@ def test_cg_on_dense_rows_runs_as_on_the_csr_arrays(monkeypatch, loss):
     X[rng.random(X.shape) < 0.03] = 0.0  # about 97 % of the entries stored: a dense copy
     y = X @ rng.standard_normal(40) if loss == "squared" else np.where(X[:, 0] + X[:, 1] >= 0, 1.0, -1.0)
     dense = cdlab.Problem(X, y, loss=loss, lam=1e-3)
-    assert dense.data.dense_rows is not None
+    assert dense.data.X_dense is not None
     monkeypatch.setattr(dataset, "DENSE_MIN_DENSITY", 2.0)
     sparse = cdlab.Problem(X, y, loss=loss, lam=1e-3)
-    assert sparse.data.dense_rows is None
+    assert sparse.data.X_dense is None
     states = [newton.NewtonState(p, "uniform", None, solver="cg") for p in (dense, sparse)]
-    assert states[0].sweep[-1] is dense.data.dense_rows and states[1].sweep[-1] is None  # what the kernels read
+    assert states[0].sweep[-1] is dense.data.X_dense and states[1].sweep[-1] is None  # what the kernels read
     for state in states:
         state.run(2)
     assert states[0].nnz_touched == states[1].nnz_touched and states[0].steps == states[1].steps == 2

@@ -9,7 +9,7 @@ layer, the page and the CLI read (theory.md §1, §4), computed once.
     data.spectral_norm_sq, data.gram_min_eig   ‖X‖₂², λ_min(XᵀX)
     data.gram_top_estimate                     ≈ ‖X‖₂²/n from a sample of rows (cost models)
     data.csr_arrays, data.csc_arrays           X's arrays as the numba kernels take them
-    data.dense_rows                            X as a dense row-major array where it is (nearly) dense, else None
+    data.X_dense                               X as a dense row-major array where it is (nearly) dense, else None
 
 The linear-algebra facts are computed on first use and kept on the object;
 a ``Problem`` holds its Data, and ``Problem.with_params`` shares it, so every
@@ -37,7 +37,7 @@ SPECTRAL_DENSE_MAX = 500
 SAMPLE_NNZ = 20_000
 SAMPLE_ITERATIONS = 6
 SAMPLE_SEED = 0
-# ``dense_rows``: X is kept as a dense (n, d) array too where at least this share of its n·d entries is stored
+# ``X_dense``: X is kept as a dense (n, d) array too where at least this share of its n·d entries is stored
 # (the copy then costs at most 8/DENSE_MIN_DENSITY bytes a nonzero, within BYTES_PER_NONZERO's budget; where
 # every entry is stored it is a view of the CSR values, no copy). A Hessian-vector product over madelon
 # (2000 × 500) took 1.41 ms through the CSR arrays and 0.47 ms over the dense rows, over a dense 1e5 × 500
@@ -182,11 +182,11 @@ class Data:
 
     @property
     def is_dense(self) -> bool:
-        """Whether X is kept as dense rows too (``dense_rows``): at least DENSE_MIN_DENSITY of its entries stored."""
+        """Whether X is kept as dense rows too (``X_dense``): at least DENSE_MIN_DENSITY of its entries stored."""
         return self.nnz >= DENSE_MIN_DENSITY * self.n_samples * self.n_features
 
     @cached_fact
-    def dense_rows(self):
+    def X_dense(self):
         """X as a C-contiguous dense (n, d) float64 array where at least DENSE_MIN_DENSITY of its entries are
         stored, else None: a view of the CSR values (read-only, no copy) where every entry is stored, since
         the canonical CSR then holds row i's values at i·d … i·d + d − 1 in column order; a copy otherwise."""

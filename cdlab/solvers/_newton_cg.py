@@ -5,7 +5,7 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
   row-order sweep that reads each row twice while it is hot (x_i·v, then
   q += curv_i (x_i·v) x_i); a row whose curv_i is 0 (the smoothed hinge off its
   quadratic piece) is read once. It returns the nonzeros it read. Where X is
-  kept as dense rows (``Data.dense_rows``, its ``dense`` argument) it reads
+  kept as dense rows (``Data.X_dense``, its ``dense`` argument) it reads
   those, each row's dot product in four interleaved sums (``_kernels.full_dot``),
   instead of the CSR arrays.
 * ``jacobi``: ∇P and the preconditioner M = diag(H) in one sweep (dense rows alike).
@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit
 
 from ..data.dataset import unsigned_view
-from ._kernels import full_dot, sparse_axpy, sparse_dot
+from ._kernels import full_axpy, full_dot, sparse_axpy, sparse_dot
 
 
 def nonempty_columns(problem):
@@ -62,7 +62,7 @@ def nonempty_columns(problem):
 @njit(cache=True, nogil=True, error_model="numpy")
 def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
     """q = Σ_i curv_i (x_i·v) x_i and xv_i = x_i·v (q is written on ``cols`` only); returns the nonzeros
-    of X read. ``dense``: X as a dense array (``Data.dense_rows``), read instead of the CSR arrays, or None
+    of X read. ``dense``: X as a dense array (``Data.X_dense``), read instead of the CSR arrays, or None
     (a branch numba prunes when it compiles); the nonzeros read are counted alike."""
     if dense is None:
         for j in cols:
@@ -84,8 +84,7 @@ def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
             if dense is None:
                 sparse_axpy(indices, data, start, end, c, q)
             else:
-                for j in range(q.shape[0]):
-                    q[j] += c * dense[i, j]
+                full_axpy(flat, i * v.shape[0], c, q)
             touched += end - start
     return touched
 

@@ -70,7 +70,7 @@ The CG path (``cdlab.solvers._newton_cg``): a truncated Newton method (Nocedal
 & Wright 2006, Algorithm 7.1, "line search Newton–CG"; liblinear's primal
 solver is its trust-region sibling). Each iteration reads X once for ∇P, then
 runs CG preconditioned by diag(H) (Jacobi, ``_newton_cg``'s docstring; reading
-X's dense rows, ``Data.dense_rows``, where X is kept so, its CSR arrays elsewhere) on
+X's dense rows, ``Data.X_dense``, where X is kept so, its CSR arrays elsewhere) on
 H Δ = −∇P from Δ = 0 with products Hv = Xᵀ(D(Xv))/n + λv, each
 reading X twice (a row whose φ''_i is 0 once), until ‖r‖ ≤ η‖∇P‖ with the
 forcing term η = min(½, √‖∇P‖) (their eq. 7.3; superlinear convergence,
@@ -161,7 +161,7 @@ CG_PRODUCTS_EXPONENT = {"squared": 0.13, "logistic": 0.22}
 CG_PRODUCTS_FLOOR = 5.0
 CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
 CG_NS_PER_NNZ = 0.5
-# ... and per entry of a sweep over dense rows (``Data.dense_rows``): madelon 0.24, dense 1e5 × 500 0.33 (a
+# ... and per entry of a sweep over dense rows (``Data.X_dense``): madelon 0.24, dense 1e5 × 500 0.33 (a
 # Hessian-vector product, two sweeps, 0.47 and 33 ms).
 CG_NS_PER_DENSE_ENTRY = 0.3
 # "auto" takes the CG path only where it is predicted this many times faster than Cholesky (``inner_solver``):
@@ -471,7 +471,7 @@ class NewtonState(State):
             self.minv, self.s = np.zeros(d), np.zeros(d)  # the preconditioner's M⁻¹ and M⁻¹r
             self.xp = np.zeros(n)
             # what the CG kernels read of X: its CSR arrays, its nonempty columns and its dense rows (or None)
-            self.sweep = (*problem.csr_arrays, nonempty_columns(problem), problem.data.dense_rows)
+            self.sweep = (*problem.csr_arrays, nonempty_columns(problem), problem.data.X_dense)
             self.rz = None  # the squared loss's carried CG: r·M⁻¹r (None before the first iteration)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
         self.value = line_point(problem.loss_code, self.z, self.z, problem.y, problem.s, 0.0)[0] / n  # P(0)
@@ -485,7 +485,7 @@ class NewtonState(State):
 
     def run(self, n_steps):
         if self.solver == "cg":
-            if self.p.loss == "squared":
+            if self.carries_residual:
                 self._conjugate_gradients(n_steps)
             else:
                 self._newton_cg(n_steps)
@@ -577,13 +577,11 @@ class NewtonState(State):
         step lands on the optimum); always where tol ≤ 0."""
         if tol <= 0.0:
             return True
-        if self.p.loss == "squared":
-            if self.solver != "cg":
-                return True
+        if self.carries_residual:
             guard = DUE_GUARD_RATIO * self.checkpoint_steps + DUE_GUARD_STEPS
             spaced = self.steps - self.checkpoint_steps >= self.due_spacing
             return (spaced and self._carried_gap() <= SQUARED_DUE_FACTOR * tol) or self.steps >= guard
-        if self.start_gap is None:
+        if self.p.loss == "squared" or self.start_gap is None:
             return True
         return self.start_gap <= DUE_REACH * math.sqrt(tol * max(abs(self.value), tol))
 
@@ -594,11 +592,16 @@ class NewtonState(State):
         ``due_spacing`` (SQUARED_DUE_FACTOR's comment)."""
         self.cg_floor = CG_GAP_SHARE * math.sqrt(2.0 * self.p.lam * max(tol, 0.0))
         self.checkpoint_steps = self.steps
-        if tol > 0.0 and (self.p.loss != "squared" or self.solver == "cg"):
+        if tol > 0.0 and (self.p.loss != "squared" or self.carries_residual):
             self.checkpoint_every_step = True
-        if (tol > 0.0 and self.p.loss == "squared" and self.solver == "cg" and self.steps > 0 and row["gap"] > tol
+        if (tol > 0.0 and self.carries_residual and self.steps > 0 and row["gap"] > tol
                 and self._carried_gap() <= SQUARED_DUE_FACTOR * tol):
             self.due_spacing *= 2
+
+    @property
+    def carries_residual(self) -> bool:
+        """Whether the run carries CG's residual r = −∇P(w) from step to step: the squared loss on the CG path."""
+        return self.p.loss == "squared" and self.solver == "cg"
 
     def _carried_gap(self):
         """‖r‖²/(2λ), r the squared loss's carried CG residual (SQUARED_DUE_FACTOR's comment)."""
@@ -633,7 +636,8 @@ class NewtonState(State):
         while done < n_steps:
             if self.rz is None:
                 loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
-                self._count(jacobi(indptr, indices, data, dense, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv))
+                self._count(jacobi(indptr, indices, data, dense, self.deriv, self.curv, p.lam, self.w, self.grad,
+                                   self.minv))
                 np.negative(self.grad, out=self.r)
                 np.multiply(self.minv, self.r, out=self.s)
                 self.p_dir[:] = self.s
