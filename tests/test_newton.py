@@ -438,7 +438,7 @@ def test_the_inner_solver_and_its_step_cost():
     is kept; a step's predicted cost (MethodSpec.step_ns) is the Cholesky iteration's, or on the CG path its
     most, MAX_CG_ITERATIONS Hessian-vector products (the squared loss's step: one)."""
     X, y = make_synthetic(2000, 20, seed=7, normalize="rows")
-    small = cdlab.Problem(X, y, loss="logistic", lam=1e-3 / 2000)  # few features, κ large: CG needs many products
+    small = cdlab.Problem(X, y, loss="logistic", lam=3e-4 / 2000)  # few features, κ large: CG predicted ~40 products
     wide = many_features_problem("logistic")
     assert newton.inner_solver(small) == "cholesky" and newton.inner_solver(wide) == "cg"
     assert newton.inner_solver(small, "cg") == "cg" and newton.inner_solver(wide, "cholesky") == "cholesky"

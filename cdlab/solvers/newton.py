@@ -147,17 +147,19 @@ ITERATION_OVERHEAD_NS = 1.5e5
 # (below), ns per nonzero of a sweep (0.44–0.86: a9a, w8a, madelon, reuters_moneyfx, rcv1_small, squared at
 # 0.01/n), per entry of the O(n + d) vector work of a CG iteration, and per Newton iteration.
 # Products of a whole solve to a certified relative gap 1e-6, Jacobi-preconditioned CG: a power law in κ = 1 +
-# λ̂/(γλ), λ̂ ≈ λ_max(XᵀX)/n estimated on a sample of rows (``Data.gram_top_estimate``), fitted (least squares
-# on the logs) on the ten shipped data sets, the race's text-like problem at 1e7 nonzeros and its dense
-# 1e5 × 500, λ = 1/n and 0.01/n, rows scaled by their mean norm: logistic 4.5 κ^0.22 (measured ÷ fitted
-# 0.23–2.5, 10–90 % 0.33–2.2), squared 6.7 κ^0.13 (0.15–12, 10–90 % 0.24–4.6: mushrooms and rcv1_small at
-# 0.01/n need 6–12× more). κ_F = 1 + ‖X‖_F²/(nγλ) bounds κ from above (λ_max(XᵀX) ≤ ‖X‖_F²) but is far above
-# it on the text-like and dense problems; √κ_F, the growth of CG's worst case (Nocedal & Wright 2006, eq. 5.36),
-# fitted on plain CG as CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA √κ_F, overpredicted those problems'
-# products 8–220× and the others' 2–10× at 0.01/n: it only caps the power law, which interpolates over
-# λ ∈ [0.01/n, 1/n]. The smoothed hinge, not measured so: that √κ_F law alone.
-CG_PRODUCTS_SCALE = {"squared": 6.7, "logistic": 4.5}
-CG_PRODUCTS_EXPONENT = {"squared": 0.13, "logistic": 0.22}
+# λ̂/(γλ), λ̂ ≈ λ_max(XᵀX)/n estimated on a sample of rows (``Data.gram_top_estimate``: within 0.64–1.0× of the
+# exact λ_max(XᵀX)/n on the data below), fitted (least squares on the logs) on the ten shipped data sets, the
+# race's text-like problem at 1e7 nonzeros and its dense 1e5 × 500, λ = 1/n and 0.01/n, rows scaled by their
+# mean norm: logistic 3.74 κ^0.224 (measured ÷ fitted 0.20–3.1, 10–90 % 0.39–2.1), squared 6.65 κ^0.146
+# (0.18–11, 10–90 % 0.29–4.5: mushrooms, reuters_moneyfx and rcv1_small at 0.01/n need 5–11× more; madelon and
+# the dense problem, whose spectra CG clears in 4–15 products, 0.2–0.5×). κ_F = 1 + ‖X‖_F²/(nγλ) bounds κ from
+# above (λ_max(XᵀX) ≤ ‖X‖_F²) but is far above it on the text-like and dense problems; √κ_F, the growth of CG's
+# worst case (Nocedal & Wright 2006, eq. 5.36), fitted on plain CG as CG_PRODUCTS_FLOOR +
+# CG_PRODUCTS_PER_ROOT_KAPPA √κ_F, overpredicted those problems' products 8–220× and the others' 2–10× at
+# 0.01/n: it only caps the power law, which interpolates over λ ∈ [0.01/n, 1/n]. The smoothed hinge, not
+# measured so: that √κ_F law alone.
+CG_PRODUCTS_SCALE = {"squared": 6.65, "logistic": 3.74}
+CG_PRODUCTS_EXPONENT = {"squared": 0.146, "logistic": 0.224}
 CG_PRODUCTS_FLOOR = 5.0
 CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
 CG_NS_PER_NNZ = 0.5
