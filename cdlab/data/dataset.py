@@ -7,7 +7,7 @@ layer, the page and the CLI read (theory.md §1, §4), computed once.
     data.frob_sq, data.R                       ‖X‖_F², max_i ‖x_i‖
     data.C_P, data.C_D                         face-off eq. (16)
     data.spectral_norm_sq, data.gram_min_eig   ‖X‖₂², λ_min(XᵀX)
-    data.gram_top_estimate                     ≈ ‖X‖₂²/n from a sample of rows (cost models)
+    data.gram_bulk_estimate                    ≈ λ₂(XᵀX)/n from a sample of rows (cost models)
     data.csr_arrays, data.csc_arrays           X's arrays as the numba kernels take them
     data.X_dense                               X as a dense row-major array where it is (nearly) dense, else None
 
@@ -32,8 +32,9 @@ from ._input import as_csr, as_labels, check_max_bytes, first_nonfinite
 GRAM_MIN_MAX_FEATURES = 3000
 # the Gram matrix is formed densely when its smaller side is at most this
 SPECTRAL_DENSE_MAX = 500
-# ``gram_top_estimate``: power iterations on a sample of rows holding about SAMPLE_NNZ nonzeros (every row when
-# X has no more), drawn by a generator seeded with SAMPLE_SEED; SAMPLE_ITERATIONS products XᵀXv each
+# ``gram_bulk_estimate``: power iterations on a sample of rows holding about SAMPLE_NNZ nonzeros (every row when
+# X has no more), drawn by a generator seeded with SAMPLE_SEED; SAMPLE_ITERATIONS products XᵀXv for each of the
+# Gram's top two directions
 SAMPLE_NNZ = 20_000
 SAMPLE_ITERATIONS = 6
 SAMPLE_SEED = 0
@@ -81,10 +82,12 @@ def kernel_arrays(M):
 
 
 @njit(cache=True, nogil=True)
-def _sampled_power_iterations(indptr, indices, data, n_features, rows, v, iterations):
+def _sampled_power_iterations(indptr, indices, data, n_features, rows, v, iterations, against):
     """The top eigenvalue of X_S X_Sᵀ (that of X_SᵀX_S) for the rows S = ``rows`` of the CSR X, approached from
     below by ``iterations`` power iterations from the unit vector v of length |S| (updated in place), in the
-    row space: O(nnz(X_S) + |S|) an iteration, the d-long scratch reset on the sample's columns only."""
+    row space: O(nnz(X_S) + |S|) an iteration, the d-long scratch reset on the sample's columns only. Each
+    iterate is projected off the unit vector ``against`` (an eigenvector of X_S X_Sᵀ, or zeros): the top
+    eigenvalue of the rest of the spectrum then."""
     m = rows.shape[0]
     t = np.zeros(n_features)
     u = np.empty(m)
@@ -101,7 +104,12 @@ def _sampled_power_iterations(indptr, indices, data, n_features, rows, v, iterat
             for p in range(indptr[i], indptr[i + 1]):
                 z += data[p] * t[indices[p]]
             u[k] = z
-            acc += z * z
+        c = 0.0
+        for k in range(m):
+            c += u[k] * against[k]
+        for k in range(m):
+            u[k] -= c * against[k]
+            acc += u[k] * u[k]
         for k in range(m):
             i = rows[k]
             for p in range(indptr[i], indptr[i + 1]):
@@ -269,29 +277,34 @@ class Data:
         return val * (1 + 1e-9)
 
     @cached_fact
-    def gram_top_estimate(self) -> float:
-        """An estimate of λ_max(XᵀX)/n, for cost models only (never a bound a result rests on); at most
-        ‖X‖_F²/n. On X of at most SAMPLE_NNZ nonzeros: λ_max(XᵀX)/n approached from below by SAMPLE_ITERATIONS
-        power iterations from a seeded random start. On larger X: m rows drawn without replacement (about
-        SAMPLE_NNZ nonzeros) are split in two halves; the power iterations find the top direction u of the
-        first half's Gram, and the estimate is the second half's Rayleigh quotient ‖X_H u‖²/|H|, whose
-        expectation is uᵀ(XᵀX/n)u ≤ λ_max(XᵀX)/n. The first half's own top eigenvalue would overestimate an
-        isotropic Gram's by about (1 + √(2d/m))² (dense 1e5 × 500, 40 rows: 16×), the held-out half does not
-        (SAMPLE_NNZ's comment). A few hundred thousand multiply-adds however large X is."""
+    def gram_bulk_estimate(self) -> float:
+        """An estimate of λ₂(XᵀX)/n, the top of XᵀX/n's spectrum once its largest eigenvalue is set aside (an
+        outlier, such as the rows' mean direction, that conjugate gradients clear in one product: Nocedal &
+        Wright 2006, §5.1), for cost models only (never a bound a result rests on); at most ‖X‖_F²/n.
+        SAMPLE_ITERATIONS power iterations from a seeded random start find the top direction of the Gram of
+        rows S, then as many, each iterate projected off it, the next one, u. On X of at most SAMPLE_NNZ
+        nonzeros S is every row and the estimate is ‖X_S u‖²/n (heart_scale: 1.06 λ₂, the top direction found in
+        six iterations not quite set aside). On larger X, m rows drawn without
+        replacement (about SAMPLE_NNZ nonzeros) are split in two halves, S and H, and the estimate is H's
+        Rayleigh quotient ‖X_H u‖²/|H|, whose expectation is uᵀ(XᵀX/n)u: the sample's own eigenvalues would
+        overestimate an isotropic Gram's by about (1 + √(2d/m))² (dense 1e5 × 500, 40 rows: 16×), the
+        held-out half's do not. A few hundred thousand multiply-adds however large X is."""
         n, d = self.n_samples, self.n_features
         rng = np.random.default_rng(SAMPLE_SEED)
-        if self.nnz <= SAMPLE_NNZ or n < 2:
-            v = rng.standard_normal(n)
-            v /= np.linalg.norm(v)
-            top = _sampled_power_iterations(*self.csr_arrays, d, np.arange(n), v, SAMPLE_ITERATIONS) / n
-            return min(top, self.frob_sq / n)
-        m = max(2, min(n, int(n * SAMPLE_NNZ / self.nnz)))
-        drawn = rng.choice(n, size=m, replace=False)
-        rows, held_out = np.sort(drawn[:m // 2]), np.sort(drawn[m // 2:])
-        v = rng.standard_normal(rows.shape[0])
-        v /= np.linalg.norm(v)
-        _sampled_power_iterations(*self.csr_arrays, d, rows, v, SAMPLE_ITERATIONS)
-        return min(_held_out_rayleigh(*self.csr_arrays, d, rows, v, held_out), self.frob_sq / n)
+        if self.nnz <= SAMPLE_NNZ or n < 4:
+            rows = held_out = np.arange(n)
+        else:
+            m = max(4, min(n, int(n * SAMPLE_NNZ / self.nnz)))
+            drawn = rng.choice(n, size=m, replace=False)
+            rows, held_out = np.sort(drawn[:m // 2]), np.sort(drawn[m // 2:])
+        top = rng.standard_normal(rows.shape[0])
+        top /= np.linalg.norm(top)
+        _sampled_power_iterations(*self.csr_arrays, d, rows, top, SAMPLE_ITERATIONS, np.zeros_like(top))
+        second = rng.standard_normal(rows.shape[0])
+        second -= (second @ top) * top
+        second /= np.linalg.norm(second)
+        _sampled_power_iterations(*self.csr_arrays, d, rows, second, SAMPLE_ITERATIONS, top)
+        return min(_held_out_rayleigh(*self.csr_arrays, d, rows, second, held_out), self.frob_sq / n)
 
     @cached_fact
     def gram_min_eig(self) -> float:

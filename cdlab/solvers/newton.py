@@ -147,19 +147,22 @@ ITERATION_OVERHEAD_NS = 1.5e5
 # (below), ns per nonzero of a sweep (0.44–0.86: a9a, w8a, madelon, reuters_moneyfx, rcv1_small, squared at
 # 0.01/n), per entry of the O(n + d) vector work of a CG iteration, and per Newton iteration.
 # Products of a whole solve to a certified relative gap 1e-6, Jacobi-preconditioned CG: a power law in κ = 1 +
-# λ̂/(γλ), λ̂ ≈ λ_max(XᵀX)/n estimated on a sample of rows (``Data.gram_top_estimate``: within 0.64–1.0× of the
-# exact λ_max(XᵀX)/n on the data below), fitted (least squares on the logs) on the ten shipped data sets, the
-# race's text-like problem at 1e7 nonzeros and its dense 1e5 × 500, λ = 1/n and 0.01/n, rows scaled by their
-# mean norm: logistic 3.74 κ^0.224 (measured ÷ fitted 0.20–3.1, 10–90 % 0.39–2.1), squared 6.65 κ^0.146
-# (0.18–11, 10–90 % 0.29–4.5: mushrooms, reuters_moneyfx and rcv1_small at 0.01/n need 5–11× more; madelon and
-# the dense problem, whose spectra CG clears in 4–15 products, 0.2–0.5×). κ_F = 1 + ‖X‖_F²/(nγλ) bounds κ from
-# above (λ_max(XᵀX) ≤ ‖X‖_F²) but is far above it on the text-like and dense problems; √κ_F, the growth of CG's
-# worst case (Nocedal & Wright 2006, eq. 5.36), fitted on plain CG as CG_PRODUCTS_FLOOR +
+# λ̂/(γλ), λ̂ ≈ λ₂(XᵀX)/n, the top of the spectrum once its largest eigenvalue is set aside (CG clears an
+# outlier in about one product, Nocedal & Wright 2006, §5.1: madelon's λ₁/n = 0.996 is its rows' mean
+# direction, λ₂/n = 4e-4), estimated on a sample of rows (``Data.gram_bulk_estimate``: 0.26–1.06× the exact
+# λ₂(XᵀX)/n on the data below, the small samples of rcv1_small, colon-cancer and madelon lowest), fitted (least
+# squares on the logs) on the ten shipped data sets, the race's text-like problem at 1e7 nonzeros and its dense
+# 1e5 × 500, λ = 1/n and 0.01/n, rows scaled by their mean norm: logistic 5.80 κ^0.217 (measured ÷ fitted
+# 0.23–2.6, 10–90 % 0.45–2.2), squared 9.92 κ^0.126 (0.14–11, 10–90 % 0.29–4.8: mushrooms, reuters_moneyfx and
+# rcv1_small at 0.01/n need 5–11× more, the dense problem 0.14–0.2×). On λ₁ instead the fit is no better
+# (logistic 0.20–3.0, squared 0.18–11) and puts madelon's products 2–4× too high. κ_F = 1 + ‖X‖_F²/(nγλ)
+# bounds κ from above (λ_max(XᵀX) ≤ ‖X‖_F²) but is far above it on the text-like and dense problems; √κ_F, the
+# growth of CG's worst case (Nocedal & Wright 2006, eq. 5.36), fitted on plain CG as CG_PRODUCTS_FLOOR +
 # CG_PRODUCTS_PER_ROOT_KAPPA √κ_F, overpredicted those problems' products 8–220× and the others' 2–10× at
 # 0.01/n: it only caps the power law, which interpolates over λ ∈ [0.01/n, 1/n]. The smoothed hinge, not
 # measured so: that √κ_F law alone.
-CG_PRODUCTS_SCALE = {"squared": 6.65, "logistic": 3.74}
-CG_PRODUCTS_EXPONENT = {"squared": 0.146, "logistic": 0.224}
+CG_PRODUCTS_SCALE = {"squared": 9.92, "logistic": 5.80}
+CG_PRODUCTS_EXPONENT = {"squared": 0.126, "logistic": 0.217}
 CG_PRODUCTS_FLOOR = 5.0
 CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
 CG_NS_PER_NNZ = 0.5
@@ -245,7 +248,7 @@ def cg_products(problem) -> float:
     bound = CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[problem.loss] * math.sqrt(kappa)
     fitted = bound
     if problem.loss in CG_PRODUCTS_SCALE:
-        estimate = 1.0 + problem.data.gram_top_estimate / (problem.gamma * problem.lam)
+        estimate = 1.0 + problem.data.gram_bulk_estimate / (problem.gamma * problem.lam)
         fitted = CG_PRODUCTS_SCALE[problem.loss] * estimate ** CG_PRODUCTS_EXPONENT[problem.loss]
     steps = 1.0 if problem.loss == "squared" else float(NEWTON_ITERATIONS[problem.loss])
     return min(fitted, bound, steps * (min(problem.n_samples, problem.n_features) + 1))
