@@ -412,13 +412,18 @@ def test_cg_on_the_squared_loss_counts_two_passes_per_iteration_and_one_for_the_
 def test_a_tiny_lam_ends_with_a_clear_status_and_bounded_iterations(loss):
     """λ = 1e-8/n: H is ill-conditioned, CG stops at MAX_CG_ITERATIONS per Newton iteration (so one iteration,
     which a run cannot stop inside, reads X at most 2·MAX_CG_ITERATIONS + 1 times) and the run ends on its
-    budget, its objective decreasing and its certificate finite."""
+    budget, its objective decreasing (the squared loss's, on its dual system: D increasing) and its certificate
+    finite."""
     problem = many_features_problem(loss).with_params(lam=1e-8 / 600)
     res = cdlab.solve(problem, "newton", tol=1e-12, max_passes=1500, eval_every=1.0)
     assert res.status in ("converged", "max_passes") and np.isfinite(res.trace.gap).all()
     # the budget ends a run within half a step of max_passes
     assert res.status == "converged" or res.trace.passes.iloc[-1] >= 1500 - newton.MAX_CG_ITERATIONS - 1
-    assert (np.diff(res.trace.primal) <= 1e-12 * abs(res.trace.primal.iloc[0])).all()
+    if loss == "squared":
+        assert problem.n_features >= newton.DUAL_CG_RATIO * problem.n_samples
+        assert (np.diff(res.trace.dual) >= -1e-12 * abs(res.trace.primal.iloc[0])).all()
+    else:
+        assert (np.diff(res.trace.primal) <= 1e-12 * abs(res.trace.primal.iloc[0])).all()
     per_step = np.diff(res.trace.passes) / np.maximum(np.diff(res.trace.steps), 1)
     assert per_step.max() <= 2 * newton.MAX_CG_ITERATIONS + 1
 
