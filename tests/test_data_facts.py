@@ -66,6 +66,16 @@ def test_the_sampled_bulk_eigenvalue_estimate():
         assert big.gram_bulk_estimate == again.gram_bulk_estimate <= big.frob_sq / n
 
 
+def test_the_bulk_estimate_where_there_is_no_second_direction():
+    """One row, or rows along one line: no second direction, an estimate of 0 (never NaN)."""
+    one = Data(np.array([[1.0, 2.0, 3.0]]), np.array([1.0]))
+    assert one.gram_bulk_estimate == 0.0
+    column = Data(np.arange(1.0, 7.0).reshape(6, 1), np.ones(6))
+    assert column.gram_bulk_estimate == 0.0
+    line = Data(np.outer(np.arange(1.0, 9.0), [1.0, -2.0, 0.5]), np.ones(8))
+    assert line.gram_bulk_estimate <= 1e-10 * line.frob_sq / line.n_samples
+
+
 def test_every_objective_on_the_data_shares_it_and_its_cached_facts():
     X, y = _data()
     problem = cdlab.Problem(X, y, loss="squared", lam=0.1)

@@ -50,8 +50,26 @@ def test_the_iterates_are_preconditioned_cg_on_the_dual_system():
         w = X.T @ alpha / (problem.lam * problem.n_samples)
         np.testing.assert_allclose(state.w, w, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(state.z, X @ w, rtol=1e-9, atol=1e-12)
-    # the start's two sweeps (w and Xw from α), then two per iteration
-    assert state.nnz_touched == (2 + 2 * 7) * problem.nnz and state.data_passes == pytest.approx(16.0)
+    # two sweeps per iteration, none to start from α = 0
+    assert state.nnz_touched == 2 * 7 * problem.nnz and state.data_passes == pytest.approx(14.0)
+
+
+def test_a_restart_recomputes_w_and_the_residual_from_alpha():
+    """Where CG stops short (rz = 0 or rounding) the run restarts from α: w = Xᵀα/(λn), z = Xw and r from them, two
+    sweeps counted; the run goes on to the certified optimum."""
+    X, y = _wide(seed=3)
+    problem = cdlab.Problem(X, y, loss="squared", lam=1e-2)
+    state = newton.NewtonState(problem, "uniform", None, solver="cg")
+    state.run(3)
+    state.w += 1.0  # drift that a restart must discard
+    state.rz = None
+    touched, steps = state.nnz_touched, state.steps
+    state.run(1)
+    assert state.steps == steps + 1 and state.nnz_touched == touched + 2 * problem.nnz + 2 * problem.nnz
+    w = X.T @ state.alpha / (problem.lam * problem.n_samples)
+    np.testing.assert_allclose(state.w, w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(state.r, y - state.alpha - X @ w, rtol=1e-9, atol=1e-12)
+    check_certified(problem, "newton", tol=1e-12, solver="cg")
 
 
 def test_the_carried_residual_gives_the_certified_gap():
@@ -88,6 +106,7 @@ def test_dense_rows_run_as_the_csr_arrays(monkeypatch):
     sparse = cdlab.Problem(X, y, loss="squared", lam=1e-3)
     assert sparse.data.X_dense is None
     states = [newton.NewtonState(p, "uniform", None, solver="cg") for p in (dense, sparse)]
+    assert states[0].sweep[-1] is dense.data.X_dense and states[1].sweep[-1] is None  # what the kernels read
     for state in states:
         state.run(5)
     assert states[0].nnz_touched == states[1].nnz_touched

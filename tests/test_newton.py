@@ -263,7 +263,7 @@ def test_cg_path_certified_and_agrees_with_an_independent_optimum_on_rcv1_small(
     res = check_certified(problem, "newton", tol=1e-9)
     if loss != "squared":
         assert res.trace.steps.iloc[-1] <= 30  # Newton iterations, each a truncated CG solve
-    else:  # the squared loss: CG on the normal equations, one step per CG iteration, certified between them
+    else:  # the squared loss: CG (on the dual system here, d = 47 n), one step per CG iteration, certified between them
         assert res.trace.steps.iloc[-1] > 1
 
 

@@ -283,12 +283,13 @@ class Data:
         Wright 2006, §5.1), for cost models only (never a bound a result rests on); at most ‖X‖_F²/n.
         SAMPLE_ITERATIONS power iterations from a seeded random start find the top direction of the Gram of
         rows S, then as many, each iterate projected off it, the next one, u. On X of at most SAMPLE_NNZ
-        nonzeros S is every row and the estimate is ‖X_S u‖²/n (heart_scale: 1.06 λ₂, the top direction found in
-        six iterations not quite set aside). On larger X, m rows drawn without
-        replacement (about SAMPLE_NNZ nonzeros) are split in two halves, S and H, and the estimate is H's
-        Rayleigh quotient ‖X_H u‖²/|H|, whose expectation is uᵀ(XᵀX/n)u: the sample's own eigenvalues would
-        overestimate an isotropic Gram's by about (1 + √(2d/m))² (dense 1e5 × 500, 40 rows: 16×), the
-        held-out half's do not. A few hundred thousand multiply-adds however large X is."""
+        nonzeros (or fewer than 4 rows) S is every row and the estimate is ‖X_S u‖²/n (heart_scale: 1.06 λ₂, the top
+        direction found in six iterations not quite set aside). On larger X, m rows drawn without replacement
+        (about SAMPLE_NNZ nonzeros) are split in two halves, S and H, and the estimate is H's Rayleigh quotient
+        ‖X_H u‖²/|H|, whose expectation is uᵀ(XᵀX/n)u: a sample's own eigenvalues overestimate an isotropic Gram's
+        by about (1 + √(d/m))² for m rows (dense 1e5 × 500: the 40 rows' top eigenvalue 16× λ₁), the held-out
+        half's do not. 0 where S has no second direction (one row, or rows along one line). A few hundred
+        thousand multiply-adds however large X is (beyond SAMPLE_NNZ nonzeros on fewer than 4 rows: 24 sweeps)."""
         n, d = self.n_samples, self.n_features
         rng = np.random.default_rng(SAMPLE_SEED)
         if self.nnz <= SAMPLE_NNZ or n < 4:
@@ -297,13 +298,19 @@ class Data:
             m = max(4, min(n, int(n * SAMPLE_NNZ / self.nnz)))
             drawn = rng.choice(n, size=m, replace=False)
             rows, held_out = np.sort(drawn[:m // 2]), np.sort(drawn[m // 2:])
+        if rows.shape[0] < 2:
+            return 0.0
         top = rng.standard_normal(rows.shape[0])
         top /= np.linalg.norm(top)
-        _sampled_power_iterations(*self.csr_arrays, d, rows, top, SAMPLE_ITERATIONS, np.zeros_like(top))
+        first = _sampled_power_iterations(*self.csr_arrays, d, rows, top, SAMPLE_ITERATIONS, np.zeros_like(top))
         second = rng.standard_normal(rows.shape[0])
         second -= (second @ top) * top
-        second /= np.linalg.norm(second)
-        _sampled_power_iterations(*self.csr_arrays, d, rows, second, SAMPLE_ITERATIONS, top)
+        norm = np.linalg.norm(second)
+        if not (first > 0.0 and norm > 0.0):
+            return 0.0
+        second /= norm
+        if _sampled_power_iterations(*self.csr_arrays, d, rows, second, SAMPLE_ITERATIONS, top) <= 1e-12 * first:
+            return 0.0  # rank one: the second direction is rounding
         return min(_held_out_rayleigh(*self.csr_arrays, d, rows, second, held_out), self.frob_sq / n)
 
     @cached_fact

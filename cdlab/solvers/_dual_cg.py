@@ -1,4 +1,5 @@
-"""The squared loss's conjugate gradients in the dual, for X with more columns than rows (d > n).
+"""The squared loss's conjugate gradients in the dual, for X with many more columns than rows (Newton's CG path
+where d ≥ DUAL_CG_RATIO·n).
 
 With φ_i(z) = ½(z − y_i)², the dual optimum α solves (I + XXᵀ/(λn)) α = y (SDCA's α: α = −φ'(Xw) =
 y − Xw at w = Xᵀα/(λn)), an n × n system whose matrix is ⪰ I. Where d > n the primal normal equations
@@ -12,7 +13,8 @@ exactly ‖r‖²/(2n) with r = y − α − z (φ_i(z_i) + φ_i*(−α_i) + α_
 λ-terms cancel at w = Xᵀα/(λn)).
 
 * ``dual_product``: u = Xᵀp/(λn), then q = p + Xu: two row-order sweeps (Xᵀp must be whole before
-  any x_i·u), each nonzero read once per sweep; dense rows (``Data.X_dense``) read as such.
+  any x_i·u), each nonzero read once per sweep (a row whose p_i is 0: once); dense rows (``Data.X_dense``)
+  read as such.
 * ``dual_cg_steps``: up to n_steps CG iterations from the carried state.
 """
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ._kernels import full_dot, sparse_axpy, sparse_dot
 @njit(cache=True, nogil=True, error_model="numpy")
 def dual_product(indptr, indices, data, cols, dense, lam_n, p, u, q):
     """u = Xᵀp/(λn) (written on ``cols``, or every column over dense rows) and q = p + Xu; returns the
-    nonzeros of X read (each twice). ``dense``: X as a dense array (``Data.X_dense``) or None."""
+    nonzeros of X read (twice, a row whose p_i is 0 once). ``dense``: X as a dense array (``Data.X_dense``) or None."""
     n = p.shape[0]
     if dense is None:
         for j in cols:
@@ -44,7 +46,7 @@ def dual_product(indptr, indices, data, cols, dense, lam_n, p, u, q):
             else:  # a 2-D row, not a flat offset: numba then indexes it without the wrap-around test
                 for j in range(u.shape[0]):
                     u[j] += c * dense[i, j]
-        touched += end - start
+            touched += end - start
     for i in range(n):
         start, end = indptr[i], indptr[i + 1]
         if dense is None:

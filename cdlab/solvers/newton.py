@@ -42,7 +42,9 @@ the first-order methods need many passes (small λ). Checkpoints are the
 driver's: α = −φ'(Xw), the duality gap → 0; under eval_every="auto" one after
 every iteration whose starting gap, ‖∇P‖²/(2λ), is small enough for it to end
 the run (``certificate_due``; the squared loss on the CG path: after the CG
-iterations whose carried residual r = −∇P puts that gap within tol; the squared
+iterations whose carried residual puts the gap within tol — r = −∇P, or on the
+dual system r = y − α − Xw with the gap ‖r‖²/(2n) at the pair (w, α) the state
+reports; the squared
 loss on Cholesky's path and the runs with tol ≤ 0: after every iteration where
 one outweighs EVERY_STEP_RATIO checkpoints, at the driver's geometric intervals
 elsewhere).
@@ -84,7 +86,7 @@ quadratic: its CG path is preconditioned CG on the normal equations (XᵀX/n + �
 carried across steps, one step per CG iteration (2 passes; 1 more at the start
 and at a restart), certified by the driver between them; where d ≥ DUAL_CG_RATIO·n,
 CG on its dual system (I + XXᵀ/(λn))α = y instead (``cdlab.solvers._dual_cg``: 2 passes an
-iteration, 2 at the start), certified at the pair (w = Xᵀα/(λn), α). Memory: a few
+iteration, none at the start, 2 at a restart), certified at the pair (w = Xᵀα/(λn), α). Memory: a few
 length-d and length-n vectors. The CG path runs on one thread (``n_jobs``
 sets the Cholesky path's BLAS threads).
 """
@@ -163,7 +165,9 @@ ITERATION_OVERHEAD_NS = 1.5e5
 # growth of CG's worst case (Nocedal & Wright 2006, eq. 5.36), fitted on plain CG as CG_PRODUCTS_FLOOR +
 # CG_PRODUCTS_PER_ROOT_KAPPA √κ_F, overpredicted those problems' products 8–220× and the others' 2–10× at
 # 0.01/n: it only caps the power law, which interpolates over λ ∈ [0.01/n, 1/n]. The smoothed hinge, not
-# measured so: that √κ_F law alone.
+# measured so: that √κ_F law alone. The squared loss's products were measured on the primal system; where d ≥
+# DUAL_CG_RATIO·n CG now runs on the dual one, which needs fewer (rcv1_small 0.01/n: 59 against 216, 1/n 11
+# against 12; colon-cancer 27 against 23 and 10 against 10): the law is pessimistic there.
 CG_PRODUCTS_SCALE = {"squared": 9.92, "logistic": 5.80}
 CG_PRODUCTS_EXPONENT = {"squared": 0.126, "logistic": 0.217}
 CG_PRODUCTS_FLOOR = 5.0
@@ -200,7 +204,8 @@ DUE_REACH = 1000.0
 # Checkpoints after steps that run so, the start's aside (``solve_checkpoints``): 2–4 in the runs above to a
 # relative gap of 1e-6 (ijcnn1 1/n 2, madelon 1/n 2, mushrooms 0.01/n 3, phishing 0.01/n 4, reuters_moneyfx 1/n 4).
 DUE_CHECKPOINTS = 3
-# The squared loss on the CG path carries CG's residual r = −∇P(w) (``cg_steps``), so the gap at the driver's dual
+# The squared loss on the CG path carries CG's residual r = −∇P(w) (``cg_steps``; on the dual system r = y − α − Xw,
+# the gap at (w, α) exactly ‖r‖²/(2n): ``_dual_cg``), so the gap at the driver's dual
 # point, ‖∇P(w)‖²/(2λ), is estimated after every step without a pass over X: a step is due when that estimate is
 # at most SQUARED_DUE_FACTOR·tol and ``due_spacing`` steps have run since the last checkpoint, or, whatever the
 # estimate says, once a run has gone DUE_GUARD_RATIO × its steps at the last checkpoint + DUE_GUARD_STEPS steps
@@ -211,8 +216,8 @@ DUE_CHECKPOINTS = 3
 # madelon, λ = 1/n: 5 → 2 checkpoints (start and end), 10.5 → 9.3 ms; λ = 0.01/n: 7 → 2, 22.8 → 12.5 ms (dense
 # rows included).
 SQUARED_DUE_FACTOR = 1.0
-# The squared loss's CG runs on its dual system, (I + XXᵀ/(λn)) α = y (``_dual_cg``), where d is at least this many
-# times n: there the primal system's null space (d − n eigenvalues λ) is large, and Jacobi's diagonal spreads it.
+# The squared loss's CG runs on its dual system, (I + XXᵀ/(λn)) α = y (``_dual_cg``), where X's nonempty columns are
+# at least this many times n: there the primal system's null space (d − n eigenvalues λ) is large, and Jacobi's diagonal spreads it.
 # Measured (whole calls to a certified relative gap 1e-6, rows scaled by their mean norm; primal Jacobi → dual,
 # ms): rcv1_small (d = 47 n) 1/n 7.5 → 4.5, 0.01/n 79 → 16 (433 → 120 passes); colon-cancer (d = 32 n) 2.0 → 2.0
 # and 3.2 → 3.7; reuters_moneyfx (d = 1.07 n), kept on the primal side: 0.01/n 132 → 227 (349 → 668 passes), the
@@ -476,8 +481,10 @@ class NewtonState(State):
         self.u = np.zeros(n)  # XΔ of the last iteration
         self.deriv, self.curv = np.empty(n), np.empty(n)
         self.grad = np.empty(d)
-        # the squared loss on the CG path runs CG on its dual system (``_dual_cg``) where d ≥ DUAL_CG_RATIO·n
-        self.dual_space = problem.loss == "squared" and self.solver == "cg" and d >= DUAL_CG_RATIO * n
+        # the squared loss on the CG path runs CG on its dual system (``_dual_cg``) where X has at least
+        # DUAL_CG_RATIO·n nonempty columns
+        self.dual_space = (problem.loss == "squared" and self.solver == "cg"
+                           and np.count_nonzero(problem.col_nnz) >= DUAL_CG_RATIO * n)
         if self.solver == "cholesky":
             self.dense = dense_rows(problem)
             self.H = np.zeros((d, d), order="F")
@@ -623,7 +630,8 @@ class NewtonState(State):
 
     @property
     def carries_residual(self) -> bool:
-        """Whether the run carries CG's residual r = −∇P(w) from step to step: the squared loss on the CG path."""
+        """Whether the run carries CG's residual from step to step (r = −∇P(w), or on the dual system y − α − Xw):
+        the squared loss on the CG path."""
         return self.p.loss == "squared" and self.solver == "cg"
 
     def _carried_gap(self):
@@ -682,12 +690,14 @@ class NewtonState(State):
 
     def _start_cg(self):
         """r and M⁻¹ from the current iterate: r = −∇P(w) and M = diag(H) by one sweep (``jacobi``), or on the
-        dual system r = y − α − Xw from w = Xᵀα/(λn), two sweeps (its M⁻¹ is fixed: ``dual_preconditioner``)."""
+        dual system r = y − α − Xw from w = Xᵀα/(λn), two sweeps, none from α = 0 (its M⁻¹ is fixed:
+        ``dual_preconditioner``)."""
         p = self.p
         if self.dual_space:
-            self.w[:] = p.X.T @ self.alpha / (p.lam * p.n_samples)
-            self.z[:] = p.margins(self.w)
-            self._count(2 * p.nnz)
+            if self.alpha.any():  # from α = 0, w = Xw = 0 without a pass
+                self.w[:] = p.X.T @ self.alpha / (p.lam * p.n_samples)
+                self.z[:] = p.margins(self.w)
+                self._count(2 * p.nnz)
             np.subtract(p.y, self.alpha, out=self.r)
             self.r -= self.z
             return
