@@ -167,7 +167,7 @@ ITERATION_OVERHEAD_NS = 1.5e5
 # 0.01/n: it only caps the power law, which interpolates over λ ∈ [0.01/n, 1/n]. The smoothed hinge, not
 # measured so: that √κ_F law alone. The squared loss's products were measured on the primal system; where d ≥
 # DUAL_CG_RATIO·n CG now runs on the dual one, which needs fewer (rcv1_small 0.01/n: 59 against 216, 1/n 11
-# against 12; colon-cancer 27 against 23 and 10 against 10): the law is pessimistic there.
+# against 12; colon-cancer 27 against 23 and 10 against 10): the fit's points there overstate what now runs.
 CG_PRODUCTS_SCALE = {"squared": 9.92, "logistic": 5.80}
 CG_PRODUCTS_EXPONENT = {"squared": 0.126, "logistic": 0.217}
 CG_PRODUCTS_FLOOR = 5.0
