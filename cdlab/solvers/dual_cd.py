@@ -24,6 +24,9 @@ SDCA's ``shrinking=True`` (losses with a box-constrained dual coordinate, sampli
 one thread) runs liblinear's shrinking (Hsieh et al. 2008, Algorithm 3; ``cdlab.solvers._shrinking``):
 examples whose α_i sits at a bound with the gradient pushing outward leave the epochs' active set until
 it is restored. Off by default: SDCA's theorems, and the bound the page draws, sample all n examples.
+After a checkpoint interval in which the certified gap stalled (fell by less than FACE_CG_FALL×), a run
+with shrinking takes conjugate-gradient steps on the active set's free face before the next checkpoint
+(``cdlab.solvers._face_cg``, GPCG's subspace phase): every step raises D, and its reads are counted.
 
 ``n_jobs`` > 1 runs PASSCoDe-Wild (Hsieh, Yu & Dhillon 2015, "PASSCoDe:
 Parallel ASynchronous Stochastic dual Co-ordinate Descent", ICML, Algorithm 1
@@ -52,6 +55,7 @@ from .. import losses as L
 from ..sampling import make_sampler
 from ..problem import soft_threshold
 from ._kernels import full_rows, parallel_xt_alpha, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot
+from ._face_cg import FACE_CG_FALL, FACE_CG_SHARE, polish
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
@@ -164,6 +168,8 @@ class DualCDState(State):
         self.n_jobs = n_jobs
         # SDCA with shrinking (cdlab.solvers._shrinking): the active set replaces the sampler's order
         self.active_set = ActiveSet(problem) if shrinking else None
+        # the last checkpoint's row, and whether CG on the free face runs before the next (``_face_cg``)
+        self.last_row, self.face_due = None, False
 
     def advance(self, n_steps):
         p = self.p
@@ -182,10 +188,19 @@ class DualCDState(State):
     def checkpointed(self, row, tol):
         if self.active_set is not None:
             self.active_set.checkpointed(row["gap"])
+            last = self.last_row
+            self.face_due = last is not None and row["gap"] > last["gap"] / FACE_CG_FALL
+            self.last_row = row
 
     def resync(self) -> int:
-        """With n_jobs > 1: v = v(α) and w = S_{μ/λ}(v) recomputed from α (one pass over X, the
-        module docstring's certified point), from which the threads go on; the nonzeros it reads."""
+        """With shrinking, after a stalled interval: CG on the active set's free face (``_face_cg``),
+        reading at most FACE_CG_SHARE× what the interval's steps read. With n_jobs > 1: v = v(α) and
+        w = S_{μ/λ}(v) recomputed from α (one pass over X, the module docstring's certified point), from
+        which the threads go on. Returns the nonzeros read."""
+        if self.face_due:
+            self.face_due = False
+            budget = FACE_CG_SHARE * (self.nnz_touched - self.last_row["nnz_touched"])
+            return polish(self.p, self.alpha, self.v, self.active_set.active[:self.active_set.size], budget)
         if self.n_jobs == 1:
             return 0
         p = self.p
