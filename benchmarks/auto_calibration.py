@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 
 import cdlab
 from cdlab.solvers import auto, newton
-from race import GAP_REL, LAM_FACTORS, REFERENCE_PASSES, REFERENCE_TOL, SHIPPED, make_problem, real, warm_up
+from race import GAP_REL, LAM_FACTORS, SHIPPED, certified_p_star, make_problem, real, warm_up
 
 CANDIDATES = {"sdca": ("sdca", "permutation", {}), "primal_cd": ("primal_cd", "permutation", {}),
               "newton cholesky": ("newton", "uniform", {"solver": "cholesky"}),
@@ -71,7 +71,7 @@ def main(argv=None):
             for loss in args.losses:
                 for factor in LAM_FACTORS:
                     problem = make_problem(X, y, loss, factor)
-                    ref = cdlab.reference_optimum(problem, tol=REFERENCE_TOL, max_passes=REFERENCE_PASSES)
+                    ref = certified_p_star(problem)
                     rows = measure(problem, GAP_REL * abs(ref), args.repeats, args.max_passes, args.candidates)
                     predicted = auto.predicted_seconds(problem)
                     pick = auto.choose(problem)

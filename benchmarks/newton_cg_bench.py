@@ -54,7 +54,7 @@ def tuned_peer(build, problem, X, target):
 def bench(name, loss, factor, repeats):
     X, y = race.real(name)
     problem = race.make_problem(X, y, loss, factor)
-    p_star = cdlab.reference_optimum(problem, tol=race.REFERENCE_TOL, max_passes=race.REFERENCE_PASSES)
+    p_star = race.certified_p_star(problem)
     eps = race.GAP_REL * abs(p_star)
     Xp = peer_input(X)
     calls = {
