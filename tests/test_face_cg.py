@@ -1,7 +1,7 @@
 """CG on the free face of SDCA's box-constrained dual (cdlab.solvers._face_cg): it solves the face's
-quadratic (checked against numpy's dense solve), never lowers D, keeps v = Xᵀα/(λn), keeps to its
-budget, refuses singular faces, and a stalled shrinking run that uses it ends at the same certified
-optimum in fewer passes."""
+quadratic (checked against numpy's dense solve, for each box loss), never lowers D, keeps v = Xᵀα/(λn)
+and the box (ties at a bound included), keeps to its budget, refuses singular faces and ℓ1, and a stalled
+shrinking run that uses it ends at the same certified optimum in fewer passes."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,21 +13,55 @@ from _helpers import mean_scaled_dataset
 BOX_LOSSES = ("hinge", "smoothed_hinge", "absolute")
 
 
-def setup(loss, n=60, d=40, lam=0.05, seed=0, at_bound=1 / 3):
+def box_coordinate(problem, alpha):
+    """(t, σ, low): α = σ t with t in [low, 1] (``losses.box_gradient``)."""
+    if problem.loss == "absolute":
+        return alpha.copy(), np.ones_like(alpha), -1.0
+    return alpha * problem.y, problem.y, 0.0
+
+
+def random_setup(loss, n=60, d=40, lam=0.05, seed=0, at_bound=1 / 3):
     """A problem, a feasible α with a share ``at_bound`` of the examples at a bound, v = Xᵀα/(λn), and
     the free face."""
     rng = np.random.default_rng(seed)
     X = sp.random(n, d, density=0.3, random_state=seed, format="csr")
-    y = np.sign(rng.standard_normal(n)) if loss != "absolute" else rng.standard_normal(n)
-    y[y == 0] = 1.0
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0) if loss != "absolute" else rng.standard_normal(n)
     problem = cdlab.Problem(X, y, loss=loss, lam=lam)
     t = rng.uniform(0.2, 0.8, n) if loss != "absolute" else rng.uniform(-0.6, 0.6, n)
     bound = rng.random(n) < at_bound
     t[bound] = rng.choice([0.0, 1.0] if loss != "absolute" else [-1.0, 1.0], bound.sum())
     alpha = t * y if loss != "absolute" else t
-    v = problem.v_from_alpha(alpha)
-    face = _face_cg.free_face(problem, alpha, np.arange(n))
-    return problem, alpha, v, face
+    return problem, alpha, problem.v_from_alpha(alpha), _face_cg.free_face(problem, alpha, np.arange(n))
+
+
+def near_identity_setup(loss, scale, seed=0):
+    """Six face rows, each near a unit vector (A near a multiple of the identity, so the face's minimiser is
+    about λn/scale² in every t), overlapping ten bound rows on six more columns; returns the setup and the
+    face's minimiser t* by numpy's dense solve of A t* = a − c·t... − σ X_F v_B with the face's own share
+    of v removed (r is affine in t)."""
+    rng = np.random.default_rng(seed)
+    m, n_bound, d = 6, 10, 12
+    face_rows = np.hstack([np.eye(m) + 0.1 * rng.random((m, m)), 0.05 * rng.random((m, d - m))]) * scale
+    bound_rows = np.hstack([np.zeros((n_bound, m)), rng.random((n_bound, d - m))])
+    X = sp.csr_matrix(np.vstack([face_rows, bound_rows]))
+    n = m + n_bound
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    if loss == "absolute":
+        y *= 1.0 + rng.random(n)
+    problem = cdlab.Problem(X, y, loss=loss, lam=1.0 / n)
+    t = np.concatenate([np.full(m, 0.5), rng.choice([0.0, 1.0], n_bound)])
+    if loss == "absolute":
+        t[m:] = 2 * t[m:] - 1
+    alpha = t * y if loss != "absolute" else t
+    face = np.arange(m)
+    _, sigma, _ = box_coordinate(problem, alpha)
+    c = problem.s if loss == "smoothed_hinge" else 0.0
+    lam_n = problem.lam * n
+    XF = X[face].toarray() * sigma[face, None]
+    v_bound = X[m:].T @ alpha[m:] / lam_n
+    a = y[face] if loss == "absolute" else np.ones(m)
+    expected = np.linalg.solve(XF @ XF.T / lam_n + c * np.eye(m), a - XF @ v_bound)
+    return problem, alpha, problem.v_from_alpha(alpha), face, expected
 
 
 def run(problem, alpha, v, face, budget=10**9):
@@ -37,65 +71,97 @@ def run(problem, alpha, v, face, budget=10**9):
 
 @pytest.mark.parametrize("loss", BOX_LOSSES)
 def test_face_cg_raises_the_dual_and_keeps_v_and_the_box(loss):
-    problem, alpha, v, face = setup(loss)
+    problem, alpha, v, face = random_setup(loss)
     before, start = problem.dual(alpha), alpha.copy()
-    read = run(problem, alpha, v, face)
-    assert read > 0
+    assert run(problem, alpha, v, face) > 0
     assert problem.dual(alpha) > before
     np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
-    t = alpha * problem.y if loss != "absolute" else alpha
-    assert np.all(t >= (-1.0 if loss == "absolute" else 0.0)) and np.all(t <= 1.0)
+    t, _, low = box_coordinate(problem, alpha)
+    assert np.all(t >= low) and np.all(t <= 1.0)
     outside = np.setdiff1d(np.arange(problem.n_samples), face)
     np.testing.assert_array_equal(alpha[outside], start[outside])  # only the face moves
 
 
-def test_face_cg_solves_the_face_quadratic():
-    """The absolute loss, whose targets are free to choose: with y on the face set so that the face's
-    minimiser t* (A t* = y_F − X_F v_B, v_B the bound examples' share of v) is a chosen point inside the
-    box, CG from elsewhere on the face ends at t*, numpy's dense solution."""
-    problem, alpha, v, face = setup("absolute", at_bound=0.85)
-    X, n, lam = problem.X, problem.n_samples, problem.lam
-    assert 0 < face.size <= np.count_nonzero(problem.col_nnz)
-    XF = X[face].toarray()
-    A = XF @ XF.T / (lam * n)
-    bound = np.setdiff1d(np.arange(n), face)
-    v_bound = X[bound].T @ alpha[bound] / (lam * n)
-    target = np.random.default_rng(1).uniform(-0.5, 0.5, face.size)
-    y = problem.y.copy()
-    y[face] = A @ target + XF @ v_bound
-    problem = cdlab.Problem(X, y, loss="absolute", lam=lam)
-    expected = np.linalg.solve(A, y[face] - XF @ v_bound)
-    np.testing.assert_allclose(expected, target, atol=1e-8)
-    run(problem, alpha, v, face)
-    np.testing.assert_allclose(alpha[face], expected, atol=1e-8)
+@pytest.mark.parametrize("loss", BOX_LOSSES)
+def test_face_cg_solves_the_face_quadratic(loss):
+    """Where the face's minimiser t* lies inside the box, CG ends at numpy's dense solution."""
+    problem, alpha, v, face, expected = near_identity_setup(loss, scale=1.5)
+    low = -1.0 if loss == "absolute" else 0.0
+    assert np.all((expected > low + 0.05) & (expected < 0.95)), expected  # the test's premise
+    assert _face_cg.polish(problem, alpha, v, np.arange(problem.n_samples), 10**9) > 0
+    t, _, _ = box_coordinate(problem, alpha)
+    np.testing.assert_allclose(t[face], expected, atol=1e-8)
     np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
 
 
-def test_face_cg_keeps_to_its_budget_and_still_raises_the_dual():
-    problem, alpha, v, face = setup("hinge")
-    face_nnz = int(problem.row_nnz[face].sum())
-    budget = face_nnz + 5 * face_nnz  # the first residual, then at most two products
+@pytest.mark.parametrize("loss", ["hinge", "absolute"])  # the smoothed hinge's t* stays below 1/s = 1
+def test_a_minimiser_outside_the_box_is_met_at_the_bound(loss):
+    """With the face's minimiser beyond the box (|t*| > 1 in every coordinate), CG cuts its steps there:
+    the face ends at its bound, D rises, v stays Xᵀα/(λn)."""
+    problem, alpha, v, face, expected = near_identity_setup(loss, scale=0.1)
+    assert np.all(np.abs(expected) > 1.0), expected  # the test's premise
     before = problem.dual(alpha)
-    read = run(problem, alpha, v, face, budget)
-    assert face_nnz < read <= budget
+    run(problem, alpha, v, face)
+    t, _, _ = box_coordinate(problem, alpha)
+    np.testing.assert_array_equal(t[face], np.sign(expected))
+    assert problem.dual(alpha) > before
+    np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
+
+
+@pytest.mark.parametrize("loss", BOX_LOSSES)
+def test_examples_that_meet_their_bound_together_all_stay_in_the_box(loss):
+    """Duplicated rows at equal t reach their bound at the same step: every one is fixed there (one left
+    live would step past it and leave D = −inf)."""
+    for seed in range(40):
+        problem, alpha, v, face = random_setup(loss, n=30, d=40, seed=seed, at_bound=0.5)
+        X = sp.vstack([problem.X, problem.X]).tocsr()
+        y = np.concatenate([problem.y, problem.y])
+        doubled = cdlab.Problem(X, y, loss=loss, lam=problem.lam)
+        alpha2 = np.concatenate([alpha, alpha])
+        v2 = doubled.v_from_alpha(alpha2)
+        face2 = _face_cg.free_face(doubled, alpha2, np.arange(doubled.n_samples))
+        before = doubled.dual(alpha2)
+        run(doubled, alpha2, v2, face2)
+        t, _, low = box_coordinate(doubled, alpha2)
+        assert np.all(t >= low) and np.all(t <= 1.0), seed
+        assert doubled.dual(alpha2) >= before, seed
+
+
+def test_face_cg_keeps_to_its_budget_and_reads_nothing_without_room_for_a_product():
+    problem, alpha, v, face = random_setup("hinge")
+    face_nnz = int(problem.row_nnz[face].sum())
+    start, before = alpha.copy(), problem.dual(alpha)
+    assert run(problem, alpha, v, face, 3 * face_nnz - 1) == 0  # the residual and one product do not fit
+    np.testing.assert_array_equal(alpha, start)
+    read = run(problem, alpha, v, face, 5 * face_nnz)  # the residual, then at most two products
+    assert face_nnz < read <= 5 * face_nnz
     assert problem.dual(alpha) > before
 
 
-def test_a_face_with_more_examples_than_nonempty_columns_or_an_l1_term_is_left_alone():
-    problem, alpha, v, face = setup("hinge", n=200, d=10)
-    assert face.size > np.count_nonzero(problem.col_nnz)
-    start = alpha.copy()
-    assert _face_cg.polish(problem, alpha, v, np.arange(problem.n_samples), 10**9) == 0
-    np.testing.assert_array_equal(alpha, start)
-    problem, alpha, v, _ = setup("hinge")
+def test_singular_faces_and_an_l1_term_are_refused():
+    # more free examples than the columns their rows use: hinge and absolute refuse, the smoothed hinge
+    # (A ⪰ s·I) runs
+    for loss in BOX_LOSSES:
+        problem, alpha, v, face = random_setup(loss, n=200, d=10)
+        assert face.size > np.count_nonzero(problem.col_nnz)
+        start = alpha.copy()
+        read = _face_cg.polish(problem, alpha, v, np.arange(problem.n_samples), 10**9)
+        if loss == "smoothed_hinge":
+            assert read > 0 and problem.dual(alpha) > problem.dual(start)
+        else:
+            assert read == 0
+            np.testing.assert_array_equal(alpha, start)
+    # a face that runs without ℓ1 is refused with it
+    problem, alpha, v, face, _ = near_identity_setup("hinge", scale=1.5)
+    assert _face_cg.polish(problem, alpha.copy(), v.copy(), np.arange(problem.n_samples), 10**9) > 0
     l1 = cdlab.Problem(problem.X, problem.y, loss="hinge", lam=problem.lam, l1=1e-3)
     assert _face_cg.polish(l1, alpha, v, np.arange(problem.n_samples), 10**9) == 0
 
 
 def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum_in_fewer_passes(monkeypatch):
     """reuters_moneyfx hinge λ = 1/n (the race's problem): coordinate ascent stalls on a face of about a
-    thousand free examples; the run with face CG reads fewer nonzeros, and both runs are certified at the
-    optimum they bracket together."""
+    thousand free examples; the run with face CG reads fewer nonzeros than the run without it, and both
+    are certified at the optimum they bracket together."""
     X, y = mean_scaled_dataset("reuters_moneyfx")
     problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
     tol = 1e-6 * 0.0489  # the race's relative gap at P* ≈ 0.0489
@@ -105,7 +171,7 @@ def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum
     kw = dict(sampling="permutation", shrinking=True, tol=tol, max_passes=3000, seed=0)
     with_cg = cdlab.solve(problem, "sdca", **kw)
     assert calls and max(calls) > 0
-    monkeypatch.setattr(dual_cd, "FACE_CG_SHARE", 0.0)
+    monkeypatch.setattr(dual_cd, "polish", lambda *args: 0)
     without = cdlab.solve(problem, "sdca", **kw)
     for res in (with_cg, without):
         assert res.converged and problem.gap(res.w, res.alpha) <= tol
@@ -113,3 +179,21 @@ def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum
         assert one.trace.primal.iloc[-1] - other.trace.dual.iloc[-1] <= 2 * tol
     assert with_cg.trace.passes.iloc[-1] < 0.6 * without.trace.passes.iloc[-1]
     assert np.all(np.diff(with_cg.trace.dual) >= -1e-15)
+
+
+def test_the_face_cg_reads_no_more_than_the_room_the_driver_leaves():
+    """The driver hands ``synchronize`` what max_passes leaves (0 once the run is stopped); the face CG
+    reads at most that, and nothing moves when there is no room."""
+    problem, alpha, v, face, _ = near_identity_setup("hinge", scale=1.5)
+    for room in (0, 3 * int(problem.row_nnz[face].sum()), 10**9):
+        state = dual_cd.DualCDState(problem, "permutation", np.random.default_rng(0), update="exact",
+                                    shrinking=True)
+        state.alpha[:] = alpha
+        state.v[:] = v
+        state.face_due, state.last_row = True, {"nnz_touched": -10**9}  # a budget the room alone limits
+        read = state.resync(room)
+        assert read <= room and state.face_due is False
+        if room == 0:
+            np.testing.assert_array_equal(state.alpha, alpha)
+        else:
+            assert read > 0 and problem.dual(state.alpha) > problem.dual(alpha)

@@ -11,18 +11,21 @@ the minimised −n·D by
 with S = diag(σ_F), a_i = 1 and c = s (c = 0 for the hinge) or a_i = y_i and c = 0 (absolute): r is
 −G of ``box_gradient``. Coordinate ascent on a face whose A is ill-conditioned crawls (reuters_moneyfx
 hinge λ = 1/n: over 1049 free examples, shrinking's Σ|PG| stayed at 1.7e-3 from epoch 32 to 224);
-conjugate gradients on the face, Jacobi-preconditioned on A's diagonal ‖x_i‖²/(λn) + c, solve it in
-about √cond(A) products. This is the subspace step of GPCG (Moré & Toraldo 1991, "On the solution of
-large quadratic programming problems with bound constraints", SIAM J. Optim. 1(1), §3), with SDCA's
-epochs as the face-identifying phase: each CG step is taken whole, or cut where it reaches the box
-(that example is fixed at its bound and CG restarts on the rest of the face), so every step lowers
-f and D never falls. α and v = Xᵀα/(λn) are updated in place; the certificate still recomputes both
-from α.
+conjugate gradients on the face, Jacobi-preconditioned (M = A's diagonal ‖x_i‖²/(λn) + c), need about
+√cond(M⁻¹A) products. This is GPCG's pairing (Moré & Toraldo 1991, "On the solution of large quadratic
+programming problems with bound constraints", SIAM J. Optim. 1(1)) of a phase that identifies the face —
+here SDCA's epochs — with CG on it; the CG is the classical active-set form (Polyak 1969; O'Leary 1980,
+"A generalized conjugate gradient algorithm for solving a class of quadratic programming problems",
+Linear Algebra Appl. 34): each step is taken whole, or cut where the first examples meet their bound
+(those are fixed there and CG restarts on the rest of the face). f is convex along each step and falls
+up to its full length, so no step raises f, i.e. none lowers D. α and v = Xᵀα/(λn) are updated in
+place; the checkpoint then certifies as always, D from α and P at w = v.
 
-A face with more examples than X has nonempty columns has a singular A (rank ≤ the columns): its
-minimiser is not unique and CG wanders in A's null space, moving α where w does not move. Measured
+A face with more examples than X has nonempty columns has a singular A (hinge, absolute: c = 0; a
+sufficient condition, not a necessary one: duplicated rows make A singular too): its minimiser is not
+unique and CG wanders in A's null space, moving α where w does not move. Measured
 (whole solves, hinge, λ = 0.01/n, three seeds): polishing such faces took ijcnn1 (22 features) from
-335 passes to the 3000-pass cap, and mushrooms from 135 to 256; ``face_cg_applies`` refuses them.
+335 passes to the 3000-pass cap, and mushrooms from 135 to 256; ``polish`` refuses them.
 """
 from __future__ import annotations
 
@@ -34,9 +37,10 @@ from ._kernels import sparse_axpy, sparse_dot
 
 # CG on the face stops once its preconditioned residual norm falls to this fraction of its first
 FACE_CG_RTOL = 1e-10
-# SDCA with shrinking runs CG on its face after a checkpoint interval whose certified gap fell by less than
-# FACE_CG_FALL× (a stall), reading at most FACE_CG_SHARE× the nonzeros that interval's steps read (so a
-# polish that does not help adds at most half an interval's work). Measured (whole solves of
+# SDCA with shrinking runs CG on its face at the end of the checkpoint interval that follows one whose
+# certified gap fell by less than FACE_CG_FALL× (a stall), reading at most FACE_CG_SHARE× the nonzeros that
+# interval's steps read (so a polish that does not help adds at most half an interval's work), and never
+# more than the run's max_passes leaves. Measured (whole solves of
 # benchmarks/race.py's problems to a certified relative gap of 1e-6, seeds 0-2, passes without → with):
 # reuters_moneyfx hinge 1/n 240-442 → 76-113 (share 1: 70-137), madelon hinge 0.01/n 912-1021 → 335-370;
 # rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91, the cost of polishing a face that SDCA was about to
@@ -54,18 +58,17 @@ def free_face(problem, alpha, examples):
 
 
 def polish(problem, alpha, v, examples, budget) -> int:
-    """``face_cg`` on the free face of ``examples`` where it applies (``face_cg_applies``); the nonzeros read."""
+    """``face_cg`` on the free face of ``examples`` where it applies (the module docstring): some examples, no
+    ℓ1 term (w = v), and for the hinge and absolute loss no more examples than X has nonempty columns (more
+    make A = S X_F X_Fᵀ S/(λn) singular). Returns the nonzeros read."""
     face = free_face(problem, alpha, examples)
-    if not face_cg_applies(problem, face.shape[0]):
+    if face.shape[0] == 0 or problem.l1 != 0:
+        return 0
+    # the smoothed hinge's A has c = s > 0 on its diagonal: never singular
+    if problem.loss != "smoothed_hinge" and face.shape[0] > np.count_nonzero(problem.col_nnz):
         return 0
     return face_cg(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, problem.lam * problem.n_samples,
                    problem.row_norms_sq, alpha, v, face, budget)
-
-
-def face_cg_applies(problem, face_size) -> bool:
-    """Whether a face of ``face_size`` examples can be polished: some, no ℓ1 term (w = v), and at most as
-    many as X has nonempty columns (the module docstring)."""
-    return 0 < face_size <= np.count_nonzero(problem.col_nnz) and problem.l1 == 0
 
 
 @njit(cache=True, nogil=True)
@@ -77,13 +80,18 @@ def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
     absolute = code == L.ABSOLUTE
     c = s if code == L.SMOOTHED_HINGE else 0.0
     low = -1.0 if absolute else 0.0
+    live_nnz = 0  # the nonzeros of the live examples' rows: a product reads them twice
+    for k in range(m):
+        live_nnz += indptr[face[k] + 1] - indptr[face[k]]
+    if 3 * live_nnz > budget:  # room for the first residual and at least one product, or nothing is read
+        return 0
     t = np.empty(m)
     r = np.empty(m)
     diag = np.empty(m)
     sigma = np.empty(m)
+    limit = np.empty(m)  # each live example's step to its bound along p
     live = np.ones(m, np.bool_)
-    read = 0
-    live_nnz = 0  # the nonzeros of the live examples' rows: a product reads them twice
+    read = live_nnz
     for k in range(m):
         i = face[k]
         start, end = indptr[i], indptr[i + 1]
@@ -94,8 +102,6 @@ def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
         diag[k] = row_sq[i] / lam_n + c
         if diag[k] <= 0.0:
             diag[k] = 1.0
-        live_nnz += end - start
-        read += end - start
     p = np.zeros(m)
     q = np.zeros(m)
     u = np.empty(d)
@@ -126,30 +132,33 @@ def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
                 else:
                     q[k] = 0.0
             read += 2 * live_nnz
-            # the longest step that keeps every live t in its box, and the example that meets it
-            reach, hit = np.inf, -1
+            # the longest step that keeps every live t in its box
+            reach = np.inf
             for k in range(m):
-                if p[k] > 0.0 and (1.0 - t[k]) / p[k] < reach:
-                    reach, hit = (1.0 - t[k]) / p[k], k
-                elif p[k] < 0.0 and (low - t[k]) / p[k] < reach:
-                    reach, hit = (low - t[k]) / p[k], k
+                limit[k] = np.inf
+                if p[k] > 0.0:
+                    limit[k] = max((1.0 - t[k]) / p[k], 0.0)
+                elif p[k] < 0.0:
+                    limit[k] = max((low - t[k]) / p[k], 0.0)
+                reach = min(reach, limit[k])
             step = rs / pq if pq > 0.0 else np.inf
-            if step < reach:
-                hit = -1
-            else:
+            cut = step >= reach
+            if cut:
                 step = reach
             if not np.isfinite(step):  # p = 0 on every live example
                 done = True
                 break
             for k in range(m):
-                t[k] += step * p[k]
+                t[k] = min(max(t[k] + step * p[k], low), 1.0)
                 r[k] -= step * q[k]
             for j in range(d):
                 v[j] += step * u[j]
-            if hit >= 0:  # fixed at the bound it reached; CG restarts on the rest of the face
-                t[hit] = 1.0 if p[hit] > 0.0 else low
-                live[hit] = False
-                live_nnz -= indptr[face[hit] + 1] - indptr[face[hit]]
+            if cut:  # every example that met its bound is fixed there; CG restarts on the rest of the face
+                for k in range(m):
+                    if live[k] and p[k] != 0.0 and limit[k] <= reach:
+                        t[k] = 1.0 if p[k] > 0.0 else low
+                        live[k] = False
+                        live_nnz -= indptr[face[k] + 1] - indptr[face[k]]
                 break
             rs_new = 0.0
             for k in range(m):

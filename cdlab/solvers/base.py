@@ -99,12 +99,13 @@ class State:
     def advance(self, n_steps) -> int:
         raise NotImplementedError
 
-    def synchronize(self):
+    def synchronize(self, room=None):
         """Work the method does once per checkpoint interval, after its steps and before the
-        checkpoint (the driver calls it in the timed region); its nonzeros are counted. None here."""
-        self.nnz_touched += self.resync()
+        checkpoint (the driver calls it in the timed region); its nonzeros are counted. ``room``: the
+        nonzeros the run may still read for work it may skip (None: no limit). None here."""
+        self.nnz_touched += self.resync(room)
 
-    def resync(self) -> int:
+    def resync(self, room=None) -> int:
         return 0
 
     def checkpointed(self, row, tol):

@@ -395,7 +395,10 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
                 budget.max_passes - state.data_passes) * rate >= 0.5 and (
                 budget.max_steps is None or state.steps < budget.max_steps):
             state.run(1)
-        state.synchronize()
+        # work a state may skip (SDCA's face CG) gets what max_passes leaves, and nothing once the run is stopped
+        stopped = stop.is_set() or (deadline is not None and time.perf_counter() >= deadline)
+        state.synchronize(0 if stopped else max(0.0, (budget.max_passes - state.nnz_touched / problem.nnz)
+                                                * problem.nnz))
         trace.elapsed += time.perf_counter() - t0
         out = trace.evaluate()
         if _diverged(kind, trace.first, None if out is None else out[0]):

@@ -26,7 +26,7 @@ examples whose α_i sits at a bound with the gradient pushing outward leave the 
 it is restored. Off by default: SDCA's theorems, and the bound the page draws, sample all n examples.
 After a checkpoint interval in which the certified gap stalled (fell by less than FACE_CG_FALL×), a run
 with shrinking takes conjugate-gradient steps on the active set's free face before the next checkpoint
-(``cdlab.solvers._face_cg``, GPCG's subspace phase): every step raises D, and its reads are counted.
+(``cdlab.solvers._face_cg``): no step lowers D, and its reads are counted.
 
 ``n_jobs`` > 1 runs PASSCoDe-Wild (Hsieh, Yu & Dhillon 2015, "PASSCoDe:
 Parallel ASynchronous Stochastic dual Co-ordinate Descent", ICML, Algorithm 1
@@ -192,17 +192,20 @@ class DualCDState(State):
             self.face_due = last is not None and row["gap"] > last["gap"] / FACE_CG_FALL
             self.last_row = row
 
-    def resync(self) -> int:
+    def resync(self, room=None) -> int:
         """With shrinking, after a stalled interval: CG on the active set's free face (``_face_cg``),
-        reading at most FACE_CG_SHARE× what the interval's steps read. With n_jobs > 1: v = v(α) and
-        w = S_{μ/λ}(v) recomputed from α (one pass over X, the module docstring's certified point), from
-        which the threads go on. Returns the nonzeros read."""
+        reading at most FACE_CG_SHARE× what the interval's steps read and at most ``room``. With n_jobs > 1:
+        v = v(α) and w = S_{μ/λ}(v) recomputed from α (one pass over X, the module docstring's certified
+        point), from which the threads go on. Returns the nonzeros read."""
+        read = 0
         if self.face_due:
             self.face_due = False
             budget = FACE_CG_SHARE * (self.nnz_touched - self.last_row["nnz_touched"])
-            return polish(self.p, self.alpha, self.v, self.active_set.active[:self.active_set.size], budget)
+            if room is not None:
+                budget = min(budget, room)
+            read += polish(self.p, self.alpha, self.v, self.active_set.active[:self.active_set.size], budget)
         if self.n_jobs == 1:
-            return 0
+            return read
         p = self.p
         self.v[:] = 0.0
         with parallel_section(self.n_jobs):
@@ -211,7 +214,7 @@ class DualCDState(State):
         self.v /= p.lam * p.n_samples
         if self.thresh > 0:
             self.w[:] = soft_threshold(self.v, self.thresh)
-        return p.nnz
+        return read + p.nnz
 
     def iterate(self):
         """(w, α); with n_jobs > 1 the driver has called :meth:`resync` since the last step."""
