@@ -78,6 +78,10 @@ from cdlab._jit_cache import source_digest  # noqa: E402
 from cdlab.data import make_synthetic  # noqa: E402
 from _peers import CONVENTIONS, PEERS, dense, peer_input, peer_status, real, scaled  # noqa: E402
 
+# the digest of the cdlab this process imported, read once: files edited while a race runs do not change
+# the code it runs, so they must not change the digest its saved problems carry
+CDLAB_DIGEST = source_digest()[:12]
+
 GAP_REL = 1e-6          # cdlab's certified gap and the peers' target, relative to |P*|
 REFERENCE_TOL = 1e-9    # P* certified to this relative gap (``certified_p_star``)
 REFERENCE_PASSES = 50_000  # within this many SDCA passes (a9a hinge at 0.01/n needs more than the default 5000)
@@ -516,7 +520,7 @@ def main(argv=None):
             continue
         settings = dict(repeats=args.repeats, threads=() if args.no_threads else (1, 2),
                         cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
-                        ours=[solver_label(*run) for run in OURS], reach=(OURS_REACH, OURS_FLOOR_S), cdlab=source_digest()[:12])
+                        ours=[solver_label(*run) for run in OURS], reach=(OURS_REACH, OURS_FLOOR_S), cdlab=CDLAB_DIGEST)
         saved = saved_case(args.save, case, settings)
         if saved is not None:
             results[case.label] = saved
