@@ -64,7 +64,7 @@ def _check_scale(lam, data):
 
 
 # what a Problem takes from its Data (problem.X is problem.data.X, ...)
-DATA_ATTRIBUTES = frozenset({"X", "y", "n_samples", "n_features", "nnz", "row_nnz", "col_nnz",
+DATA_ATTRIBUTES = frozenset({"X", "y", "n_samples", "n_features", "nnz", "row_nnz", "col_nnz", "n_nonempty_columns",
                              "row_norms_sq", "col_norms_sq", "frob_sq", "R", "max_bytes", "shape"})
 
 

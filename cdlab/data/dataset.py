@@ -4,6 +4,7 @@ layer, the page and the CLI read (theory.md §1, §4), computed once.
     data = Data(X, y)
     data.row_norms_sq, data.col_norms_sq       ‖x_i‖², ‖f_j‖²
     data.row_nnz, data.col_nnz, data.nnz       ‖x_i‖₀, ‖f_j‖₀
+    data.n_nonempty_columns                    #{j : ‖f_j‖₀ > 0}, the columns with a nonzero
     data.frob_sq, data.R                       ‖X‖_F², max_i ‖x_i‖
     data.C_P, data.C_D                         face-off eq. (16)
     data.spectral_norm_sq, data.gram_min_eig   ‖X‖₂², λ_min(XᵀX)
@@ -193,6 +194,7 @@ class Data:
         self.nnz = int(X.nnz)
         self.row_nnz = np.diff(X.indptr).astype(np.int64)
         self.col_nnz = np.bincount(X.indices, minlength=d).astype(np.int64)
+        self.n_nonempty_columns = int(np.count_nonzero(self.col_nnz))
         self.row_norms_sq, self.col_norms_sq = row_norms_sq, col_norms_sq
         self.frob_sq = float(self.row_norms_sq.sum())
         self.R = float(np.sqrt(self.row_norms_sq.max()))

@@ -65,7 +65,7 @@ def polish(problem, alpha, v, examples, budget) -> int:
     if face.shape[0] == 0 or problem.l1 != 0:
         return 0
     # the smoothed hinge's A has c = s > 0 on its diagonal: never singular
-    if problem.loss != "smoothed_hinge" and face.shape[0] > np.count_nonzero(problem.col_nnz):
+    if problem.loss != "smoothed_hinge" and face.shape[0] > problem.n_nonempty_columns:
         return 0
     return face_cg(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, problem.lam * problem.n_samples,
                    problem.row_norms_sq, alpha, v, face, budget)

@@ -152,8 +152,8 @@ def pass_ns(problem, side) -> float:
     if side == "dual":
         per_nnz = SDCA_NS_PER_NNZ if 12 * problem.nnz <= CACHE_BYTES else SDCA_NS_PER_NNZ_BEYOND_CACHE
         return per_nnz * problem.nnz + SDCA_NS_PER_STEP[problem.loss] * problem.n_samples
-    columns = int(np.count_nonzero(problem.col_nnz))  # primal CD draws the non-empty columns only
-    return PRIMAL_CD_NS_PER_NNZ[problem.loss] * problem.nnz + PRIMAL_CD_NS_PER_STEP * columns
+    # primal CD draws the non-empty columns only
+    return PRIMAL_CD_NS_PER_NNZ[problem.loss] * problem.nnz + PRIMAL_CD_NS_PER_STEP * problem.n_nonempty_columns
 
 
 def first_order_passes(problem, side, bound_passes) -> float:

@@ -96,6 +96,12 @@ def divergence_advice(spec) -> str:
             "scale (a huge ‖x_i‖²/(λn) or λ strains floating point; normalizing the rows usually helps)")
 
 
+def _halted(stop, deadline) -> bool:
+    """Whether the run is cancelled (``stop``) or the clock (time.perf_counter) has passed ``deadline``
+    (None: no deadline)."""
+    return stop.is_set() or (deadline is not None and time.perf_counter() >= deadline)
+
+
 def _run_sliced(state, steps, size, stop, deadline=None):
     """``state.run(steps)`` in slices of ``size`` steps, stopping early once ``stop`` is set
     or the clock (time.perf_counter) passes ``deadline`` (None: no deadline)."""
@@ -104,7 +110,7 @@ def _run_sliced(state, steps, size, stop, deadline=None):
         part = min(size, steps - done)
         state.run(part)
         done += part
-        if stop.is_set() or (deadline is not None and time.perf_counter() >= deadline):
+        if _halted(stop, deadline):
             return
 
 
@@ -390,15 +396,13 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
         _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), stop, deadline)
         # checkpoint after every step: after the steps whose certificate is due (State.certificate_due), within
         # the budget _next_chunk keeps
-        while every_step and not state.certificate_due(budget.tol) and not stop.is_set() and (
-                deadline is None or time.perf_counter() < deadline) and (
+        while every_step and not state.certificate_due(budget.tol) and not _halted(stop, deadline) and (
                 budget.max_passes - state.data_passes) * rate >= 0.5 and (
                 budget.max_steps is None or state.steps < budget.max_steps):
             state.run(1)
         # work a state may skip (SDCA's face CG) gets what max_passes leaves, and nothing once the run is stopped
-        stopped = stop.is_set() or (deadline is not None and time.perf_counter() >= deadline)
-        state.synchronize(0 if stopped else max(0.0, (budget.max_passes - state.nnz_touched / problem.nnz)
-                                                * problem.nnz))
+        state.synchronize(0 if _halted(stop, deadline)
+                          else max(0.0, (budget.max_passes - state.nnz_touched / problem.nnz) * problem.nnz))
         trace.elapsed += time.perf_counter() - t0
         out = trace.evaluate()
         if _diverged(kind, trace.first, None if out is None else out[0]):

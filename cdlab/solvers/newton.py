@@ -487,7 +487,7 @@ class NewtonState(State):
         # the squared loss on the CG path runs CG on its dual system (``_dual_cg``) where X has at least
         # DUAL_CG_RATIO·n nonempty columns
         self.dual_space = (problem.loss == "squared" and self.solver == "cg"
-                           and np.count_nonzero(problem.col_nnz) >= DUAL_CG_RATIO * n)
+                           and problem.n_nonempty_columns >= DUAL_CG_RATIO * n)
         if self.solver == "cholesky":
             self.dense = dense_rows(problem)
             self.H = np.zeros((d, d), order="F")
