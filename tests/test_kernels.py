@@ -254,3 +254,75 @@ def test_full_dot_sums_four_interleaved_partial_sums(d):
         sums[k] += row[j] * w[j]
     assert full_dot(values, 7, w) == (sums[0] + sums[1]) + (sums[2] + sums[3])
     assert full_dot(values, 7, w) == pytest.approx(row @ w, rel=1e-12, abs=1e-12)
+
+
+def _with_globals(kernel, **values):
+    """``kernel``'s Python source compiled again with some of its module's constants replaced, and numba's
+    bounds checks on: the same kernel with another compile-time setting."""
+    import types
+
+    from numba import njit
+
+    f = kernel.py_func
+    namespace = dict(f.__globals__, **values)
+    return njit(boundscheck=True)(types.FunctionType(f.__code__, namespace, f.__name__, f.__defaults__))
+
+
+def test_prefetch_is_a_hint_that_changes_no_value():
+    from numba import njit
+
+    from cdlab.solvers._kernels import prefetch, prefetch_row
+
+    @njit
+    def touch_all(indptr, indices, data, values):
+        for i in range(values.shape[0] + 1):  # one past the end too: a prefetch never faults
+            prefetch(values, i)
+        for i in range(indptr.shape[0] - 1):
+            prefetch_row(indptr, indices, data, i)
+        return values.sum()
+
+    X = sp.random(30, 50, density=0.6, random_state=0, format="csr")  # rows longer than a cache line
+    values = np.arange(7.0)
+    before = (X.indptr.copy(), X.indices.copy(), X.data.copy())
+    assert touch_all(X.indptr, X.indices, X.data, values) == 21.0
+    assert all(np.array_equal(a, b) for a, b in zip(before, (X.indptr, X.indices, X.data)))
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_dual_cd_chunk_gives_the_same_steps_with_and_without_prefetch(loss):
+    from cdlab.solvers.dual_cd import EXACT, dual_cd_chunk
+
+    p = _problem(loss, 0.0)
+    order = np.random.default_rng(1).integers(0, p.n_samples, 500)
+    runs = []
+    for ahead in (0, 1, 2, 7):
+        alpha, v = np.zeros(p.n_samples), np.zeros(p.n_features)
+        touched = dual_cd_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq,
+                                alpha, v, v, order, np.ones(p.n_samples), EXACT, None, ahead)
+        runs.append((touched, alpha, v))
+    assert np.any(runs[0][1] != 0.0)
+    for touched, alpha, v in runs[1:]:
+        assert touched == runs[0][0] and np.array_equal(alpha, runs[0][1]) and np.array_equal(v, runs[0][2])
+
+
+def test_the_shrinking_kernel_gives_the_same_run_with_and_without_prefetch():
+    """The shrinking kernel prefetches only while its active rows exceed the cache; compiled with that
+    threshold at 0 (and bounds checked), its guess of the example two visits ahead reads inside the active
+    set and the run is the same, shrinks and restores included."""
+    from cdlab.solvers import _shrinking
+
+    p = _problem("hinge", 0.0)
+    eager = _with_globals(_shrinking.shrinking_chunk, PREFETCH_MIN_NNZ=-1)
+    never = _with_globals(_shrinking.shrinking_chunk, PREFETCH_MIN_NNZ=np.iinfo(np.int64).max)
+    u = np.random.default_rng(2).random(3000)
+    runs = []
+    for kernel in (eager, never):
+        active_set = _shrinking.ActiveSet(p)
+        alpha, v = np.zeros(p.n_samples), np.zeros(p.n_features)
+        touched = kernel(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq, alpha,
+                         v, v, u, active_set.active, active_set.ints, active_set.floats, _shrinking.UNSHRINK_RATIO,
+                         active_set.nnz, None)
+        runs.append((touched, alpha, v, active_set.active.copy(), active_set.ints.copy()))
+    assert runs[0][4][_shrinking.N_ACTIVE] < p.n_samples and np.any(runs[0][1] != 0.0)  # it shrank, it moved
+    for a, b in zip(*runs):
+        assert np.array_equal(a, b)

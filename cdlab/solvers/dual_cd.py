@@ -54,7 +54,8 @@ from numba import njit, prange
 from .. import losses as L
 from ..sampling import make_sampler
 from ..problem import soft_threshold
-from ._kernels import full_rows, parallel_xt_alpha, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot
+from ._kernels import (full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row, row_axpy, row_dot,
+                       scalar_soft_threshold, sparse_axpy, sparse_dot)
 from ._face_cg import FACE_CG_FALL, FACE_CG_SHARE, polish
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
@@ -63,15 +64,22 @@ from .base import ALL_LOSSES, MethodSpec, State, register
 
 @njit(cache=True, nogil=True)
 def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
-                  alpha, v, w, order, step_scale, rule, full_rows):
+                  alpha, v, w, order, step_scale, rule, full_rows, ahead):
     """Run len(order) dual coordinate steps in place; returns nonzeros touched.
 
     ``rule``: EXACT (``losses.dual_step``), LINESEARCH (``losses.dual_linesearch_step`` with floor
     step_scale[i]) or SCALED (the gradient step scaled by step_scale[i]). ``w`` may be the same array
-    as ``v`` when thresh (= μ/λ) is 0. ``full_rows``: ``_kernels.full_rows``.
+    as ``v`` when thresh (= μ/λ) is 0. ``full_rows``: ``_kernels.full_rows``; ``ahead``:
+    ``_kernels.prefetch_ahead`` (0: no prefetch).
     """
     touched = 0
     for k in range(order.shape[0]):
+        if ahead > 0 and k + ahead < order.shape[0]:
+            later = order[k + ahead]
+            prefetch_row(indptr, indices, data, later)
+            prefetch(alpha, later)
+            prefetch(y, later)
+            prefetch(row_sq, later)
         i = order[k]
         start, end = indptr[i], indptr[i + 1]
         if full_rows is None:
@@ -125,7 +133,7 @@ def gradient_step_scale(problem, q, update):
 
 @njit(cache=True, nogil=True, parallel=True)
 def passcode_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
-                   alpha, v, w, order, step_scale, rule, n_blocks):
+                   alpha, v, w, order, step_scale, rule, n_blocks, ahead):
     """PASSCoDe-Wild (module docstring): ``dual_cd_chunk`` on n_blocks contiguous
     blocks of ``order`` at once, one per thread, on the shared α, v, w without locks.
     Returns the nonzeros touched, summed over the threads."""
@@ -133,7 +141,7 @@ def passcode_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     touched = np.zeros(n_blocks, np.int64)
     for b in prange(n_blocks):
         touched[b] = dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
-                                   order[m * b // n_blocks:m * (b + 1) // n_blocks], step_scale, rule, None)
+                                   order[m * b // n_blocks:m * (b + 1) // n_blocks], step_scale, rule, None, ahead)
     return touched.sum()
 
 
@@ -181,9 +189,9 @@ class DualCDState(State):
         args = (*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, self.thresh,
                 p.row_norms_sq, self.alpha, self.v, self.w, order, self.step_scale, self.rule)
         if self.n_jobs == 1:
-            return dual_cd_chunk(*args, full_rows(p))
+            return dual_cd_chunk(*args, full_rows(p), prefetch_ahead(p))
         with parallel_section(self.n_jobs):
-            return passcode_chunk(*args, self.n_jobs)
+            return passcode_chunk(*args, self.n_jobs, prefetch_ahead(p))
 
     def checkpointed(self, row, tol):
         if self.active_set is not None:

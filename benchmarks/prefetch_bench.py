@@ -1,0 +1,80 @@
+"""SDCA with and without prefetching the row a few visits ahead (``cdlab.solvers._kernels.PREFETCH_AHEAD``).
+
+    python benchmarks/prefetch_bench.py [--repeats 7] [CASE ...]
+
+A CASE is NAME:LOSS:LAMBDA_FACTOR:SHRINKING, e.g. ``a9a:logistic:1:0`` or
+``text:hinge:0.01:1`` (``text``: the race's text-like problem at 1e7 nonzeros).
+Both variants run in this one process, in interleaved pairs: "with" is cdlab as
+shipped; "without" is the same code with the prefetches switched off (the
+random-order kernel's ``ahead`` argument 0, the shrinking kernel compiled again
+with its PREFETCH_MIN_NNZ out of reach). Each run is a whole ``cdlab.solve``
+call to a certified relative gap of 1e-6 (the race's protocol: rows scaled by
+the mean norm, λ = factor/n, one thread), JIT compilation before the timing.
+Printed: the median seconds of each, the median of the pairs' ratios (without ÷
+with) and their range, and the passes (equal in both: a prefetch changes no
+value, tests/test_kernels.py).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import types
+
+import numpy as np
+from numba import njit
+
+import cdlab
+import cdlab.solvers._shrinking as shrinking
+import cdlab.solvers.dual_cd as dual_cd
+from race import certified_p_star, make_problem, real, text_like, warm_up
+
+CASES = ["a9a:logistic:1:0", "ijcnn1:logistic:1:0", "w8a:logistic:1:0", "phishing:logistic:1:0",
+         "reuters_moneyfx:logistic:1:0", "a9a:hinge:1:1", "a9a:hinge:0.01:1", "w8a:hinge:1:1", "w8a:hinge:0.01:1",
+         "ijcnn1:hinge:1:1"]
+
+
+def recompiled(kernel, **constants):
+    """``kernel`` compiled again from its source with some of its module's constants replaced."""
+    f = kernel.py_func
+    return njit(nogil=True)(types.FunctionType(f.__code__, dict(f.__globals__, **constants), f.__name__,
+                                               f.__defaults__, f.__closure__))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", default=CASES)
+    ap.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args(argv)
+    variants = {"without": (lambda problem: 0, recompiled(shrinking.shrinking_chunk, PREFETCH_MIN_NNZ=2 ** 62)),
+                "with": (dual_cd.prefetch_ahead, shrinking.shrinking_chunk)}
+
+    def use(name):
+        dual_cd.prefetch_ahead, shrinking.shrinking_chunk = variants[name]
+
+    warm_up()
+    print(f"{'case':<30} {'without s':>10} {'with s':>10} {'ratio':>6} {'range':>12} {'passes':>7}")
+    for case in args.cases:
+        name, loss, factor, shrink = case.split(":")
+        X, y = text_like(1e7) if name == "text" else real(name)
+        problem = make_problem(X, y, loss, float(factor))
+        kwargs = dict(method="sdca", sampling="permutation", tol=1e-6 * abs(certified_p_star(problem)), seed=0,
+                      max_passes=5000, shrinking=shrink == "1")
+        seconds = {v: [] for v in variants}
+        for v in variants:  # compile both
+            use(v)
+            cdlab.solve(problem, **kwargs)
+        for _ in range(args.repeats):
+            for v in variants:
+                use(v)
+                t0 = time.perf_counter()
+                result = cdlab.solve(problem, **kwargs)
+                seconds[v].append(time.perf_counter() - t0)
+        without, with_ = np.array(seconds["without"]), np.array(seconds["with"])
+        ratios = without / with_
+        print(f"{case:<30} {np.median(without):>10.4f} {np.median(with_):>10.4f} {np.median(ratios):>6.2f} "
+              f"{f'[{ratios.min():.2f}, {ratios.max():.2f}]':>12} {result.trace.passes.iloc[-1]:>7.1f}", flush=True)
+    use("with")
+
+
+if __name__ == "__main__":
+    main()
