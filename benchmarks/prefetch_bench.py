@@ -33,11 +33,12 @@ CASES = ["a9a:logistic:1:0", "ijcnn1:logistic:1:0", "w8a:logistic:1:0", "phishin
          "ijcnn1:hinge:1:1"]
 
 
-def recompiled(kernel, **constants):
-    """``kernel`` compiled again from its source with some of its module's constants replaced."""
+def recompiled(kernel, boundscheck=False, **constants):
+    """``kernel`` compiled again from its source with some of its module's constants replaced (and, with
+    ``boundscheck``, numba's bounds checks on): the same kernel with another compile-time setting."""
     f = kernel.py_func
-    return njit(nogil=True)(types.FunctionType(f.__code__, dict(f.__globals__, **constants), f.__name__,
-                                               f.__defaults__, f.__closure__))
+    return njit(nogil=True, boundscheck=boundscheck)(types.FunctionType(
+        f.__code__, dict(f.__globals__, **constants), f.__name__, f.__defaults__, f.__closure__))
 
 
 def main(argv=None):
@@ -59,7 +60,7 @@ def main(argv=None):
         problem = make_problem(X, y, loss, float(factor))
         kwargs = dict(method="sdca", sampling="permutation", tol=1e-6 * abs(certified_p_star(problem)), seed=0,
                       max_passes=5000, shrinking=shrink == "1")
-        seconds = {v: [] for v in variants}
+        seconds, passes = {v: [] for v in variants}, {v: set() for v in variants}
         for v in variants:  # compile both
             use(v)
             cdlab.solve(problem, **kwargs)
@@ -69,6 +70,9 @@ def main(argv=None):
                 t0 = time.perf_counter()
                 result = cdlab.solve(problem, **kwargs)
                 seconds[v].append(time.perf_counter() - t0)
+                passes[v].add(float(result.trace.passes.iloc[-1]))
+        if passes["with"] != passes["without"]:
+            raise AssertionError(f"{case}: passes differ with and without prefetching: {passes}")
         without, with_ = np.array(seconds["without"]), np.array(seconds["with"])
         ratios = without / with_
         print(f"{case:<30} {np.median(without):>10.4f} {np.median(with_):>10.4f} {np.median(ratios):>6.2f} "

@@ -22,9 +22,8 @@ no intercept):
    and shown apart ("build s"); peers do their own conversion inside fit().
    A fixed method whose first run is still going at OURS_REACH × the fastest
    run finished before it (and at OURS_FLOOR_S) is stopped there (max_time)
-   and run once more (its first call may have compiled a path the warm-up
-   did not reach); stopped again, it is not repeated: it cannot be the
-   fastest, and is shown as n/r with its cap (auto always runs to the end).
+   and not repeated: it cannot be the fastest, and is shown as n/r with its
+   cap (auto always runs to the end).
 3. Each peer (``_peers.PEERS``, at its own conventions converted) is fitted
    at tol 1e-2, 1e-3, … until the P of its coef_ (computed by cdlab) is
    ≤ P* + ε; that tolerance is then timed around fit(). A peer that does not
@@ -94,13 +93,12 @@ LAM_FACTORS = (1.0, 0.01)  # λ = factor / n
 TWO_THREAD_REACH = 2.0
 # a fixed cdlab method whose first run is still going at this many times the fastest run finished before
 # it, and at OURS_FLOOR_S, is stopped there (max_time, which the driver checks between checkpoints, so a
-# little later), run once more (the first may have compiled a path the warm-up did not reach), and if
-# stopped again not repeated: it is shown as n/r with its cap; auto is never stopped. The floor keeps a
+# little later) and not repeated: it is shown as n/r with its cap; auto is never stopped. The floor keeps a
 # noisy millisecond run from sinking a method where stopping it would save nothing.
 OURS_REACH = 10.0
 OURS_FLOOR_S = 1.0
-# A timed run of ours that entered numba's compiler is run again, at most this many times (then its
-# seconds are kept and its status says so).
+# A timed run of ours that entered numba's compiler is run again, at most this many times (then the last
+# one's seconds are kept and the row's status says so).
 COMPILED_RERUNS = 2
 LOSSES = ("logistic", "hinge", "squared")
 # (method, sampling, options): the fixed cdlab methods raced; those that refuse a loss (a smooth
@@ -253,7 +251,7 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
         **({} if method == "auto" else {"sampling": sampling, **options})) for method, sampling, options in runs]
     times, results = [[] for _ in runs], [None] * len(runs)
     stopped = [False] * len(runs)  # stopped at its cap in the first round: not repeated
-    compiled = [False] * len(runs)  # its last timed run still entered numba's compiler
+    kept_compiled = [False] * len(runs)  # a run whose seconds were kept entered numba's compiler
     caps = [None] * len(runs)  # each first run's max_time (OURS_REACH, OURS_FLOOR_S)
     for _ in range(repeats):
         for k, call in enumerate(calls):
@@ -265,26 +263,27 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
                 caps[k] = max(OURS_REACH * min(finished), OURS_FLOOR_S)
             # A run that entered numba's compiler (a path the warm-up's short runs on a toy problem never
             # reached: CSR rather than dense rows, shrinking's, face CG's) is run again and its seconds are
-            # not kept, nor are those of a first run stopped at its cap (it may have compiled before it).
-            for attempt in range(COMPILED_RERUNS + 1):
+            # not kept.
+            for _attempt in range(COMPILED_RERUNS + 1):
                 gc.collect()  # as timed() does: no collection of the previous run's garbage inside the timing
                 entries = compiler_entries()
                 t0 = time.perf_counter()
                 results[k] = call(caps[k] if first else None)
                 seconds = time.perf_counter() - t0
-                compiled[k] = compiler_entries() != entries
-                stopped[k] = results[k].status == "max_time"
-                if not compiled[k] and not (stopped[k] and first and attempt == 0):
+                entered = compiler_entries() != entries
+                if not entered:
                     break
+            stopped[k] = results[k].status == "max_time"
+            kept_compiled[k] = kept_compiled[k] or entered
             times[k].append(seconds)
-    for (method, sampling, options), ts, res, cut, cap, ever_compiled in zip(runs, times, results, stopped, caps,
-                                                                              compiled):
+    for (method, sampling, options), ts, res, cut, cap, compiled in zip(runs, times, results, stopped, caps,
+                                                                         kept_compiled):
         seconds = float(np.median(ts))
         spread = np.nan if cut else (max(ts) - min(ts)) / seconds if seconds > 0 else 0.0
         last = res.trace.iloc[-1]
         ok = res.status == "converged"
         status = f"stopped at {seconds:.3g} s (cap {cap:.3g} s, {OURS_REACH:g}× a faster run)" if cut else res.status
-        if ever_compiled:
+        if compiled:
             status += " (compiled in a timed run)"
         rows.append(dict(solver=solver_label(method, sampling, options) if method != "auto" else "auto", seconds=seconds if ok else np.nan,
                          spread=spread, passes=last.passes, gap=last.gap, primal=last.primal,

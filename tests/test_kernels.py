@@ -256,16 +256,15 @@ def test_full_dot_sums_four_interleaved_partial_sums(d):
     assert full_dot(values, 7, w) == pytest.approx(row @ w, rel=1e-12, abs=1e-12)
 
 
-def _with_globals(kernel, **values):
-    """``kernel``'s Python source compiled again with some of its module's constants replaced, and numba's
-    bounds checks on: the same kernel with another compile-time setting."""
-    import types
+def _recompiled(kernel, **constants):
+    """``kernel`` compiled again with some of its module's constants replaced, bounds checks on."""
+    import sys
+    from pathlib import Path
 
-    from numba import njit
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from prefetch_bench import recompiled
 
-    f = kernel.py_func
-    namespace = dict(f.__globals__, **values)
-    return njit(boundscheck=True)(types.FunctionType(f.__code__, namespace, f.__name__, f.__defaults__))
+    return recompiled(kernel, boundscheck=True, **constants)
 
 
 def test_prefetch_is_a_hint_that_changes_no_value():
@@ -286,6 +285,19 @@ def test_prefetch_is_a_hint_that_changes_no_value():
     before = (X.indptr.copy(), X.indices.copy(), X.data.copy())
     assert touch_all(X.indptr, X.indices, X.data, values) == 21.0
     assert all(np.array_equal(a, b) for a, b in zip(before, (X.indptr, X.indices, X.data)))
+    assert any("@llvm.prefetch" in text for text in touch_all.inspect_llvm().values())  # emitted, not dropped
+
+
+def test_prefetch_ahead_is_on_for_smooth_losses_and_for_data_beyond_the_cache():
+    from types import SimpleNamespace
+
+    from cdlab.solvers._kernels import CACHE_BYTES, NNZ_BYTES, PREFETCH_AHEAD, prefetch_ahead
+
+    beyond = CACHE_BYTES // NNZ_BYTES + 1
+    assert prefetch_ahead(SimpleNamespace(is_smooth=True, nnz=10)) == PREFETCH_AHEAD > 0
+    assert prefetch_ahead(SimpleNamespace(is_smooth=False, nnz=10)) == 0
+    assert prefetch_ahead(SimpleNamespace(is_smooth=False, nnz=beyond)) == PREFETCH_AHEAD
+    assert prefetch_ahead(cdlab.Problem(sp.eye(3, format="csr"), np.ones(3), loss="logistic", lam=1.0)) > 0
 
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
@@ -295,10 +307,11 @@ def test_dual_cd_chunk_gives_the_same_steps_with_and_without_prefetch(loss):
     p = _problem(loss, 0.0)
     order = np.random.default_rng(1).integers(0, p.n_samples, 500)
     runs = []
-    for ahead in (0, 1, 2, 7):
+    for kernel, ahead in ((dual_cd_chunk, 0), (dual_cd_chunk, 2), (_recompiled(dual_cd_chunk), 1),
+                          (_recompiled(dual_cd_chunk), 7)):
         alpha, v = np.zeros(p.n_samples), np.zeros(p.n_features)
-        touched = dual_cd_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq,
-                                alpha, v, v, order, np.ones(p.n_samples), EXACT, None, ahead)
+        touched = kernel(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq,
+                         alpha, v, v, order, np.ones(p.n_samples), EXACT, None, ahead)
         runs.append((touched, alpha, v))
     assert np.any(runs[0][1] != 0.0)
     for touched, alpha, v in runs[1:]:
@@ -306,14 +319,14 @@ def test_dual_cd_chunk_gives_the_same_steps_with_and_without_prefetch(loss):
 
 
 def test_the_shrinking_kernel_gives_the_same_run_with_and_without_prefetch():
-    """The shrinking kernel prefetches only while its active rows exceed the cache; compiled with that
-    threshold at 0 (and bounds checked), its guess of the example two visits ahead reads inside the active
-    set and the run is the same, shrinks and restores included."""
+    """The shrinking kernel prefetches only while its active rows exceed L2; compiled with that threshold
+    below any active set (and bounds checked), its guess of the example two visits ahead reads inside the
+    active set and the run is the same, shrinks included."""
     from cdlab.solvers import _shrinking
 
     p = _problem("hinge", 0.0)
-    eager = _with_globals(_shrinking.shrinking_chunk, PREFETCH_MIN_NNZ=-1)
-    never = _with_globals(_shrinking.shrinking_chunk, PREFETCH_MIN_NNZ=np.iinfo(np.int64).max)
+    eager = _recompiled(_shrinking.shrinking_chunk, PREFETCH_MIN_NNZ=-1)
+    never = _recompiled(_shrinking.shrinking_chunk, PREFETCH_MIN_NNZ=np.iinfo(np.int64).max)
     u = np.random.default_rng(2).random(3000)
     runs = []
     for kernel in (eager, never):

@@ -114,7 +114,7 @@ def test_save_resumes_and_tables_print_what_was_saved(tmp_path, monkeypatch, cap
 
 def test_a_slow_fixed_method_is_stopped_at_its_cap_and_not_repeated(monkeypatch):
     """run_ours: with the cap at ~0 (OURS_REACH, OURS_FLOOR_S), every fixed method after the first that
-    finished stops at its first checkpoint past the cap, twice (a retry), and is shown n/r with its cap; the first
+    finished stops at its first checkpoint past the cap, once, and is shown n/r with its cap; the first
     method and auto run to a certified end, every repeat."""
     monkeypatch.setattr(race, "OURS_REACH", 1e-9)
     monkeypatch.setattr(race, "OURS_FLOOR_S", 0.0)
@@ -132,9 +132,13 @@ def test_a_slow_fixed_method_is_stopped_at_its_cap_and_not_repeated(monkeypatch)
 
 
 def test_a_run_that_entered_the_compiler_is_run_again_and_not_counted(monkeypatch):
-    """run_ours: a timed run during which numba's compiler was entered (here: made to look so for the
-    first call of each method) is run again; only the warm run's seconds are kept, the status is clean.
-    A method that enters it on every call is still timed, and its status says so."""
+    """run_ours: a timed run during which numba's compiler was entered (here: made to look so, and to take
+    0.3 s more) is run again and its seconds are not kept. SDCA "compiles" on its first call only: 3 calls
+    for 2 repeats, fast seconds, a clean status. Newton "compiles" on every call of the first round: it is
+    run COMPILED_RERUNS + 1 times there, the last run's seconds are kept, and the row says so although the
+    second round ran clean."""
+    import time
+
     X, y = dense(200, 10, 2)
     problem = race.make_problem(X, y, "squared", 1.0)
     eps = 1e-6 * abs(cdlab.reference_optimum(problem, tol=1e-10))
@@ -143,8 +147,10 @@ def test_a_run_that_entered_the_compiler_is_run_again_and_not_counted(monkeypatc
 
     def solve(*args, **kwargs):
         calls.append(kwargs["method"])
-        if kwargs["method"] == "newton" or calls.count(kwargs["method"]) == 1:
+        first_round = kwargs["method"] == "newton" and len([c for c in calls if c == "newton"]) <= race.COMPILED_RERUNS + 1
+        if first_round or calls.count(kwargs["method"]) == 1:
             entries[0] += 1  # as numba's compiler_lock event would count
+            time.sleep(0.3)
         return real_solve(*args, **kwargs)
 
     monkeypatch.setattr(race.cdlab, "solve", solve)
@@ -152,7 +158,7 @@ def test_a_run_that_entered_the_compiler_is_run_again_and_not_counted(monkeypatc
     runs = [("sdca", "permutation", {}), ("newton", "uniform", {})]
     ours = race.run_ours(problem, eps, 2, 2000, runs=runs, with_auto=False)
     assert calls.count("sdca") == 3  # 2 repeats + the compiled first call run again
-    assert calls.count("newton") == 2 * (race.COMPILED_RERUNS + 1)
+    assert calls.count("newton") == race.COMPILED_RERUNS + 1 + 1
     sdca, newton = ours.iloc[0], ours.iloc[1]
-    assert sdca.status == "converged" and np.isfinite(sdca.seconds)
+    assert sdca.status == "converged" and sdca.seconds < 0.3 and sdca.spread < 1.0
     assert newton.status == "converged (compiled in a timed run)" and np.isfinite(newton.seconds)

@@ -66,9 +66,11 @@ NNZ_BYTES = 12
 # reuters_moneyfx 0.97–1.06; with shrinking, hinge, a9a 1.16–1.17 (λ = 1/n, 0.01/n), ijcnn1 1.08, the
 # text-like problem 1.25, w8a 1.02–1.04. Where most steps leave α_i at its bound (the hinge loss at small λ)
 # and the rows are cached, the prefetches are overhead: w8a 0.86–0.94 while its shrunk active set fits in L2.
-# So a kernel prefetches for the smooth losses, and for the others while the rows it visits exceed the
-# cache: X beyond CACHE_BYTES (``prefetch_ahead``), the shrinking kernel's active rows beyond
-# CORE_CACHE_BYTES (PREFETCH_MIN_NNZ).
+# The rules: ``dual_cd_chunk`` prefetches for a smooth loss, and for the others where X is ``beyond_cache``
+# (not measured between: the hinge loss without shrinking on X between L2 and the last-level cache, a9a and
+# w8a, lost 1–14 % with prefetching in unreliable runs, so it is off there); the shrinking kernel, which
+# runs the box losses (the smoothed hinge too), while its active rows exceed CORE_CACHE_BYTES
+# (PREFETCH_MIN_NNZ), where it was measured above.
 PREFETCH_AHEAD = 2
 PREFETCH_MIN_NNZ = CORE_CACHE_BYTES // NNZ_BYTES
 # ... of a row, the first two lines: entries of ``data`` (float64, 8 a 64-byte line) and ``indices`` (uint32, 16).
@@ -78,7 +80,11 @@ _DATA_LINE, _INDEX_LINE = 8, 16
 @intrinsic
 def prefetch(typingctx, array, index):
     """Hint that ``array[index]`` will be read soon (LLVM's ``llvm.prefetch``: a read, kept in all cache
-    levels). No effect on any value, and no fault: the CPU drops a prefetch of an address it cannot read."""
+    levels). No effect on any value, and no fault: the CPU drops a prefetch of an address it cannot read.
+    ``array``: a 1-D array; ``index``: an integer."""
+    if not (isinstance(array, types.Array) and array.ndim == 1 and isinstance(index, types.Integer)):
+        return None  # numba then reports that no signature matches these arguments
+
     sig = types.void(array, index)
 
     def codegen(context, builder, signature, args):
@@ -87,11 +93,10 @@ def prefetch(typingctx, array, index):
         pointer = cgutils.get_item_pointer(context, builder, array_type, values, [args[1]], wraparound=False,
                                            boundscheck=False)
         byte_pointer = ir.IntType(8).as_pointer()
-        # the intrinsic is overloaded on its pointer type: "p0" where LLVM's pointers are opaque, else "p0i8"
-        name = "llvm.prefetch.p0" if str(byte_pointer) == "ptr" else "llvm.prefetch.p0i8"
         i32 = ir.IntType(32)
-        function = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]), name)
+        # the intrinsic is overloaded on its pointer type; llvmlite names it for the IR it writes
+        function = builder.module.declare_intrinsic(
+            "llvm.prefetch", [byte_pointer], ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]))
         # (address, 0 = read, 3 = highest temporal locality, 1 = data cache)
         builder.call(function, [builder.bitcast(pointer, byte_pointer), ir.Constant(i32, 0), ir.Constant(i32, 3),
                                 ir.Constant(i32, 1)])
@@ -113,10 +118,15 @@ def prefetch_row(indptr, indices, data, i):
             prefetch(indices, start + _INDEX_LINE)
 
 
+def beyond_cache(problem) -> bool:
+    """Whether X's arrays (NNZ_BYTES a nonzero) exceed this machine's last-level cache, CACHE_BYTES."""
+    return problem.nnz * NNZ_BYTES > CACHE_BYTES
+
+
 def prefetch_ahead(problem) -> int:
-    """The ``ahead`` argument of a random-order row kernel (``dual_cd_chunk``): PREFETCH_AHEAD for a smooth
-    loss or for X beyond CACHE_BYTES, else 0 (no prefetch)."""
-    return PREFETCH_AHEAD if problem.is_smooth or problem.nnz * NNZ_BYTES > CACHE_BYTES else 0
+    """The ``ahead`` argument of ``dual_cd_chunk``: PREFETCH_AHEAD for a smooth loss or X ``beyond_cache``,
+    else 0 (no prefetch)."""
+    return PREFETCH_AHEAD if problem.is_smooth or beyond_cache(problem) else 0
 
 
 @njit(inline="always", cache=True)

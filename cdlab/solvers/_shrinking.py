@@ -98,6 +98,12 @@ def shrinking_sampling_rule(sampling, options) -> str:
     return ""
 
 
+@njit(inline="always", cache=True)
+def _visit_slot(pos, n_active, u):
+    """The slot of ``active`` a visit at ``pos`` draws from u ∈ [0, 1): uniform over pos … n_active − 1."""
+    return min(pos + int(u * (n_active - pos)), n_active - 1)
+
+
 @njit(cache=True, nogil=True)
 def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
                     u, active, ints, floats, ratio, nnz, full_rows):
@@ -113,16 +119,17 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
     restore, last_sum = floats[RESTORE], floats[LAST_PG_SUM]
     touched = 0
     for k in range(u.shape[0]):
-        # prefetch the example PREFETCH_AHEAD visits ahead, as it will be if none is shrunk before it (a
-        # hint: a wrong guess costs only the prefetch), while the active rows exceed the cache
+        # while the active rows exceed L2, prefetch a guess of the example PREFETCH_AHEAD visits ahead: the
+        # one in its slot now (it moves if an example is shrunk before it or a visit between draws its slot;
+        # a wrong guess costs only the prefetch)
         later = pos + PREFETCH_AHEAD
         if active_nnz > PREFETCH_MIN_NNZ and later < n_active and k + PREFETCH_AHEAD < u.shape[0]:
-            guess = active[min(later + int(u[k + PREFETCH_AHEAD] * (n_active - later)), n_active - 1)]
+            guess = active[_visit_slot(later, n_active, u[k + PREFETCH_AHEAD])]
             prefetch_row(indptr, indices, data, guess)
             prefetch(alpha, guess)
             prefetch(y, guess)
             prefetch(row_sq, guess)
-        j = min(pos + int(u[k] * (n_active - pos)), n_active - 1)
+        j = _visit_slot(pos, n_active, u[k])
         i = active[j]
         active[j] = active[pos]
         active[pos] = i

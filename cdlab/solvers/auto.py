@@ -75,7 +75,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import costs, driver, newton
-from ._kernels import CACHE_BYTES, NNZ_BYTES
+from ._kernels import beyond_cache
 from ._threads import check_n_jobs
 from .base import get_method
 
@@ -111,8 +111,7 @@ FIRST_ORDER_PASSES_PER_BOUND = 5.0
 # derivative there (logistic: an exp, 6.0–10; squared 1.0–1.5) and per step on a non-empty column ~45
 # (colon-cancer 60, reuters_moneyfx 44).
 SDCA_NS_PER_NNZ = 0.75
-# ... while X's arrays (NNZ_BYTES a nonzero) fit this machine's last-level cache, CACHE_BYTES (both
-# ``_kernels``'); beyond it a pass streams X from memory and gathers w from beyond L1: 1.8–2.2 ns a nonzero on
+# ... while X's arrays fit this machine's last-level cache (``_kernels.beyond_cache``); beyond it a pass streams X from memory and gathers w from beyond L1: 1.8–2.2 ns a nonzero on
 # the race's dense 1e5 × 500 (600 MB), 5.5–6.3 on its text-like problem at 1e7 nonzeros (120 MB, w of 25000
 # entries), against 0.7–1.4 on madelon and rcv1_small (benchmarks/sdca_epoch.py's kernel, one thread).
 SDCA_NS_PER_NNZ_BEYOND_CACHE = 3.0
@@ -150,7 +149,7 @@ def faceoff_work(problem) -> dict:
 def pass_ns(problem, side) -> float:
     """Predicted ns of one pass of the side's coordinate method on one thread: SDCA (dual) or primal CD."""
     if side == "dual":
-        per_nnz = SDCA_NS_PER_NNZ if NNZ_BYTES * problem.nnz <= CACHE_BYTES else SDCA_NS_PER_NNZ_BEYOND_CACHE
+        per_nnz = SDCA_NS_PER_NNZ_BEYOND_CACHE if beyond_cache(problem) else SDCA_NS_PER_NNZ
         return per_nnz * problem.nnz + SDCA_NS_PER_STEP[problem.loss] * problem.n_samples
     # primal CD draws the non-empty columns only
     return PRIMAL_CD_NS_PER_NNZ[problem.loss] * problem.nnz + PRIMAL_CD_NS_PER_STEP * problem.n_nonempty_columns
