@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_info
 
 import cdlab
 from cdlab import losses as L
-from cdlab.solvers import newton
+from cdlab.solvers import auto, newton
 from cdlab.data import make_synthetic
 from _helpers import LOSSES, check_certified, mean_scaled_dataset, scaled_problem, sparse_problem, synthetic_problem
 
@@ -523,3 +523,74 @@ def test_squared_cg_below_the_reachable_gap_checkpoints_rarely():
     res = cdlab.solve(problem, "newton", solver="cg", tol=1e-22, max_passes=600)
     assert res.status == "max_passes" and res.trace.steps.iloc[-1] >= 250 and np.isfinite(res.trace.gap).all()
     assert len(res.trace) <= 20
+
+
+def rotated_dense_problem(cond, lam_factor, n=4000, d=300, seed=1):
+    """Dense Gaussian rows whose column scales span √cond, rotated so that no diagonal (Jacobi) preconditioner
+    undoes them: CG on its normal equations is slow where cond is large, fast at cond = 1."""
+    rng = np.random.default_rng(seed)
+    rotation, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    X = rng.standard_normal((n, d)) * np.logspace(0, -np.log10(cond) / 2, d) @ rotation.T
+    X /= np.sqrt((X ** 2).sum(axis=1).mean())
+    y = X @ rng.standard_normal(d) + 0.1 * rng.standard_normal(n)
+    return cdlab.Problem(X, y, loss="squared", lam=lam_factor / n)
+
+
+def _watched_state(monkeypatch):
+    """The NewtonState of the next run (captured at its checkpoints)."""
+    states = []
+    hook = newton.NewtonState.checkpointed
+    monkeypatch.setattr(newton.NewtonState, "checkpointed",
+                        lambda self, row, tol: states.append(self) or hook(self, row, tol))
+    return states
+
+
+@pytest.mark.parametrize("lam_factor", [1.0, 0.01])
+def test_the_squared_loss_starts_on_cg_and_hands_over_to_cholesky_where_cg_is_slow(monkeypatch, lam_factor):
+    """Where "auto" picks Cholesky for the squared loss and a Cholesky iteration costs at least
+    HANDOVER_MIN_PRODUCTS products, the run starts on CG: on well-conditioned rows CG certifies in a few
+    products and never forms H; on rows CG is slow on (cond 1e8, rotated) it hands over after a few products,
+    and one Cholesky step lands on the optimum. Both certified (and within the gap's reach, ‖w − w*‖² ≤ 2·gap/λ,
+    of numpy's solution of the normal equations), with every pass
+    counted (1 for the start's ∇P, 2 per product, 2 for the Cholesky step)."""
+    for cond, hands_over in ((1.0, False), (1e8, True)):
+        problem = rotated_dense_problem(cond, lam_factor)
+        assert newton.inner_solver(problem) == "cholesky"
+        assert newton.cg_handover(problem) >= newton.HANDOVER_MIN_PRODUCTS
+        states = _watched_state(monkeypatch)
+        res = check_certified(problem, "newton", tol=1e-9)
+        state = states[-1]
+        assert state.handover > 0 and state.solver == ("cholesky" if hands_over else "cg")
+        X = problem.X.toarray()
+        w_star = np.linalg.solve(X.T @ X / problem.n_samples + problem.lam * np.eye(problem.n_features),
+                                 X.T @ problem.y / problem.n_samples)
+        # λ-strong convexity: ‖w − w*‖² ≤ 2 gap / λ
+        assert np.linalg.norm(res.w - w_star) <= np.sqrt(2 * res.trace.gap.iloc[-1] / problem.lam) + 1e-12
+        products = len(state.product_gaps)
+        assert 2 <= products <= 2 * newton.HANDOVER_MIN_PRODUCTS
+        assert state.data_passes == pytest.approx(1 + 2 * products + 2 * hands_over, rel=1e-12)
+        assert res.trace.steps.iloc[-1] == products + hands_over
+        slow = cdlab.solve(problem, "newton", solver="cg", tol=1e-9, max_passes=1e5)
+        assert (slow.trace.steps.iloc[-1] > 5 * products) == hands_over  # CG alone: many more products
+    choice = auto.choose(problem)  # auto's reason says so
+    assert choice["method"] == "newton" and "hands over to Cholesky" in choice["reason"]
+
+
+def test_a_squared_run_without_a_tol_hands_over_at_its_second_product():
+    """tol ≤ 0 (a run to its budget): CG cannot reach a gap of 0, so it hands over at its second product;
+    the Cholesky step that follows lands on the optimum; an explicit solver never hands over."""
+    problem = rotated_dense_problem(1.0, 1.0)
+    state = newton.NewtonState(problem, "uniform", None)
+    state.checkpointed({"gap": np.inf}, 0.0)
+    state.run(1)
+    assert state.solver == "cg" and state.data_passes == 3  # ∇P, then a product
+    state.run(1)
+    assert state.solver == "cholesky" and state.data_passes == 5 and len(state.product_gaps) == 2
+    state.run(1)
+    assert state.steps == 3 and state.data_passes == 7
+    X = problem.X.toarray()
+    w_star = np.linalg.solve(X.T @ X / problem.n_samples + problem.lam * np.eye(problem.n_features),
+                             X.T @ problem.y / problem.n_samples)
+    np.testing.assert_allclose(state.w, w_star, rtol=1e-9, atol=1e-12)
+    assert newton.NewtonState(problem, "uniform", None, solver="cholesky").handover == 0
+    assert newton.NewtonState(problem, "uniform", None, solver="cg").handover == 0

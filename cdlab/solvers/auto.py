@@ -223,6 +223,10 @@ def choose(problem) -> dict:
                f"{newton.cholesky_iteration_ns(problem) * 1e-6:.3g} ms (the d × d Hessian, its Cholesky factor "
                f"and 2 passes) + {newton.solve_checkpoints(problem, 'cholesky'):.0f} checkpoints × "
                f"{checkpoint_ms:.3g} ms")
+        handover = newton.cg_handover(problem)
+        if handover:
+            how += (f" (it starts on conjugate gradients and hands over to Cholesky once their measured contraction "
+                    f"says the products left cost more than the iteration's ~{handover:.0f})")
     else:
         products = newton.cg_products(problem)
         how = (f"Newton with conjugate gradients (Hessian-vector products, 2 passes each) is predicted faster: "

@@ -10,7 +10,9 @@ factors it (LAPACK's potrf/potrs through scipy.linalg; d ≤ MAX_FEATURES),
 "cg" never forms it (conjugate gradients on Hessian-vector products, "The CG
 path" below; memory O(n + d)), and "auto" (the default) takes the one of the
 lower predicted seconds (``inner_solver``: ``predicted_ns`` of each), CG
-wherever d > MAX_FEATURES. Either way the iteration
+wherever d > MAX_FEATURES; where it picks Cholesky for the squared loss, the run
+starts on CG and hands over to Cholesky once CG's measured contraction says the
+rest would cost more (``cg_handover``). Either way the iteration
 moves w ← w + tΔ, t the first of 1, ½, ¼, … that decreases P sufficiently
 (Armijo; Boyd & Vandenberghe 2004, *Convex Optimization*, §9.5, Algorithm 9.5,
 "damped Newton", with the backtracking line search of §9.2, α = ARMIJO,
@@ -226,6 +228,14 @@ SQUARED_DUE_FACTOR = 1.0
 # and 3.2 → 3.7; reuters_moneyfx (d = 1.07 n), kept on the primal side: 0.01/n 132 → 227 (349 → 668 passes), the
 # column scaling Jacobi brings outweighing its 545-dimensional null space.
 DUAL_CG_RATIO = 2.0
+# The squared loss where "auto" picks Cholesky (on the primal system) starts on the CG path and hands over to
+# Cholesky (``NewtonState._hands_over``) once CG's measured contraction says the products still needed to reach
+# the run's tol cost more than one Cholesky iteration (``cg_handover``: its predicted ns over a product's), judged
+# from the second product on (the first clears the spectrum's outlier, CG_PRODUCTS_SCALE's comment); where a
+# Cholesky iteration costs fewer than HANDOVER_MIN_PRODUCTS products the run takes Cholesky from the start.
+# Measured (whole calls, certified relative gap 1e-6, rows scaled by their mean norm): the race's dense 1e5 × 500,
+# λ = 1/n, Cholesky 915–936 ms → 248 ms (CG alone, a few products); λ = 0.01/n 913–970 → 311–329 ms.
+HANDOVER_MIN_PRODUCTS = 16
 DUE_GUARD_RATIO = 4
 DUE_GUARD_STEPS = 16
 
@@ -284,6 +294,18 @@ def cg_iteration_ns(problem, products) -> float:
     else:
         read = CG_NS_PER_NNZ * problem.nnz
     return sweeps * read + CG_NS_PER_ENTRY * entries + CG_OVERHEAD_NS * newton_step
+
+
+def cg_handover(problem, solver="auto") -> float:
+    """A Cholesky iteration's predicted ns in Hessian-vector products (``cholesky_iteration_ns`` over
+    ``cg_iteration_ns`` of one product) where the run starts on CG and may hand over (HANDOVER_MIN_PRODUCTS'
+    comment): the squared loss, ``solver`` "auto", ``inner_solver`` picking Cholesky, CG on the primal system
+    (X's nonempty columns below DUAL_CG_RATIO·n) and at least HANDOVER_MIN_PRODUCTS products; else 0."""
+    if (problem.loss != "squared" or solver != "auto" or inner_solver(problem) != "cholesky"
+            or problem.n_nonempty_columns >= DUAL_CG_RATIO * problem.n_samples):
+        return 0.0
+    products = cholesky_iteration_ns(problem) / cg_iteration_ns(problem, 1)
+    return products if products >= HANDOVER_MIN_PRODUCTS else 0.0
 
 
 def cg_newton_iterations(problem) -> float:
@@ -472,7 +494,9 @@ class NewtonState(State):
             raise ValueError(refusal)
         super().__init__(problem, rng)
         n, d = problem.n_samples, problem.n_features
-        self.solver = inner_solver(problem, solver)
+        # the squared loss may start on CG and hand over to Cholesky (HANDOVER_MIN_PRODUCTS' comment)
+        self.handover = cg_handover(problem, solver)
+        self.solver = "cg" if self.handover else inner_solver(problem, solver)
         self.threads = blas_controller()  # BLAS's limit is set to n_jobs around each iteration's calls
         self.n_jobs = n_jobs
         # once quadratic convergence sets in, the gap drops by orders per iteration: checkpoint after each
@@ -489,10 +513,7 @@ class NewtonState(State):
         self.dual_space = (problem.loss == "squared" and self.solver == "cg"
                            and problem.n_nonempty_columns >= DUAL_CG_RATIO * n)
         if self.solver == "cholesky":
-            self.dense = dense_rows(problem)
-            self.H = np.zeros((d, d), order="F")
-            self.factor = np.zeros((d, d), order="F")
-            self.block = np.empty((min(BLOCK_ROWS, n), d)) if self.dense else None  # the dense path's rows
+            self._cholesky_arrays()
         elif self.dual_space:  # CG on the dual system (``_dual_cg``): n-long vectors, and u = Xᵀp/(λn)
             self.alpha = np.zeros(n)
             self.r, self.p_dir, self.q, self.s = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
@@ -515,15 +536,33 @@ class NewtonState(State):
         self.cg_floor = 0.0  # CG's stopping residual from the run's tol (``checkpointed``)
         self.checkpoint_steps = 0  # steps at the last checkpoint (``certificate_due``'s guard)
         self.due_spacing = 1  # the squared loss's CG: least steps between due checkpoints (``checkpointed``)
+        self.tol = 0.0  # the run's tol (``checkpointed``)
+        self.product_gaps = []  # the carried gap after each product since CG (re)started, while it may hand over
+
+    def _cholesky_arrays(self):
+        """H, its factor, and on the dense path a block of rows: 2·d² + BLOCK_ROWS·d doubles at most."""
+        p = self.p
+        d = p.n_features
+        self.dense = dense_rows(p)
+        self.H = np.zeros((d, d), order="F")
+        self.factor = np.zeros((d, d), order="F")
+        self.block = np.empty((min(BLOCK_ROWS, p.n_samples), d)) if self.dense else None  # the dense path's rows
 
     def run(self, n_steps):
         if self.solver == "cg":
             if self.carries_residual:
-                self._conjugate_gradients(n_steps)
+                n_steps -= self._conjugate_gradients(n_steps)
             else:
                 self._newton_cg(n_steps)
+                n_steps = 0
             self.steps_per_pass = self.steps / self.data_passes
-            return
+        if n_steps > 0:  # Cholesky's iterations, from the start or after CG handed over
+            self._cholesky_steps(n_steps)
+            if self.handover:
+                self.steps_per_pass = self.steps / self.data_passes
+
+    def _cholesky_steps(self, n_steps):
+        """``n_steps`` Newton iterations solving the system by Cholesky (2 passes each)."""
         p = self.p
         for _ in range(n_steps):
             with _BLAS_LIMIT, self.threads.limit(limits=self.n_jobs, user_api="blas"):
@@ -624,6 +663,7 @@ class NewtonState(State):
         comment); the squared loss's CG: a certified gap above tol where the carried one was within it doubles
         ``due_spacing`` (SQUARED_DUE_FACTOR's comment)."""
         self.cg_floor = CG_GAP_SHARE * math.sqrt(2.0 * self.p.lam * max(tol, 0.0))
+        self.tol = tol
         self.checkpoint_steps = self.steps
         if tol > 0.0 and (self.p.loss != "squared" or self.carries_residual):
             self.checkpoint_every_step = True
@@ -663,33 +703,66 @@ class NewtonState(State):
             self._line_search(self.step.copy())
 
     def _conjugate_gradients(self, n_steps):
-        """The squared loss: ``n_steps`` iterations of CG carried across calls, on its normal equations
+        """The squared loss: up to ``n_steps`` iterations of CG carried across calls, on its normal equations
         (``_newton_cg.cg_steps``) or where ``dual_space`` on its dual system (``_dual_cg``); it (re)starts from the
         true residual (``_start_cg``) at the first call and wherever it stops short (r = 0, or pᵀAp ≤ 0 by
-        rounding), a restart counting as a step (so a run always advances)."""
+        rounding), a restart counting as a step (so a run always advances). While it may hand over to Cholesky
+        (``handover``) it runs one product at a time and stops where ``_hands_over``. Returns the steps run."""
         p = self.p
         done = 0
-        while done < n_steps:
+        while done < n_steps and self.solver == "cg":
             if self.rz is None:
                 self._start_cg()
                 np.multiply(self.minv, self.r, out=self.s)
                 self.p_dir[:] = self.s
                 self.rz = dense_dot(self.r, self.s)
-            if self.dual_space:
+                self.product_gaps = []
+            wanted = 1 if self.handover else n_steps - done
+            if self.handover:
+                moved, self.rz, touched = cg_steps(*self.sweep, self.curv, p.lam, self.minv, 1, self.w, self.z,
+                                                   self.r, self.p_dir, self.q, self.xp, self.s, self.rz)
+                if moved:
+                    self.product_gaps.append(self._carried_gap())
+                if moved and self._hands_over():
+                    self.solver = "cholesky"
+                    self._cholesky_arrays()
+            elif self.dual_space:
                 moved, self.rz, touched = dual_cg_steps(
-                    *self.sweep, p.lam * p.n_samples, self.minv, n_steps - done, self.alpha, self.w, self.z, self.r,
+                    *self.sweep, p.lam * p.n_samples, self.minv, wanted, self.alpha, self.w, self.z, self.r,
                     self.p_dir, self.q, self.xt_p, self.s, self.rz)
             else:
-                moved, self.rz, touched = cg_steps(*self.sweep, self.curv, p.lam, self.minv, n_steps - done, self.w,
+                moved, self.rz, touched = cg_steps(*self.sweep, self.curv, p.lam, self.minv, wanted, self.w,
                                                    self.z, self.r, self.p_dir, self.q, self.xp, self.s, self.rz)
             self._count(touched)
             done += moved
-            if done < n_steps:
+            if moved < wanted:  # stopped short: restart, a step
                 self.rz = None
                 done += 1
-        self.steps += n_steps
+        self.steps += done
         self.value = (line_point(p.loss_code, self.z, self.z, p.y, p.s, 0.0)[0] / p.n_samples
                       + 0.5 * p.lam * dense_dot(self.w, self.w))  # P(w), O(n + d), no pass over X
+        return done
+
+    def _hands_over(self) -> bool:
+        """Whether CG should hand over to Cholesky, judged from the second product on: the products still
+        needed to bring the carried gap to the run's tol, at the contraction per product of the last half of
+        those since the first, (g_k/g_m)^(1/(k−m)) after k products, m = max(1, ⌊k/2⌋) (CG's rate slows as it
+        clears the spectrum's ends), exceed ``handover`` (a Cholesky iteration's cost in products); a run
+        without a tol > 0 (which CG cannot reach) hands over at its second product."""
+        gaps = self.product_gaps
+        k = len(gaps)
+        if k < 2:
+            return False
+        if self.tol <= 0.0:
+            return True
+        target = SQUARED_DUE_FACTOR * self.tol
+        if gaps[-1] <= target:  # due: the next checkpoint may end the run
+            return False
+        m = max(1, k // 2)
+        rate = (gaps[-1] / gaps[m - 1]) ** (1.0 / (k - m))
+        if not rate < 1.0:
+            return True
+        return math.log(gaps[-1] / target) > self.handover * -math.log(rate)
 
     def _start_cg(self):
         """r and M⁻¹ from the current iterate: r = −∇P(w) and M = diag(H) by one sweep (``jacobi``), or on the
