@@ -78,6 +78,27 @@ def test_sweep_fills_in_alpha_of_w(loss):
 
 
 @pytest.mark.parametrize("method", ["sdca", "primal_cd", "spdc"])
+def test_a_start_at_zero_is_certified_without_a_pass_only_where_alpha_is_zero(monkeypatch, method):
+    """At w = 0 and α = 0 (a dual or primal-dual method's start) Xw = Xᵀα = 0: the start's checkpoint reads no X
+    and is Problem's certificate bit for bit; a primal method's α = α(0) ≠ 0 still needs the sweep."""
+    from cdlab.solvers import driver
+
+    calls = []
+    sweep = driver.certificate_sweep
+    monkeypatch.setattr(driver, "certificate_sweep", lambda *args: calls.append(args[6].any()) or sweep(*args))
+    p = _problem("logistic", 0.0)
+    res = cdlab.solve(p, method=method, max_passes=3, tol=0.0, seed=0)
+    first = res.trace.iloc[0]
+    zero_w, zero_alpha = np.zeros(p.n_features), np.zeros(p.n_samples)
+    if cdlab.METHODS[method].kind == "primal":
+        assert len(calls) == len(res.trace) and not calls[0]  # the start's sweep, at w = 0
+        return
+    assert len(calls) == len(res.trace) - 1 and all(calls)  # every checkpoint but the start's
+    assert first["primal"] == p.primal(zero_w) and first["dual"] == p.dual(zero_alpha)
+    assert first["gap"] == p.gap(zero_w, zero_alpha)
+
+
+@pytest.mark.parametrize("method", ["sdca", "primal_cd", "spdc"])
 @pytest.mark.parametrize("l1", [0.0, 0.02])
 def test_trace_rows_are_the_problems_certificates(method, l1):
     """A checkpoint's P, D and gap are Problem's, bit for bit; at a primal method's α = −φ'(Xw), D and the gap

@@ -49,8 +49,9 @@ SLICE_NNZ = 2_000_000
 def _checkpoint(problem, w, alpha, n_jobs=1):
     """(α, P(w), D(α), gap); α = α(w) when the state reports none. With lam > 0,
     Xw and Xᵀα come from one pass over X (``_kernels.certificate_sweep``; with
-    n_jobs > 1 its parallel form over n_jobs row blocks) and Problem turns them
-    into the certificates; with lam = 0 there is no dual."""
+    n_jobs > 1 its parallel form over n_jobs row blocks), or without a pass at
+    w = 0 and α = 0 (a dual or primal-dual method's start), and Problem turns
+    them into the certificates; with lam = 0 there is no dual."""
     if problem.lam <= 0:
         if alpha is None:
             alpha = problem.alpha_from_w(w)
@@ -58,15 +59,16 @@ def _checkpoint(problem, w, alpha, n_jobs=1):
     from_w = alpha is None
     if from_w:
         alpha = np.empty(problem.n_samples)
-    z = np.empty(problem.n_samples)
+    z = np.zeros(problem.n_samples)
     v = np.zeros(problem.n_features)
-    args = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
-    if n_jobs == 1:
-        certificate_sweep(*args, full_rows(problem))
-    else:
-        with parallel_section(n_jobs):
-            parallel_certificate_sweep(*args, row_blocks(problem.X.indptr, n_jobs), full_rows(problem))
-    v /= problem.lam * problem.n_samples
+    if from_w or w.any() or alpha.any():  # else a dual start: Xw = Xᵀα = 0 without a pass over X
+        args = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
+        if n_jobs == 1:
+            certificate_sweep(*args, full_rows(problem))
+        else:
+            with parallel_section(n_jobs):
+                parallel_certificate_sweep(*args, row_blocks(problem.X.indptr, n_jobs), full_rows(problem))
+        v /= problem.lam * problem.n_samples
     return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=from_w))
 
 
