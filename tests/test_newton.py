@@ -363,16 +363,22 @@ def test_cg_stops_at_the_residual_the_runs_tolerance_needs():
     assert problem.gap(res.w, problem.alpha_from_w(res.w)) <= 1e-10
 
 
-def test_the_driver_hands_each_checkpoint_and_the_runs_tol_to_the_state(monkeypatch):
+def _watch_checkpoints(monkeypatch):
+    """(state, row, tol) of each checkpoint of the runs that follow (``NewtonState.checkpointed``'s calls)."""
     seen = []
     hook = newton.NewtonState.checkpointed
-    monkeypatch.setattr(newton.NewtonState, "checkpointed", lambda self, row, tol: seen.append((row, tol)) or
-                        hook(self, row, tol))
+    monkeypatch.setattr(newton.NewtonState, "checkpointed",
+                        lambda self, row, tol: seen.append((self, row, tol)) or hook(self, row, tol))
+    return seen
+
+
+def test_the_driver_hands_each_checkpoint_and_the_runs_tol_to_the_state(monkeypatch):
+    seen = _watch_checkpoints(monkeypatch)
     problem = sparse_problem(n=60, d=25, density=0.3, seed=2, loss="logistic", lam=1e-3)
     res = cdlab.solve(problem, "newton", tol=1e-7, solver="cg", eval_every=1.0, max_passes=1000)
     assert res.converged and len(seen) == len(res.trace)  # one call per checkpoint, the start's included
-    assert [tol for _, tol in seen] == [1e-7] * len(seen)
-    assert [row["gap"] for row, _ in seen] == res.trace.gap.tolist()
+    assert [tol for _, _, tol in seen] == [1e-7] * len(seen)
+    assert [row["gap"] for _, row, _ in seen] == res.trace.gap.tolist()
 
 
 def test_squared_cg_is_preconditioned_cg_on_the_normal_equations():
@@ -536,13 +542,11 @@ def rotated_dense_problem(cond, lam_factor, n=4000, d=300, seed=1):
     return cdlab.Problem(X, y, loss="squared", lam=lam_factor / n)
 
 
-def _watched_state(monkeypatch):
-    """The NewtonState of the next run (captured at its checkpoints)."""
-    states = []
-    hook = newton.NewtonState.checkpointed
-    monkeypatch.setattr(newton.NewtonState, "checkpointed",
-                        lambda self, row, tol: states.append(self) or hook(self, row, tol))
-    return states
+def normal_equations_solution(problem):
+    """numpy's solution of the squared loss's normal equations (XᵀX/n + λI) w = Xᵀy/n."""
+    X = problem.X.toarray()
+    n, d = problem.n_samples, problem.n_features
+    return np.linalg.solve(X.T @ X / n + problem.lam * np.eye(d), X.T @ problem.y / n)
 
 
 @pytest.mark.parametrize("lam_factor", [1.0, 0.01])
@@ -552,24 +556,24 @@ def test_the_squared_loss_starts_on_cg_and_hands_over_to_cholesky_where_cg_is_sl
     products and never forms H; on rows CG is slow on (cond 1e8, rotated) it hands over after a few products,
     and one Cholesky step lands on the optimum. Both certified (and within the gap's reach, ‖w − w*‖² ≤ 2·gap/λ,
     of numpy's solution of the normal equations), with every pass
-    counted (1 for the start's ∇P, 2 per product, 2 for the Cholesky step)."""
+    counted (1 for the start's ∇P, 2 per product, 2 for the Cholesky step), and no checkpoint at the CG step
+    that handed over (its gap is far above tol: the next step is Cholesky's)."""
+    seen = _watch_checkpoints(monkeypatch)
     for cond, hands_over in ((1.0, False), (1e8, True)):
         problem = rotated_dense_problem(cond, lam_factor)
         assert newton.inner_solver(problem) == "cholesky"
         assert newton.cg_handover(problem) >= newton.HANDOVER_MIN_PRODUCTS
-        states = _watched_state(monkeypatch)
         res = check_certified(problem, "newton", tol=1e-9)
-        state = states[-1]
-        assert state.handover > 0 and state.solver == ("cholesky" if hands_over else "cg")
-        X = problem.X.toarray()
-        w_star = np.linalg.solve(X.T @ X / problem.n_samples + problem.lam * np.eye(problem.n_features),
-                                 X.T @ problem.y / problem.n_samples)
+        state = seen[-1][0]
+        assert state.handover_products > 0 and state.solver == ("cholesky" if hands_over else "cg")
         # λ-strong convexity: ‖w − w*‖² ≤ 2 gap / λ
+        w_star = normal_equations_solution(problem)
         assert np.linalg.norm(res.w - w_star) <= np.sqrt(2 * res.trace.gap.iloc[-1] / problem.lam) + 1e-12
         products = len(state.product_gaps)
-        assert 2 <= products <= 2 * newton.HANDOVER_MIN_PRODUCTS
+        assert 2 <= products <= state.handover_products
         assert state.data_passes == pytest.approx(1 + 2 * products + 2 * hands_over, rel=1e-12)
-        assert res.trace.steps.iloc[-1] == products + hands_over
+        steps = res.trace.steps.tolist()
+        assert steps[-1] == products + hands_over and (products not in steps) == hands_over
         slow = cdlab.solve(problem, "newton", solver="cg", tol=1e-9, max_passes=1e5)
         assert (slow.trace.steps.iloc[-1] > 5 * products) == hands_over  # CG alone: many more products
     choice = auto.choose(problem)  # auto's reason says so
@@ -588,9 +592,25 @@ def test_a_squared_run_without_a_tol_hands_over_at_its_second_product():
     assert state.solver == "cholesky" and state.data_passes == 5 and len(state.product_gaps) == 2
     state.run(1)
     assert state.steps == 3 and state.data_passes == 7
-    X = problem.X.toarray()
-    w_star = np.linalg.solve(X.T @ X / problem.n_samples + problem.lam * np.eye(problem.n_features),
-                             X.T @ problem.y / problem.n_samples)
-    np.testing.assert_allclose(state.w, w_star, rtol=1e-9, atol=1e-12)
-    assert newton.NewtonState(problem, "uniform", None, solver="cholesky").handover == 0
-    assert newton.NewtonState(problem, "uniform", None, solver="cg").handover == 0
+    np.testing.assert_allclose(state.w, normal_equations_solution(problem), rtol=1e-9, atol=1e-12)
+    assert newton.NewtonState(problem, "uniform", None, solver="cholesky").handover_products == 0
+    assert newton.NewtonState(problem, "uniform", None, solver="cg").handover_products == 0
+
+
+def test_the_handover_rule_weighs_the_products_left_and_caps_cg_at_a_cholesky_iterations_worth():
+    """``_hands_over`` on given carried gaps (tol 1e-6): at a contraction of ½ per product, ~19 more products
+    reach tol, so CG goes on where a Cholesky iteration costs 30 and hands over where it costs 10; a gap that
+    has not fallen decides nothing until CG has run a Cholesky iteration's worth of products; a gap within tol
+    never hands over; the first product alone never does."""
+    state = newton.NewtonState(rotated_dense_problem(1.0, 1.0), "uniform", None)
+    state.checkpointed({"gap": np.inf}, 1e-6)
+
+    def decide(gaps, products):
+        state.product_gaps, state.handover_products = list(gaps), products
+        return state._hands_over()
+
+    assert not decide([1.0], 2.0)
+    assert not decide([1.0, 0.5], 30.0) and decide([1.0, 0.5], 10.0)
+    assert not decide([1.0, 0.5, 0.25, 0.125], 30.0)  # the last half's rate: (0.125 / 0.5)^(1/2) = ½
+    assert not decide([1.0] * 9, 10.0) and decide([1.0] * 10, 10.0)
+    assert not decide([1.0] + [1e-7] * 20, 10.0)

@@ -226,7 +226,7 @@ def choose(problem) -> dict:
         handover = newton.cg_handover(problem)
         if handover:
             how += (f" (it starts on conjugate gradients and hands over to Cholesky once their measured contraction "
-                    f"says the products left cost more than the iteration's ~{handover:.0f})")
+                    f"says the products left cost more than the iteration's ~{handover:.0f} products)")
     else:
         products = newton.cg_products(problem)
         how = (f"Newton with conjugate gradients (Hessian-vector products, 2 passes each) is predicted faster: "

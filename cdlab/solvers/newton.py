@@ -49,7 +49,8 @@ dual system r = y − α − Xw with the gap ‖r‖²/(2n) at the pair (w, α) 
 reports; the squared
 loss on Cholesky's path and the runs with tol ≤ 0: after every iteration where
 one outweighs EVERY_STEP_RATIO checkpoints, at the driver's geometric intervals
-elsewhere).
+elsewhere; a run that handed over from CG to Cholesky: after its Cholesky steps
+where it has a tol, never at the CG step it handed over at).
 
 H is formed one of two ways, the cheaper by the cost model of ``dense_rows``:
 on sparse rows by a numba sweep that adds φ''_i x_i x_iᵀ over each row's
@@ -228,16 +229,20 @@ SQUARED_DUE_FACTOR = 1.0
 # and 3.2 → 3.7; reuters_moneyfx (d = 1.07 n), kept on the primal side: 0.01/n 132 → 227 (349 → 668 passes), the
 # column scaling Jacobi brings outweighing its 545-dimensional null space.
 DUAL_CG_RATIO = 2.0
-# The squared loss where "auto" picks Cholesky (on the primal system) starts on the CG path and hands over to
-# Cholesky (``NewtonState._hands_over``) once CG's measured contraction says the products still needed to reach
-# the run's tol cost more than one Cholesky iteration (``cg_handover``: its predicted ns over a product's), judged
-# from the second product on (the first clears the spectrum's outlier, CG_PRODUCTS_SCALE's comment); where a
-# Cholesky iteration costs fewer than HANDOVER_MIN_PRODUCTS products the run takes Cholesky from the start.
-# Measured (whole calls, certified relative gap 1e-6, rows scaled by their mean norm): the race's dense 1e5 × 500,
-# λ = 1/n, Cholesky 915–936 ms → 248 ms (CG alone, a few products); λ = 0.01/n 913–970 → 311–329 ms.
-HANDOVER_MIN_PRODUCTS = 16
 DUE_GUARD_RATIO = 4
 DUE_GUARD_STEPS = 16
+# The squared loss where "auto" picks Cholesky (on the primal system) starts on the CG path and hands over to
+# Cholesky (``NewtonState._hands_over``) once the products CG still needs to reach the run's tol, at its measured
+# contraction, cost more than one Cholesky iteration (``cg_handover``: its predicted ns over a product's, H
+# below), or once CG has run H products (the ski-rental rule: a run then costs at most about twice Cholesky's).
+# Where a Cholesky iteration costs fewer than HANDOVER_MIN_PRODUCTS products the run takes Cholesky from the
+# start: the CG start (a sweep for ∇P, two products before it can judge, one checkpoint more) then stands to
+# gain too little (a judgement, not a measured optimum). Measured (whole calls, rows scaled by their mean norm,
+# tol 1e-6): the race's dense 1e5 × 500, Cholesky 536–546 ms → 312–385 ms at λ = 1/n and 0.01/n (4–5
+# products, no handover); dense 4000 × 300 rows rotated, column scales spanning √cond (H ≈ 22): cond 1e8 hands
+# over after 5 and 2 products (λ = 1/n and 0.01/n) where CG alone needs 43 and 236; cond 1e3 needs 30 products
+# (23 ms) against Cholesky's 10 ms (the cost model puts a Cholesky iteration at 22 products, measured 13).
+HANDOVER_MIN_PRODUCTS = 16
 
 
 def hessian_ns(problem) -> tuple[float, float]:
@@ -296,13 +301,19 @@ def cg_iteration_ns(problem, products) -> float:
     return sweeps * read + CG_NS_PER_ENTRY * entries + CG_OVERHEAD_NS * newton_step
 
 
+def dual_system(problem) -> bool:
+    """Whether the squared loss's CG runs on its dual system (DUAL_CG_RATIO's comment): X has at least
+    DUAL_CG_RATIO·n nonempty columns."""
+    return problem.n_nonempty_columns >= DUAL_CG_RATIO * problem.n_samples
+
+
 def cg_handover(problem, solver="auto") -> float:
     """A Cholesky iteration's predicted ns in Hessian-vector products (``cholesky_iteration_ns`` over
     ``cg_iteration_ns`` of one product) where the run starts on CG and may hand over (HANDOVER_MIN_PRODUCTS'
     comment): the squared loss, ``solver`` "auto", ``inner_solver`` picking Cholesky, CG on the primal system
-    (X's nonempty columns below DUAL_CG_RATIO·n) and at least HANDOVER_MIN_PRODUCTS products; else 0."""
+    (not ``dual_system``) and at least HANDOVER_MIN_PRODUCTS products; else 0."""
     if (problem.loss != "squared" or solver != "auto" or inner_solver(problem) != "cholesky"
-            or problem.n_nonempty_columns >= DUAL_CG_RATIO * problem.n_samples):
+            or dual_system(problem)):
         return 0.0
     products = cholesky_iteration_ns(problem) / cg_iteration_ns(problem, 1)
     return products if products >= HANDOVER_MIN_PRODUCTS else 0.0
@@ -494,9 +505,11 @@ class NewtonState(State):
             raise ValueError(refusal)
         super().__init__(problem, rng)
         n, d = problem.n_samples, problem.n_features
-        # the squared loss may start on CG and hand over to Cholesky (HANDOVER_MIN_PRODUCTS' comment)
-        self.handover = cg_handover(problem, solver)
-        self.solver = "cg" if self.handover else inner_solver(problem, solver)
+        # the squared loss may start on CG and hand over to Cholesky (HANDOVER_MIN_PRODUCTS' comment): a
+        # Cholesky iteration's cost in products, or 0 where the run does not hand over
+        self.handover_products = cg_handover(problem, solver)
+        self.solver = "cg" if self.handover_products else inner_solver(problem, solver)
+        self.starts_on_cg = self.solver == "cg"
         self.threads = blas_controller()  # BLAS's limit is set to n_jobs around each iteration's calls
         self.n_jobs = n_jobs
         # once quadratic convergence sets in, the gap drops by orders per iteration: checkpoint after each
@@ -510,8 +523,7 @@ class NewtonState(State):
         self.grad = np.empty(d)
         # the squared loss on the CG path runs CG on its dual system (``_dual_cg``) where X has at least
         # DUAL_CG_RATIO·n nonempty columns
-        self.dual_space = (problem.loss == "squared" and self.solver == "cg"
-                           and problem.n_nonempty_columns >= DUAL_CG_RATIO * n)
+        self.dual_space = problem.loss == "squared" and self.solver == "cg" and dual_system(problem)
         if self.solver == "cholesky":
             self._cholesky_arrays()
         elif self.dual_space:  # CG on the dual system (``_dual_cg``): n-long vectors, and u = Xᵀp/(λn)
@@ -536,7 +548,7 @@ class NewtonState(State):
         self.cg_floor = 0.0  # CG's stopping residual from the run's tol (``checkpointed``)
         self.checkpoint_steps = 0  # steps at the last checkpoint (``certificate_due``'s guard)
         self.due_spacing = 1  # the squared loss's CG: least steps between due checkpoints (``checkpointed``)
-        self.tol = 0.0  # the run's tol (``checkpointed``)
+        self.tol = 0.0  # the run's tol (``checkpointed``; 0, a run to its budget, before the first checkpoint)
         self.product_gaps = []  # the carried gap after each product since CG (re)started, while it may hand over
 
     def _cholesky_arrays(self):
@@ -555,11 +567,10 @@ class NewtonState(State):
             else:
                 self._newton_cg(n_steps)
                 n_steps = 0
-            self.steps_per_pass = self.steps / self.data_passes
         if n_steps > 0:  # Cholesky's iterations, from the start or after CG handed over
             self._cholesky_steps(n_steps)
-            if self.handover:
-                self.steps_per_pass = self.steps / self.data_passes
+        if self.starts_on_cg:  # the CG path's steps per pass vary: measured
+            self.steps_per_pass = self.steps / self.data_passes
 
     def _cholesky_steps(self, n_steps):
         """``n_steps`` Newton iterations solving the system by Cholesky (2 passes each)."""
@@ -645,15 +656,17 @@ class NewtonState(State):
     def certificate_due(self, tol) -> bool:
         """Whether the last step may have reached the gap ``tol``: unless it started from a gap above
         DUE_REACH·√(tol·P) (its comment); the squared loss: on the CG path when the carried residual's gap is
-        within SQUARED_DUE_FACTOR·tol or the guard's steps have passed (their comment), always on Cholesky's (a
-        step lands on the optimum); always where tol ≤ 0."""
+        within SQUARED_DUE_FACTOR·tol or the guard's steps have passed (their comment), on Cholesky's after its
+        first step (which lands on the optimum; not right after CG handed over); always where tol ≤ 0."""
         if tol <= 0.0:
             return True
         if self.carries_residual:
             guard = DUE_GUARD_RATIO * self.checkpoint_steps + DUE_GUARD_STEPS
             spaced = self.steps - self.checkpoint_steps >= self.due_spacing
             return (spaced and self._carried_gap() <= SQUARED_DUE_FACTOR * tol) or self.steps >= guard
-        if self.p.loss == "squared" or self.start_gap is None:
+        if self.p.loss == "squared":  # on Cholesky's path once it has taken a step (not at a handover: a CG step)
+            return self.last_step is not None
+        if self.start_gap is None:
             return True
         return self.start_gap <= DUE_REACH * math.sqrt(tol * max(abs(self.value), tol))
 
@@ -707,7 +720,8 @@ class NewtonState(State):
         (``_newton_cg.cg_steps``) or where ``dual_space`` on its dual system (``_dual_cg``); it (re)starts from the
         true residual (``_start_cg``) at the first call and wherever it stops short (r = 0, or pᵀAp ≤ 0 by
         rounding), a restart counting as a step (so a run always advances). While it may hand over to Cholesky
-        (``handover``) it runs one product at a time and stops where ``_hands_over``. Returns the steps run."""
+        (``handover_products``) it runs one product at a time and stops where ``_hands_over``. Returns the steps
+        run."""
         p = self.p
         done = 0
         while done < n_steps and self.solver == "cg":
@@ -717,16 +731,8 @@ class NewtonState(State):
                 self.p_dir[:] = self.s
                 self.rz = dense_dot(self.r, self.s)
                 self.product_gaps = []
-            wanted = 1 if self.handover else n_steps - done
-            if self.handover:
-                moved, self.rz, touched = cg_steps(*self.sweep, self.curv, p.lam, self.minv, 1, self.w, self.z,
-                                                   self.r, self.p_dir, self.q, self.xp, self.s, self.rz)
-                if moved:
-                    self.product_gaps.append(self._carried_gap())
-                if moved and self._hands_over():
-                    self.solver = "cholesky"
-                    self._cholesky_arrays()
-            elif self.dual_space:
+            wanted = 1 if self.handover_products else n_steps - done
+            if self.dual_space:
                 moved, self.rz, touched = dual_cg_steps(
                     *self.sweep, p.lam * p.n_samples, self.minv, wanted, self.alpha, self.w, self.z, self.r,
                     self.p_dir, self.q, self.xt_p, self.s, self.rz)
@@ -735,6 +741,10 @@ class NewtonState(State):
                                                    self.z, self.r, self.p_dir, self.q, self.xp, self.s, self.rz)
             self._count(touched)
             done += moved
+            if self.handover_products and moved:
+                self.product_gaps.append(self._carried_gap())
+                if self._hands_over():
+                    self._to_cholesky()
             if moved < wanted:  # stopped short: restart, a step
                 self.rz = None
                 done += 1
@@ -744,11 +754,14 @@ class NewtonState(State):
         return done
 
     def _hands_over(self) -> bool:
-        """Whether CG should hand over to Cholesky, judged from the second product on: the products still
-        needed to bring the carried gap to the run's tol, at the contraction per product of the last half of
-        those since the first, (g_k/g_m)^(1/(k−m)) after k products, m = max(1, ⌊k/2⌋) (CG's rate slows as it
-        clears the spectrum's ends), exceed ``handover`` (a Cholesky iteration's cost in products); a run
-        without a tol > 0 (which CG cannot reach) hands over at its second product."""
+        """Whether CG should hand over to Cholesky (HANDOVER_MIN_PRODUCTS' comment), judged from the second
+        product on: unless the carried gap is within the run's tol (the next checkpoint may end the run), once
+        CG has run ``handover_products`` products, or once the products still needed to reach tol exceed them at
+        the contraction per product of the last half of those since the first, (g_k/g_m)^(1/(k−m)) after k
+        products, m = max(1, ⌊k/2⌋): the first products are the fastest (the spectrum's outlier,
+        CG_PRODUCTS_SCALE's comment; rotated cond 1e3: 0.21 at the second, ~0.6 over the 8th–16th), so the
+        recent rate is what the rest will see. A ‖r‖ that has not fallen (CG does not make it monotone) decides
+        nothing. A run without a tol > 0 (which CG cannot reach) hands over at its second product."""
         gaps = self.product_gaps
         k = len(gaps)
         if k < 2:
@@ -756,13 +769,22 @@ class NewtonState(State):
         if self.tol <= 0.0:
             return True
         target = SQUARED_DUE_FACTOR * self.tol
-        if gaps[-1] <= target:  # due: the next checkpoint may end the run
+        if gaps[-1] <= target:
             return False
-        m = max(1, k // 2)
-        rate = (gaps[-1] / gaps[m - 1]) ** (1.0 / (k - m))
-        if not rate < 1.0:
+        if k >= self.handover_products:
             return True
-        return math.log(gaps[-1] / target) > self.handover * -math.log(rate)
+        m = max(1, k // 2)
+        if not 0.0 < gaps[-1] < gaps[m - 1] < math.inf:
+            return False
+        rate = (gaps[-1] / gaps[m - 1]) ** (1.0 / (k - m))
+        return math.log(gaps[-1] / target) > self.handover_products * -math.log(rate)
+
+    def _to_cholesky(self):
+        """The switch to Cholesky's path: its arrays (d ≤ MAX_FEATURES, as ``inner_solver`` picked it), and its
+        checkpoint rule (after every step where the run has a tol, else ``checkpoints_every_step``)."""
+        self.solver = "cholesky"
+        self._cholesky_arrays()
+        self.checkpoint_every_step = self.tol > 0.0 or checkpoints_every_step(self.p, "cholesky")
 
     def _start_cg(self):
         """r and M⁻¹ from the current iterate: r = −∇P(w) and M = diag(H) by one sweep (``jacobi``), or on the
