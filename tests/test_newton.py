@@ -140,6 +140,7 @@ def test_too_many_features_for_cholesky_is_refused_before_anything_of_size_d_squ
     d = newton.MAX_FEATURES * 4  # H alone would be 2 GiB
     X = sp.random(50, d, density=1e-3, random_state=0, format="csr")
     problem = cdlab.Problem(X, np.sign(np.random.default_rng(0).standard_normal(50)), lam=1e-2)
+    cdlab.solve(problem, "newton", max_steps=1)  # loads the CG path's kernels (numba's typing) before tracing
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match=rf"^method 'newton' with solver='cholesky' forms the d × d Hessian .*: "
@@ -614,3 +615,69 @@ def test_the_handover_rule_weighs_the_products_left_and_caps_cg_at_a_cholesky_it
     assert not decide([1.0, 0.5, 0.25, 0.125], 30.0)  # the last half's rate: (0.125 / 0.5)^(1/2) = ½
     assert not decide([1.0] * 9, 10.0) and decide([1.0] * 10, 10.0)
     assert not decide([1.0] + [1e-7] * 20, 10.0)
+
+
+def _full_rows_problem(loss, n=300, d=120, seed=6):
+    """Every row full and d ≥ FULL_ROW_MIN_LENGTH: the checkpoint reads rows as dense ones (``full_rows``)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(n) >= 0, 1.0, -1.0)
+    return cdlab.Problem(X, y, loss=loss, lam=1e-2 / n)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge"])
+@pytest.mark.parametrize("rows", ["sparse", "full"])
+def test_newton_cg_checkpoints_with_its_next_gradients_sweep(monkeypatch, loss, rows):
+    """On the Newton–CG path a checkpoint's Xw, α(w) and Xᵀα come from the sweep that also gives the next
+    iteration ∇P and its preconditioner (``certificate_sums``), not from the driver's sweep: the certificate is
+    Problem's (P bit for bit, D and the gap within rounding, as any primal method's), the run is the unfused one
+    up to rounding — the same steps and passes counted, w within 1e-10 — and it is certified at the
+    independent optimum."""
+    from cdlab.solvers import base, driver
+
+    problem = (sparse_problem(n=200, d=60, density=0.2, seed=3, loss=loss, lam=1e-3) if rows == "sparse"
+               else _full_rows_problem(loss))
+    assert (cdlab.solvers._kernels.full_rows(problem) is None) == (rows == "sparse")
+    sweeps = []
+    sweep = driver.certificate_sweep
+    monkeypatch.setattr(driver, "certificate_sweep", lambda *args: sweeps.append(1) or sweep(*args))
+    fused = cdlab.solve(problem, "newton", tol=1e-10, solver="cg", max_passes=1000)
+    assert fused.converged and not sweeps and len(fused.trace) >= 3
+    last = fused.trace.iloc[-1]
+    assert last.primal == problem.primal(fused.w)
+    assert last.dual == pytest.approx(problem.dual(fused.alpha), rel=1e-13)
+    assert last.gap == pytest.approx(problem.gap(fused.w, fused.alpha), rel=1e-9, abs=1e-15)
+    monkeypatch.setattr(newton.NewtonState, "certificate_sums", base.State.certificate_sums)
+    plain = cdlab.solve(problem, "newton", tol=1e-10, solver="cg", max_passes=1000)
+    assert sweeps and fused.trace.steps.tolist() == plain.trace.steps.tolist()
+    assert fused.trace.nnz_touched.tolist() == plain.trace.nnz_touched.tolist()
+    np.testing.assert_allclose(fused.w, plain.w, rtol=1e-10, atol=1e-13)
+    check_certified(problem, "newton", tol=1e-10, solver="cg")
+
+
+@pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge"])
+def test_the_fused_sweep_gives_the_gradient_and_preconditioner_of_jacobi(loss):
+    """``certified_jacobi``'s z, α and Xᵀα are the checkpoint sweep's bit for bit, and ∇P = λw − Xᵀα/n, curv and
+    1/diag(H) are ``jacobi``'s up to rounding; at w = 0 it reads no row for z."""
+    from cdlab.solvers._kernels import certificate_sweep, full_rows
+    from cdlab.solvers._newton_cg import certified_jacobi, jacobi
+
+    for problem in (sparse_problem(n=80, d=30, density=0.3, seed=1, loss=loss, lam=1e-3), _full_rows_problem(loss)):
+        n, d = problem.n_samples, problem.n_features
+        for w in (np.random.default_rng(2).standard_normal(d) / 3, np.zeros(d)):
+            state = newton.NewtonState(problem, "uniform", None, solver="cg")
+            state.w = w.copy()
+            alpha, z, xt_alpha = state.certificate_sums()
+            z_ref, alpha_ref, xt_ref = np.empty(n), np.empty(n), np.zeros(d)
+            certificate_sweep(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, alpha_ref, True,
+                              z_ref, xt_ref, full_rows(problem))
+            np.testing.assert_array_equal(z, z_ref)
+            np.testing.assert_array_equal(alpha, alpha_ref)
+            np.testing.assert_array_equal(xt_alpha, xt_ref)
+            deriv, curv, grad, minv = np.empty(n), np.empty(n), np.empty(d), np.empty(d)
+            newton.loss_weights(problem.loss_code, problem.X @ w, problem.y, problem.s, deriv, curv)
+            jacobi(*problem.csr_arrays, None, deriv, curv, problem.lam, w, grad, minv)
+            np.testing.assert_allclose(state.grad, grad, rtol=1e-11, atol=1e-15)
+            np.testing.assert_allclose(state.curv, curv, rtol=1e-12, atol=1e-18)
+            np.testing.assert_allclose(state.minv, minv, rtol=1e-12)
+            assert state.fresh

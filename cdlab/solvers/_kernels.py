@@ -150,19 +150,21 @@ def full_dot(values, start, w):
     """Σ_j values[start + j]·w[j] over the len(w) entries of a full row, in four interleaved partial sums
     (entries j ≡ 0, 1, 2, 3 mod 4, added as (s0 + s1) + (s2 + s3)): the multiply-adds of consecutive entries
     overlap where one running sum waits on each addition (SDCA's step and a checkpoint on full rows ~2×
-    faster). The rounding differs from the sum in column order; every reader of a full row uses this one."""
+    faster). The rounding differs from the sum in column order; every reader of a full row uses this one.
+    The row is read through a slice, indexed from 0 by a counted loop: indexed as values[start + j], each
+    load carried its own offset arithmetic and a dot over dense 1e5 × 500 rows took 62 ms, through the
+    slice 32 ms (one thread), the same sums in the same order."""
     d = w.shape[0]
+    row = values[start:start + d]
     s0 = s1 = s2 = s3 = 0.0
-    j = 0
-    while j + 4 <= d:
-        s0 += values[start + j] * w[j]
-        s1 += values[start + j + 1] * w[j + 1]
-        s2 += values[start + j + 2] * w[j + 2]
-        s3 += values[start + j + 3] * w[j + 3]
-        j += 4
-    while j < d:
-        s0 += values[start + j] * w[j]
-        j += 1
+    for k in range(d // 4):
+        j = 4 * k
+        s0 += row[j] * w[j]
+        s1 += row[j + 1] * w[j + 1]
+        s2 += row[j + 2] * w[j + 2]
+        s3 += row[j + 3] * w[j + 3]
+    for j in range(4 * (d // 4), d):
+        s0 += row[j] * w[j]
     return (s0 + s1) + (s2 + s3)
 
 

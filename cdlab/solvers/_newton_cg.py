@@ -9,6 +9,9 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
   those, each row's dot product in four interleaved sums (``_kernels.full_dot``),
   instead of the CSR arrays.
 * ``jacobi``: ∇P and the preconditioner M = diag(H) in one sweep (dense rows alike).
+* ``certified_jacobi``: the same sweep fused with a checkpoint's (``_kernels.certificate_sweep``):
+  z = Xw, α = −φ'(z) and Xᵀα — from which ∇P = λw − Xᵀα/n — and M's diagonal, so
+  a Newton iteration that starts at a checkpointed w reads X once for both.
 * ``newton_cg_direction``: one truncated-Newton direction (Nocedal & Wright
   2006, *Numerical Optimization*, Algorithm 7.1, "line search Newton–CG"):
   ∇P and M by one sweep, then preconditioned CG from Δ = 0 until ‖r‖ ≤ η‖∇P‖ with the forcing term
@@ -50,7 +53,8 @@ import numpy as np
 from numba import njit
 
 from ..data.dataset import unsigned_view
-from ._kernels import full_dot, sparse_axpy, sparse_dot
+from .. import losses as L
+from ._kernels import full_dot, row_dot, sparse_axpy, sparse_dot
 
 
 def nonempty_columns(problem):
@@ -143,6 +147,38 @@ def jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv):
     return indptr[-1]
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def certified_jacobi(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, minv, full_rows):
+    """``_kernels.certificate_sweep``'s z = Xw, α_i = −φ'(z_i) and xt_alpha += Xᵀα (zero on entry), summed as
+    it sums them (so the certificate is bit for bit Problem's), and in the same read of each row
+    curv_i = φ''(z_i)/n and minv += Σ_i curv_i x_ij² (zero on entry: the caller adds λ and inverts).
+    ``at_zero``: w = 0, so z = 0 without reading the rows for it."""
+    n = y.shape[0]
+    for i in range(n):
+        start, end = indptr[i], indptr[i + 1]
+        if at_zero:
+            zi = 0.0
+        elif full_rows is None:
+            zi = sparse_dot(indices, data, start, end, w)
+        else:
+            zi = row_dot(indices, data, start, end, w)
+        z[i] = zi
+        a = -L.loss_deriv(code, zi, y[i], s)
+        c = L.loss_curvature(code, zi, y[i], s) / n
+        alpha[i] = a
+        curv[i] = c
+        if full_rows is not None and end - start == xt_alpha.shape[0]:  # row_axpy's full row
+            for p in range(start, end):
+                x = data[p]
+                xt_alpha[p - start] += a * x
+                minv[p - start] += c * x * x
+        else:
+            for p in range(start, end):
+                j, x = indices[p], data[p]
+                xt_alpha[j] += a * x
+                minv[j] += c * x * x
+
+
 @njit(inline="always", cache=True)
 def _precondition(cols, minv, r, s):
     """s = M⁻¹r; returns r·s."""
@@ -155,10 +191,11 @@ def _precondition(cols, minv, r, s):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def newton_cg_direction(indptr, indices, data, cols, dense, deriv, curv, lam, w, max_iter, floor, grad, step, u, r,
-                        p, q, xp, minv, s):
-    """grad = ∇P(w) and minv = 1/diag(H) (``jacobi``), then step ≈ −H⁻¹grad by CG preconditioned with
-    M = diag(H) (module docstring) with u = X·step. Returns (CG iterations, nonzeros of X read)."""
-    touched = jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv)
+                        p, q, xp, minv, s, fresh):
+    """grad = ∇P(w) and minv = 1/diag(H) (``jacobi``; ``fresh``: already computed at w, by ``certified_jacobi``),
+    then step ≈ −H⁻¹grad by CG preconditioned with M = diag(H) (module docstring) with u = X·step. Returns
+    (CG iterations, nonzeros of X read, the gradient's sweep counted whether it ran here or fused)."""
+    touched = indptr[-1] if fresh else jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv)
     for j in cols:
         step[j] = 0.0
         r[j] = -grad[j]

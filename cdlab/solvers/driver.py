@@ -46,16 +46,21 @@ RATE_SLACK = 2.0
 SLICE_NNZ = 2_000_000
 
 
-def _checkpoint(problem, w, alpha, n_jobs=1):
+def _checkpoint(problem, w, alpha, n_jobs=1, sums=None):
     """(α, P(w), D(α), gap); α = α(w) when the state reports none. With lam > 0,
     Xw and Xᵀα come from one pass over X (``_kernels.certificate_sweep``; with
-    n_jobs > 1 its parallel form over n_jobs row blocks), or without a pass at
-    w = 0 and α = 0 (a dual or primal-dual method's start), and Problem turns
-    them into the certificates; with lam = 0 there is no dual."""
+    n_jobs > 1 its parallel form over n_jobs row blocks), or from the state's own
+    sweep (``sums`` = (α(w), Xw, Xᵀα): ``State.certificate_sums``), or without a
+    pass at w = 0 and α = 0 (a dual or primal-dual method's start), and Problem
+    turns them into the certificates; with lam = 0 there is no dual."""
     if problem.lam <= 0:
         if alpha is None:
             alpha = problem.alpha_from_w(w)
         return alpha, problem.primal(w), -np.inf, np.inf
+    if sums is not None:
+        alpha, z, v = sums
+        v /= problem.lam * problem.n_samples
+        return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=True))
     from_w = alpha is None
     if from_w:
         alpha = np.empty(problem.n_samples)
@@ -274,10 +279,14 @@ class _Trace:
         # must not corrupt the last good iterate the result returns
         w = np.array(w, copy=True)
         alpha = None if alpha is None else np.array(alpha, copy=True)
-        alpha, primal, dual, gap = _checkpoint(problem, w, alpha, self.n_jobs)
+        t0 = time.perf_counter()
+        sums = state.certificate_sums() if problem.lam > 0 and alpha is None else None
+        fused = time.perf_counter() - t0 if sums is not None else 0.0
+        alpha, primal, dual, gap = _checkpoint(problem, w, alpha, self.n_jobs, sums)
         row = dict(steps=state.steps, nnz_touched=state.nnz_touched,
                    passes=state.nnz_touched / problem.nnz, data_passes=state.data_passes,
                    time=self.elapsed, primal=primal, dual=dual, gap=gap)
+        self.elapsed += fused  # the state's sweep is also its next step's: solver seconds, from the next row on
         if self.reference is not None:
             row["subopt"] = primal - self.reference
         if self.staged is not None:

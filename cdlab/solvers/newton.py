@@ -41,7 +41,9 @@ full-gradient method). Its flops are more than those passes suggest:
 O(Σ_i nnz_i²) for H (O(n d²) on the dense path) plus O(d³) for the Cholesky
 factorisation, against O(nnz) for a pass — the method pays when d is small and
 the first-order methods need many passes (small λ). Checkpoints are the
-driver's: α = −φ'(Xw), the duality gap → 0; under eval_every="auto" one after
+driver's: α = −φ'(Xw), the duality gap → 0 (on the Newton–CG path its Xw and Xᵀα
+come from the sweep that gives the next iteration its ∇P, ``certificate_sums``: one
+read of X for both, its seconds the solver's); under eval_every="auto" one after
 every iteration whose starting gap, ‖∇P‖²/(2λ), is small enough for it to end
 the run (``certificate_due``; the squared loss on the CG path: after the CG
 iterations whose carried residual puts the gap within tol — r = −∇P, or on the
@@ -104,9 +106,9 @@ from numba import njit
 
 from .. import losses as L
 from .._checks import check_choice
-from ._kernels import dense_dot
+from ._kernels import dense_dot, full_rows
 from ._dual_cg import dual_cg_steps, dual_preconditioner
-from ._newton_cg import cg_steps, jacobi, newton_cg_direction, nonempty_columns
+from ._newton_cg import certified_jacobi, cg_steps, jacobi, newton_cg_direction, nonempty_columns
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .costs import auto_checkpoints, checkpoint_ns
 
@@ -539,6 +541,7 @@ class NewtonState(State):
             # what the CG kernels read of X: its CSR arrays, its nonempty columns and its dense rows (or None)
             self.sweep = (*problem.csr_arrays, nonempty_columns(problem), problem.data.X_dense)
             self.rz = None  # the squared loss's carried CG: r·M⁻¹r (None before the first iteration)
+            self.fresh = False  # whether grad, minv and curv are at w already (``certificate_sums``)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
         self.value = line_point(problem.loss_code, self.z, self.z, problem.y, problem.s, 0.0)[0] / n  # P(0)
         # the Cholesky path's iteration reads X twice; the CG path's count varies and is measured (``_count``)
@@ -702,13 +705,16 @@ class NewtonState(State):
 
     def _newton_cg(self, n_steps):
         """Newton iterations whose direction is CG's (``_newton_cg.newton_cg_direction``): one sweep for ∇P,
-        two per Hessian-vector product (at most MAX_CG_ITERATIONS), none for XΔ (summed along the way)."""
+        two per Hessian-vector product (at most MAX_CG_ITERATIONS), none for XΔ (summed along the way); the
+        first one after a checkpoint takes ∇P from the checkpoint's sweep (``certificate_sums``)."""
         p = self.p
         for _ in range(n_steps):
-            loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
+            if not self.fresh:
+                loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
             iterations, touched = newton_cg_direction(
                 *self.sweep, self.deriv, self.curv, p.lam, self.w, MAX_CG_ITERATIONS, self.cg_floor,
-                self.grad, self.step, self.u, self.r, self.p_dir, self.q, self.xp, self.minv, self.s)
+                self.grad, self.step, self.u, self.r, self.p_dir, self.q, self.xp, self.minv, self.s, self.fresh)
+            self.fresh = False
             self._start_gap()
             self.cg_iterations.append(int(iterations))
             self._count(touched)
@@ -803,6 +809,27 @@ class NewtonState(State):
         loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
         self._count(jacobi(indptr, indices, data, dense, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv))
         np.negative(self.grad, out=self.r)
+
+    def certificate_sums(self):
+        """On the Newton–CG path (a loss other than the squared): the checkpoint's z = Xw, α = −φ'(z) and Xᵀα
+        in the sweep that also gives the next iteration its ∇P = λw − Xᵀα/n and preconditioner
+        (``_newton_cg.certified_jacobi``): one read of X for both, where the checkpoint and the iteration read
+        it once each. z replaces the carried Xw (summed along the line searches) by the exact one."""
+        p = self.p
+        if self.solver != "cg" or self.carries_residual:
+            return None
+        n = p.n_samples
+        alpha, z, xt_alpha = np.empty(n), np.empty(n), np.zeros(p.n_features)
+        self.minv[:] = 0.0
+        certified_jacobi(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, not self.w.any(), z, alpha, xt_alpha,
+                         self.curv, self.minv, full_rows(p))
+        self.minv += p.lam
+        np.reciprocal(self.minv, out=self.minv)
+        np.multiply(xt_alpha, -1.0 / n, out=self.grad)
+        self.grad += p.lam * self.w
+        self.z[:] = z
+        self.fresh = True
+        return alpha, z, xt_alpha
 
     def iterate(self):
         """w, and on the dual system's path its α (the pair the certificate is taken at), else None (α(w))."""
