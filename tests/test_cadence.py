@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import cdlab
+from cdlab.solvers import costs
 from cdlab.solvers.budget import AUTO_AIM, AUTO_CAP, AUTO_FIRST, AUTO_FLOOR, AUTO_SHARE, Budget
 from _helpers import lbfgs_value, mean_scaled_dataset, scaled_problem
 
@@ -94,13 +95,37 @@ def test_max_time_ends_a_long_checkpoint_interval():
 
 
 @pytest.mark.parametrize("method", ["gd", "agd", "lsvrg", "appa", "sdca"])
-def test_auto_intervals_follow_what_a_step_really_costs(method):
+def test_auto_intervals_follow_what_a_step_really_costs(monkeypatch, method):
     """A method whose step costs more passes than it declares (gd and agd: a gradient and its line search,
     declared one pass) gets intervals sized by its measured cost: no interval, less its last step, exceeds
     AUTO_CAP by more than half (uneven step costs: line searches, L-SVRG's refreshes, APPA's stage ends);
     at the declared cost gd's came 20 passes apart."""
     X, y = mean_scaled_dataset("heart_scale")
     problem = cdlab.Problem(X, y, loss="logistic", lam=0.01 / X.shape[0])
+    monkeypatch.setattr(costs, "CHECKPOINT_OVERHEAD_NS", 0.0)  # the longest interval AUTO_CAP (``auto_cap``)
     tr = cdlab.solve(problem, method, tol=1e-12, max_passes=150).trace
     dp, ds = np.diff(tr.passes.to_numpy()), np.diff(tr.steps.to_numpy())
     assert len(tr) > 8 and np.all(dp - dp / np.maximum(ds, 1) <= 1.5 * AUTO_CAP), tr[["steps", "passes"]]
+
+
+def test_on_tiny_data_a_checkpoints_fixed_cost_lengthens_the_longest_interval(monkeypatch):
+    """Where a checkpoint's fixed cost outweighs AUTO_CAP passes' reads (heart_scale: 3380 nonzeros), the longest
+    interval is as many passes as it is worth (``costs.auto_cap``); on larger data it stays AUTO_CAP. A run whose
+    gap lingers above tol (the hinge loss at λ = 0.01/n) then takes far fewer checkpoints, certified alike."""
+    X, y = mean_scaled_dataset("heart_scale")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
+    cap = costs.auto_cap(problem)
+    assert cap == pytest.approx(AUTO_CAP * costs.CHECKPOINT_OVERHEAD_NS / (costs.CHECKPOINT_NS_PER_NNZ * problem.nnz))
+    rng = np.random.default_rng(0)
+    larger = cdlab.Problem(rng.standard_normal((400, 100)), np.ones(400), loss="hinge", lam=1e-3)  # 40 000 nonzeros
+    assert cap > 5 * AUTO_CAP and costs.auto_cap(larger) == AUTO_CAP
+    tol = 1e-6 * abs(cdlab.reference_optimum(problem, tol=1e-10, max_passes=50_000))
+    runs = {}
+    for overhead in (costs.CHECKPOINT_OVERHEAD_NS, 0.0):
+        monkeypatch.setattr(costs, "CHECKPOINT_OVERHEAD_NS", overhead)
+        runs[overhead] = cdlab.solve(problem, "sdca", "permutation", shrinking=True, tol=tol, max_passes=5000)
+    long, short = runs.values()
+    assert long.converged and short.converged and long.trace.gap.iloc[-1] <= tol
+    assert len(long.trace) < len(short.trace) / 3, (len(long.trace), len(short.trace))
+    intervals = np.diff(long.trace.passes.to_numpy())
+    assert 2 * AUTO_CAP < intervals.max() <= cap + 1.0  # a step is one example: a chunk ends within a pass of it

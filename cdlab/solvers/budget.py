@@ -16,7 +16,8 @@ from .._checks import check_int, check_real
 # curve. A checkpoint (P(w), D(α), the gap) costs about one pass over X, as much
 # as a pass of a cheap-step method, so checkpoints come at geometrically growing
 # intervals: AUTO_FIRST passes at first, then AUTO_SHARE times the passes run so
-# far, at most AUTO_CAP passes. A run whose gap is ≤ tol from T passes on thus
+# far, at most AUTO_CAP passes (more on data so small that a checkpoint's fixed cost
+# outweighs AUTO_CAP passes: ``costs.auto_cap``). A run whose gap is ≤ tol from T passes on thus
 # stops by max(T + AUTO_FIRST, (1 + AUTO_SHARE)·T) and T + AUTO_CAP, after
 # O(log T) checkpoints rather than T (in passes at the run's average step cost so
 # far: a method whose steps cost unevenly — line searches, L-SVRG's random
@@ -90,15 +91,16 @@ class Budget:
                              f"duality gap that can reach tol); got tol={self.tol:g}, lam={problem.lam:g}, "
                              f"max_steps={self.max_steps}, max_time=None")
 
-    def interval(self, first, previous, last) -> float:
+    def interval(self, first, previous, last, cap=AUTO_CAP) -> float:
         """Passes from the checkpoint ``last`` (a trace row) to the next: ``eval_every``,
         or with "auto" the AUTO_* rules; ``first`` is the start's checkpoint,
-        ``previous`` the one before ``last`` (None when ``last`` is the start)."""
+        ``previous`` the one before ``last`` (None when ``last`` is the start); ``cap``: the
+        longest interval, AUTO_CAP or the problem's (``costs.auto_cap``)."""
         if self.eval_every != AUTO:
             return self.eval_every
         if previous is None:
             return AUTO_FIRST
-        far = min(max(AUTO_FIRST, AUTO_SHARE * last["passes"]), AUTO_CAP)
+        far = min(max(AUTO_FIRST, AUTO_SHARE * last["passes"]), cap)
         near = passes_to_tol(previous, last, self.tol)
         if near is None:  # a gap that rose since the previous checkpoint (noise): its rate since the start
             near = passes_to_tol(first, last, self.tol)

@@ -20,6 +20,7 @@ from ._kernels import certificate_sweep, full_rows, parallel_certificate_sweep
 from ._threads import check_n_jobs, parallel_section, row_blocks
 from .base import METHODS, STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
 from .budget import AUTO, Budget
+from .costs import auto_cap
 
 # Divergence, reported rather than drawn as a curve: non-finite iterates, or the
 # objective a method optimises moving DIVERGENCE_FACTOR × (|P(w₀)| + 1) the wrong
@@ -387,6 +388,7 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
     """Checkpoint, then stop or run the next chunk, until a rule ends the run; returns the status."""
     trace.start()
     deadline = None if budget.max_time is None else clock + budget.max_time
+    cap = auto_cap(problem)  # the auto cadence's longest interval
     while True:
         last = trace.last
         stop.checkpoint(last)
@@ -396,7 +398,7 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
         if last["gap"] <= budget.tol:
             return "converged"
         rate = _steps_per_pass(state, trace.first, last, 1.0 if budget.eval_every == AUTO else RATE_SLACK)
-        interval = budget.interval(trace.first, trace.previous, last)
+        interval = budget.interval(trace.first, trace.previous, last, cap)
         steps, status = _next_chunk(state, budget, last, rate, clock, interval)
         if status is not None:
             return status

@@ -110,7 +110,7 @@ from ._kernels import dense_dot, full_rows
 from ._dual_cg import dual_cg_steps, dual_preconditioner
 from ._newton_cg import certified_jacobi, cg_steps, jacobi, newton_cg_direction, nonempty_columns
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
-from .costs import auto_checkpoints, checkpoint_ns
+from .costs import auto_cap, auto_checkpoints, checkpoint_ns
 
 # The inner solvers of the Newton system; "auto" picks by the cost model (``inner_solver``).
 SOLVERS = ("auto", "cholesky", "cg")
@@ -358,7 +358,7 @@ def solve_checkpoints(problem, solver) -> float:
         return min(steps, DUE_CHECKPOINTS) + 1.0
     if checkpoints_every_step(problem, solver):
         return steps + 1.0
-    return auto_checkpoints(passes, passes / steps)
+    return auto_checkpoints(passes, passes / steps, auto_cap(problem))
 
 
 def predicted_ns(problem, solver) -> float:
