@@ -162,3 +162,22 @@ def test_a_run_that_entered_the_compiler_is_run_again_and_not_counted(monkeypatc
     sdca, newton = ours.iloc[0], ours.iloc[1]
     assert sdca.status == "converged" and sdca.seconds < 0.3 and sdca.spread < 1.0
     assert newton.status == "converged (compiled in a timed run)" and np.isfinite(newton.seconds)
+
+
+@pytest.mark.parametrize("loss, lam_factor", [("logistic", 1.0), ("logistic", 0.01), ("squared", 0.01)])
+def test_a_smooth_loss_on_large_data_takes_p_star_from_newton_certified_alike(monkeypatch, loss, lam_factor):
+    """Beyond REFERENCE_NEWTON_NNZ a smooth loss's P* is Newton's, certified to REFERENCE_TOL·|P*| as SDCA's is:
+    both within that of each other; the hinge loss still takes SDCA's."""
+    X, y = dense(300, 20, 1)
+    problem = race.make_problem(X, y, loss, lam_factor)
+    by_sdca = race.certified_p_star(problem)
+    calls = []
+    solve = cdlab.solve
+    monkeypatch.setattr(race, "REFERENCE_NEWTON_NNZ", 0)
+    monkeypatch.setattr(race.cdlab, "solve", lambda p, method, **kw: calls.append(method) or solve(p, method, **kw))
+    by_newton = race.certified_p_star(problem)
+    assert calls and set(calls) == {"newton"}
+    assert abs(by_newton - by_sdca) <= 2 * race.REFERENCE_TOL * abs(by_sdca)
+    calls.clear()
+    race.certified_p_star(race.make_problem(X, y, "hinge", lam_factor))
+    assert "newton" not in calls
