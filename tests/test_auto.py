@@ -336,5 +336,5 @@ def test_auto_checkpoints_counts_the_drivers_checkpoints(method, options):
         assert predicted == newton.DUE_CHECKPOINTS + 1
         assert res.converged and abs(len(res.trace) - predicted) <= 1
         return
-    predicted = costs.auto_checkpoints(passes, passes / steps if method == "newton" else 0.0)
+    predicted = costs.auto_checkpoints(passes, passes / steps if method == "newton" else 0.0, costs.auto_cap(problem))
     assert res.converged and predicted <= len(res.trace) <= predicted + 2

@@ -214,7 +214,7 @@ def test_a_method_without_a_parallel_mode_refuses_two_threads():
         cdlab.solve(problem, method=method, n_jobs=1, max_passes=1)  # one thread is every method's
 
 
-@pytest.mark.parametrize("shape,picked", [((40, 400), "primal_cd"), ((400, 40), "sdca")])
+@pytest.mark.parametrize("shape,picked", [((40, 4000), "primal_cd"), ((400, 40), "sdca")])
 def test_auto_with_two_threads_uses_them_only_where_its_pick_can(shape, picked):
     """A pick with a parallel mode runs on n_jobs threads; one without runs on one, and the reason says so.
     (l1 > 0: Newton, which the squared loss with d = 400 would otherwise get, takes no l1.)"""

@@ -681,3 +681,8 @@ def test_the_fused_sweep_gives_the_gradient_and_preconditioner_of_jacobi(loss):
             np.testing.assert_allclose(state.curv, curv, rtol=1e-12, atol=1e-18)
             np.testing.assert_allclose(state.minv, minv, rtol=1e-12)
             assert state.fresh
+            assert state.value == pytest.approx(problem.primal(w), rel=1e-14)  # the line search's P(w), from z
+            # the next iteration takes ∇P, curv and M from the sweep: a NaN φ' would reach w through jacobi
+            state.deriv[:] = np.nan
+            state.run(1)
+            assert not state.fresh and np.all(np.isfinite(state.w)) and state.value < problem.primal(w)

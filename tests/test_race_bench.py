@@ -167,17 +167,32 @@ def test_a_run_that_entered_the_compiler_is_run_again_and_not_counted(monkeypatc
 @pytest.mark.parametrize("loss, lam_factor", [("logistic", 1.0), ("logistic", 0.01), ("squared", 0.01)])
 def test_a_smooth_loss_on_large_data_takes_p_star_from_newton_certified_alike(monkeypatch, loss, lam_factor):
     """Beyond REFERENCE_NEWTON_NNZ a smooth loss's P* is Newton's, certified to REFERENCE_TOL·|P*| as SDCA's is:
-    both within that of each other; the hinge loss still takes SDCA's."""
+    both within that of each other; a first run whose gap is above REFERENCE_TOL·P is refined by a second at
+    REFERENCE_TOL·D of the first; the hinge loss still takes SDCA's."""
     X, y = dense(300, 20, 1)
     problem = race.make_problem(X, y, loss, lam_factor)
     by_sdca = race.certified_p_star(problem)
-    calls = []
     solve = cdlab.solve
+    calls = []
+
+    def newton(p, method, loosen=1.0, **kw):  # ``loosen``: the first call's tol times this
+        calls.append((method, kw["tol"]))
+        return solve(p, method, **{**kw, "tol": kw["tol"] * (loosen if len(calls) == 1 else 1.0)})
+
     monkeypatch.setattr(race, "REFERENCE_NEWTON_NNZ", 0)
-    monkeypatch.setattr(race.cdlab, "solve", lambda p, method, **kw: calls.append(method) or solve(p, method, **kw))
+    monkeypatch.setattr(race.cdlab, "solve", newton)
     by_newton = race.certified_p_star(problem)
-    assert calls and set(calls) == {"newton"}
+    assert calls and {m for m, _ in calls} == {"newton"}
+    assert calls[0][1] == pytest.approx(race.REFERENCE_TOL * problem.primal(np.zeros(problem.n_features)))
     assert abs(by_newton - by_sdca) <= 2 * race.REFERENCE_TOL * abs(by_sdca)
+    # a first run certified only to 1e-3·P(0): the second, at REFERENCE_TOL·D of the first, certifies
+    calls.clear()
+    first = solve(problem, "newton", tol=1e-3 * problem.primal(np.zeros(problem.n_features)))
+    assert first.trace.gap.iloc[-1] > race.REFERENCE_TOL * abs(by_sdca)  # the refinement is needed
+    monkeypatch.setattr(race.cdlab, "solve", lambda p, method, **kw: newton(p, method, loosen=1e6, **kw))
+    refined = race.certified_p_star(problem)
+    assert len(calls) == 2 and calls[1][1] <= race.REFERENCE_TOL * by_sdca
+    assert abs(refined - by_sdca) <= 2 * race.REFERENCE_TOL * abs(by_sdca)
     calls.clear()
     race.certified_p_star(race.make_problem(X, y, "hinge", lam_factor))
-    assert "newton" not in calls
+    assert not calls  # SDCA's reference_optimum, which does not call race.cdlab.solve

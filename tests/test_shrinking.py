@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import cdlab
-from cdlab.solvers import _shrinking
+from cdlab.solvers import _shrinking, costs
 from _helpers import mean_scaled_dataset
 from independent import dual_optimum, primal_optimum
 
@@ -163,6 +163,9 @@ def test_the_checkpoints_restores_save_passes_at_a_small_lambda(real_data, monke
     X, y = real_data("heart_scale")
     problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
     tol = 1e-6 * cdlab.reference_optimum(problem, tol=1e-10, max_passes=50_000)
+    # checkpoints at most AUTO_CAP passes apart, as on data larger than heart_scale (``costs.auto_cap``): the
+    # restores come at checkpoints
+    monkeypatch.setattr(costs, "CHECKPOINT_OVERHEAD_NS", 0.0)
     run = lambda: cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=tol,  # noqa: E731
                               max_passes=5000, seed=0)
     with_rule = run()

@@ -17,8 +17,8 @@ from .._checks import check_int, check_real
 # as a pass of a cheap-step method, so checkpoints come at geometrically growing
 # intervals: AUTO_FIRST passes at first, then AUTO_SHARE times the passes run so
 # far, at most AUTO_CAP passes (more on data so small that a checkpoint's fixed cost
-# outweighs AUTO_CAP passes: ``costs.auto_cap``). A run whose gap is ≤ tol from T passes on thus
-# stops by max(T + AUTO_FIRST, (1 + AUTO_SHARE)·T) and T + AUTO_CAP, after
+# outweighs a pass's reads: ``costs.auto_cap``, the cap below). A run whose gap is ≤ tol from T passes on thus
+# stops by max(T + AUTO_FIRST, (1 + AUTO_SHARE)·T) and T + cap, after
 # O(log T) checkpoints rather than T (in passes at the run's average step cost so
 # far: a method whose steps cost unevenly — line searches, L-SVRG's random
 # refreshes, APPA's stage ends — can end an interval a few passes past it). Within that bound, the gap's linear rate

@@ -281,7 +281,8 @@ class _Trace:
         w = np.array(w, copy=True)
         alpha = None if alpha is None else np.array(alpha, copy=True)
         t0 = time.perf_counter()
-        sums = state.certificate_sums() if problem.lam > 0 and alpha is None else None
+        # the state's own sweep is serial: with n_jobs > 1 the checkpoint's parallel sweep reads X instead
+        sums = state.certificate_sums() if problem.lam > 0 and alpha is None and self.n_jobs == 1 else None
         fused = time.perf_counter() - t0 if sums is not None else 0.0
         alpha, primal, dual, gap = _checkpoint(problem, w, alpha, self.n_jobs, sums)
         row = dict(steps=state.steps, nnz_touched=state.nnz_touched,

@@ -814,7 +814,8 @@ class NewtonState(State):
         """On the Newton–CG path (a loss other than the squared): the checkpoint's z = Xw, α = −φ'(z) and Xᵀα
         in the sweep that also gives the next iteration its ∇P = λw − Xᵀα/n and preconditioner
         (``_newton_cg.certified_jacobi``): one read of X for both, where the checkpoint and the iteration read
-        it once each. z replaces the carried Xw (summed along the line searches) by the exact one."""
+        it once each. z replaces the carried Xw (summed along the line searches) by the exact one, and P(w) the
+        line search starts from is taken from it."""
         p = self.p
         if self.solver != "cg" or self.carries_residual:
             return None
@@ -828,6 +829,8 @@ class NewtonState(State):
         np.multiply(xt_alpha, -1.0 / n, out=self.grad)
         self.grad += p.lam * self.w
         self.z[:] = z
+        # the line search's P(w) from the same z: its first trial compares P along the line with this value
+        self.value = line_point(p.loss_code, z, z, p.y, p.s, 0.0)[0] / n + 0.5 * p.lam * dense_dot(self.w, self.w)
         self.fresh = True
         return alpha, z, xt_alpha
 
