@@ -167,7 +167,8 @@ def first_order_seconds(problem, side, bound_passes) -> float:
     """Predicted seconds of a whole call of the side's coordinate method: its ``first_order_passes`` at its
     ``pass_ns``, and the driver's checkpoints among them."""
     passes = first_order_passes(problem, side, bound_passes)
-    return (passes * pass_ns(problem, side) + costs.auto_checkpoints(passes, cap=costs.auto_cap(problem)) * costs.checkpoint_ns(problem)) * 1e-9
+    checkpoints = costs.auto_checkpoints(passes, cap=costs.auto_cap(problem))
+    return (passes * pass_ns(problem, side) + checkpoints * costs.checkpoint_ns(problem)) * 1e-9
 
 
 def separable_cap(problem) -> float:

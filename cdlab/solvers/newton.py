@@ -755,9 +755,14 @@ class NewtonState(State):
                 self.rz = None
                 done += 1
         self.steps += done
-        self.value = (line_point(p.loss_code, self.z, self.z, p.y, p.s, 0.0)[0] / p.n_samples
-                      + 0.5 * p.lam * dense_dot(self.w, self.w))  # P(w), O(n + d), no pass over X
+        self.value = self._primal_from_z()
         return done
+
+    def _primal_from_z(self):
+        """P(w) from the carried z = Xw: O(n + d), no pass over X."""
+        p = self.p
+        return (line_point(p.loss_code, self.z, self.z, p.y, p.s, 0.0)[0] / p.n_samples
+                + 0.5 * p.lam * dense_dot(self.w, self.w))
 
     def _hands_over(self) -> bool:
         """Whether CG should hand over to Cholesky (HANDOVER_MIN_PRODUCTS' comment), judged from the second
@@ -820,19 +825,18 @@ class NewtonState(State):
         if self.solver != "cg" or self.carries_residual:
             return None
         n = p.n_samples
-        alpha, z, xt_alpha = np.empty(n), np.empty(n), np.zeros(p.n_features)
+        alpha, xt_alpha = np.empty(n), np.zeros(p.n_features)
         self.minv[:] = 0.0
-        certified_jacobi(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, not self.w.any(), z, alpha, xt_alpha,
+        certified_jacobi(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, not self.w.any(), self.z, alpha, xt_alpha,
                          self.curv, self.minv, full_rows(p))
         self.minv += p.lam
         np.reciprocal(self.minv, out=self.minv)
         np.multiply(xt_alpha, -1.0 / n, out=self.grad)
         self.grad += p.lam * self.w
-        self.z[:] = z
         # the line search's P(w) from the same z: its first trial compares P along the line with this value
-        self.value = line_point(p.loss_code, z, z, p.y, p.s, 0.0)[0] / n + 0.5 * p.lam * dense_dot(self.w, self.w)
+        self.value = self._primal_from_z()
         self.fresh = True
-        return alpha, z, xt_alpha
+        return alpha, self.z, xt_alpha  # the driver reads z before the next step moves it
 
     def iterate(self):
         """w, and on the dual system's path its α (the pair the certificate is taken at), else None (α(w))."""
