@@ -254,6 +254,28 @@ def _lambert_w_exp(ell):
 # The logistic step's Halley iteration stops after a step this small (its error is then < 1e-14;
 # _logistic_root_left).
 HALLEY_STEP_TOL = 2e-5
+# A move of t this small updates the pair (σ(t), σ(−t)) by a polynomial for e^δ (``_sigmoid_pair_moved``)
+# instead of an exp: the usual SDCA step's second iteration, after a first step of ~1e-3 from logit b.
+POLY_MOVE = 0.02
+# |h| and h' below this: their products in the Halley step cannot overflow (``_logistic_root_left``)
+SQUARE_SAFE = 1e150
+
+
+@njit(inline="always", cache=True)
+def _sigmoid_pair_moved(sg, sm, delta):
+    """(σ(t + δ), σ(−t − δ)) from (σ(t), σ(−t)) for |δ| ≤ POLY_MOVE, without an exp: with E = e^δ,
+    σ(t + δ) = σ(t)E/(σ(−t) + σ(t)E) and σ(−t − δ) = σ(−t)/(σ(−t) + σ(t)E), a sum of two positive terms
+    (no cancellation), so both keep the pair's relative precision. E by its Taylor polynomial of degree 7:
+    the remainder δ⁸/8! ≤ 7e-19 at |δ| ≤ 0.02. With the one-division Halley step, measured on SDCA's steps
+    (a9a and reuters_moneyfx, logistic, λ = 1/n, the state after 1, 3 and 6 passes, each step fed the
+    previous one's result): 121 → 114, 68 → 64, 59 → 55 ns a step (a9a), 86 → 78, 56 → 51, 59 → 53."""
+    e = 1.0 + delta * (1.0 + delta * (0.5 + delta * (1.0 / 6.0 + delta * (1.0 / 24.0 + delta * (
+        1.0 / 120.0 + delta * (1.0 / 720.0 + delta * (1.0 / 5040.0)))))))
+    up = sg * e
+    inv = 1.0 / (sm + up)
+    return up * inv, sm * inv
+
+
 # At b = 0 (a coordinate's first visit from α = 0) the root t of t − c + qσ(t) lies in [c − q, c]: up to this
 # q the iteration starts one Newton step from c, beyond it from c − W(q e^c) (_logistic_root_left).
 W_START_Q = 8.0
@@ -320,11 +342,18 @@ def _logistic_root_left(b, one_minus_b, c, q, logit_b):
             return t, sg, sm
         v = q * sg * sm
         slope = 1.0 + v
-        newton = -h / slope
-        # Halley's step, Newton's divided by 1 + ½·newton·h''/h' (|h''/h'| < 1, so no overflow); Newton's
-        # where that would more than double it (far from the root)
-        shrink = 1.0 + 0.5 * newton * (v * (sm - sg) / slope)
-        step = newton / shrink if shrink > 0.5 else newton
+        # Halley's step, Newton's −h/h' divided by shrink = 1 − ½·h·h''/h'² (h'' = v(σ(−t) − σ(t))); Newton's
+        # where that would more than double it (shrink ≤ ½: far from the root). Where h and h' are below
+        # SQUARE_SAFE its one division −h·h'/(h'² − ½·h·h''), the same step: a division fewer on the path
+        # from one SDCA step to the next; beyond, the two-division form (|h''/h'| < 1, so no overflow)
+        if abs(h) < SQUARE_SAFE and slope < SQUARE_SAFE:
+            square = slope * slope
+            den = square - 0.5 * h * (v * (sm - sg))
+            step = -h * slope / den if den > 0.5 * square else -h / slope
+        else:
+            newton = -h / slope
+            shrink = 1.0 + 0.5 * newton * (v * (sm - sg) / slope)
+            step = newton / shrink if shrink > 0.5 else newton
         t_new = t + step
         # The error of t is |t − root| ≈ |t_new − t| = δ, and after the step it is below δ³/2 (docstring):
         # after a step of δ ≤ HALLEY_STEP_TOL = 2e-5 the error in t_new is below 4e-15, hence so is the
@@ -339,8 +368,12 @@ def _logistic_root_left(b, one_minus_b, c, q, logit_b):
                     sm * (1.0 - sg * step + half * sg * (sg - sm)))
         if not (lo < t_new < hi):
             t_new = 0.5 * (lo + hi)  # safeguard: bisect
+        moved = t_new - t
         t = t_new
-        sg, sm = _sigmoid_pair(t)
+        if abs(moved) <= POLY_MOVE:
+            sg, sm = _sigmoid_pair_moved(sg, sm, moved)
+        else:
+            sg, sm = _sigmoid_pair(t)
         if hi - lo <= 1e-15 * (1.0 + abs(t)):
             break
     return t, sg, sm

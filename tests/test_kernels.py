@@ -360,3 +360,13 @@ def test_the_shrinking_kernel_gives_the_same_run_with_and_without_prefetch():
     assert runs[0][4][_shrinking.N_ACTIVE] < p.n_samples and np.any(runs[0][1] != 0.0)  # it shrank, it moved
     for a, b in zip(*runs):
         assert np.array_equal(a, b)
+
+
+def test_all_finite_and_any_nonzero_are_numpys():
+    """The checkpoint's short-circuit tests of w and α equal np.all(np.isfinite(x)) and x.any()."""
+    from cdlab.solvers._kernels import all_finite, any_nonzero
+    cases = [np.zeros(0), np.zeros(5), np.array([0.0, -0.0]), np.array([0.0, 1e-300]), np.array([np.nan, 0.0]),
+             np.array([1.0, np.inf]), np.array([-np.inf]), np.arange(10.0)[::-3]]
+    for x in cases:
+        assert all_finite(x) == bool(np.all(np.isfinite(x))), x
+        assert any_nonzero(x) == bool(x.any()), x

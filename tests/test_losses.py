@@ -298,3 +298,19 @@ def test_logistic_terms_are_bit_for_bit_the_separate_functions():
                          rng.standard_normal(2000) * 10.0 ** rng.uniform(-8, 2.9, 2000)])
     for t in ts:
         assert L.logistic_terms(t) == (L._log1pexp(t), *L._sigmoid_pair(t)), t
+
+
+def test_sigmoid_pair_moved_keeps_full_relative_precision():
+    """The exp-free update of (σ(t), σ(−t)) by a move δ, |δ| ≤ POLY_MOVE (the logistic step's usual second
+    iteration), against 50-digit values, at t where either member is tiny: both within 4e-15 relatively."""
+    mpmath.mp.dps = 50
+    worst = 0.0
+    for t in (-700.0, -30.0, -3.0, -1e-3, 0.0, 2e-7, 0.7, 25.0, 650.0):
+        sg, sm = L._sigmoid_pair(t)
+        for delta in (-L.POLY_MOVE, -3.3e-3, -1e-9, 0.0, 1e-12, 7e-4, L.POLY_MOVE):
+            new_sg, new_sm = L._sigmoid_pair_moved(sg, sm, delta)
+            # the reference moves the double pair itself: the update's own error, not the start's
+            T = mpmath.log(mpmath.mpf(sg)) - mpmath.log(mpmath.mpf(sm)) + mpmath.mpf(delta)
+            ref_sg, ref_sm = 1 / (1 + mpmath.exp(-T)), 1 / (1 + mpmath.exp(T))
+            worst = max(worst, float(abs(new_sg - ref_sg) / ref_sg), float(abs(new_sm - ref_sm) / ref_sm))
+    assert worst <= 4e-15, worst

@@ -427,6 +427,25 @@ def no_row_finish(st, i, change, indices, data, start, end):
 
 
 @njit(cache=True, nogil=True)
+def all_finite(x) -> bool:
+    """Whether every entry of the vector x is finite, stopping at the first that is not (a checkpoint's test
+    of w: ``np.all(np.isfinite(w))`` first builds a boolean array of len(w))."""
+    for j in range(x.shape[0]):
+        if not np.isfinite(x[j]):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def any_nonzero(x) -> bool:
+    """``x.any()`` for a vector, stopping at the first nonzero entry (a NaN counts, as it does for numpy)."""
+    for j in range(x.shape[0]):
+        if x[j] != 0.0:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def dense_dot(a, b):
     """a·b for dense vectors of equal length (module docstring: not numpy's BLAS ``@``)."""
     acc = 0.0

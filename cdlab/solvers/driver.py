@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._checks import check_real
-from ._kernels import certificate_sweep, full_rows, parallel_certificate_sweep
+from ._kernels import all_finite, any_nonzero, certificate_sweep, full_rows, parallel_certificate_sweep
 from ._threads import check_n_jobs, parallel_section, row_blocks
 from .base import METHODS, STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
 from .budget import AUTO, Budget
@@ -67,7 +67,7 @@ def _checkpoint(problem, w, alpha, n_jobs=1, sums=None):
         alpha = np.empty(problem.n_samples)
     z = np.zeros(problem.n_samples)
     v = np.zeros(problem.n_features)
-    if from_w or w.any() or alpha.any():  # else a dual start: Xw = Xᵀα = 0 without a pass over X
+    if from_w or any_nonzero(w) or any_nonzero(alpha):  # else a dual start: Xw = Xᵀα = 0 without a pass over X
         args = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
         if n_jobs == 1:
             certificate_sweep(*args, full_rows(problem))
@@ -274,7 +274,7 @@ class _Trace:
         """The checkpoint at the state's current iterate, or None if it is not finite."""
         problem, state = self.problem, self.state
         w, alpha = state.iterate()
-        if not np.all(np.isfinite(w)):
+        if not all_finite(w):
             return None
         # copies: the state keeps mutating its arrays, and a later divergence
         # must not corrupt the last good iterate the result returns
