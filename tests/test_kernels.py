@@ -216,7 +216,7 @@ def test_dense_dot_equals_numpy(n):
                                                    ("appa", "squared", {}), ("newton", "logistic", {})])
 def test_full_row_kernels_run_as_the_sparse_ones(monkeypatch, method, loss, options):
     """On rows mostly full (``Data.full_rows_share``) the kernels read rows by ``row_dot``/``row_axpy``, a full
-    row's dot product in four partial sums (``full_dot``): a run is the one of the sparse kernels (forced by a
+    row's dot product in one vectorised sum (``full_dot``): a run is the one of the sparse kernels (forced by a
     share no data reaches) up to rounding, both certified, and its trace's certificates are bit for bit
     Problem's, whose margins sum full rows alike (``row_margins``)."""
     from cdlab.solvers import _kernels
@@ -260,21 +260,27 @@ def test_row_primitives_read_a_full_row_without_its_indices():
     np.testing.assert_array_equal(out, ref)
 
 
-@pytest.mark.parametrize("d", [1, 3, 4, 5, 8, 11, 100])
-def test_full_dot_sums_four_interleaved_partial_sums(d):
-    """``full_dot``: the partial sums of the entries j ≡ 0, 1, 2, 3 (mod 4), added as (s0 + s1) + (s2 + s3), bit
-    for bit, read from ``start`` on; equal to the dot product up to rounding."""
+@pytest.mark.parametrize("d", [1, 3, 4, 5, 8, 11, 100, 1001])
+def test_full_dot_is_the_dot_product_summed_alike_by_every_reader(d):
+    """``full_dot`` (a vectorised sum, ``VECTOR_SUM``): within the worst-case rounding bound of a sum of d
+    products, d·ε·Σ|x_j w_j| (Higham 2002, §3.1), of the exact dot product, read from ``start`` on; ``row_dot``,
+    inlined into the row kernels, sums a full row bit for bit alike; a NaN or an infinity propagates."""
+    import math
+
     from cdlab.solvers._kernels import full_dot
 
     rng = np.random.default_rng(d)
-    values, w = rng.standard_normal(d + 7), rng.standard_normal(d)
+    values, w = rng.standard_normal(d + 7) * 10.0 ** rng.integers(-3, 4, d + 7), rng.standard_normal(d)
     row = values[7:]
-    sums = [0.0, 0.0, 0.0, 0.0]
-    for j in range(d):  # the remainder past the last multiple of 4 goes to the first sum
-        k = j % 4 if j < d - d % 4 else 0
-        sums[k] += row[j] * w[j]
-    assert full_dot(values, 7, w) == (sums[0] + sums[1]) + (sums[2] + sums[3])
-    assert full_dot(values, 7, w) == pytest.approx(row @ w, rel=1e-12, abs=1e-12)
+    got = full_dot(values, 7, w)
+    exact = math.fsum(row * w)
+    assert abs(got - exact) <= d * np.finfo(float).eps * np.abs(row * w).sum()
+    garbage = np.zeros(d + 7, dtype=np.uint32)  # a full row's indices are not read
+    assert row_dot(garbage, values, np.uint32(7), np.uint32(7 + d), w) == got
+    for bad in (np.nan, np.inf):
+        spoilt = values.copy()
+        spoilt[7 + d // 2] = bad
+        assert not np.isfinite(full_dot(spoilt, 7, w))
 
 
 def _recompiled(kernel, **constants):

@@ -145,7 +145,7 @@ def test_parallel_certificate_pass_matches_the_serial_one():
 
 def test_parallel_certificate_pass_sums_full_rows_as_problem_does():
     """On rows read as full (``_kernels.full_rows``) the parallel sweep's margins are bit for bit
-    ``Problem.margins`` (both by ``row_dot``'s four partial sums), as the serial sweep's are."""
+    ``Problem.margins`` (both by ``row_dot``'s one vectorised sum, ``full_dot``), as the serial sweep's are."""
     from cdlab.solvers._kernels import full_rows
 
     rng = np.random.default_rng(2)

@@ -6,7 +6,7 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
   q += curv_i (x_i·v) x_i); a row whose curv_i is 0 (the smoothed hinge off its
   quadratic piece) is read once. It returns the nonzeros it read. Where X is
   kept as dense rows (``Data.X_dense``, its ``dense`` argument) it reads
-  those, each row's dot product in four interleaved sums (``_kernels.full_dot``),
+  those, each row's dot product a vectorised sum (``_kernels.full_dot``),
   instead of the CSR arrays.
 * ``jacobi``: ∇P and the preconditioner M = diag(H) in one sweep (dense rows alike).
 * ``certified_jacobi``: the same sweep fused with a checkpoint's (``_kernels.certificate_sweep``):
