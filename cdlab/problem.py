@@ -20,7 +20,7 @@ from ._checks import check_real
 from .data._input import (BYTES_PER_NONZERO, BYTES_PER_ROW_OR_COLUMN, GiB, check_sparse_structure,  # noqa: F401
                           default_max_bytes, problem_bytes)
 from .data.dataset import Data
-from .regularizer import fenchel_young_sum, regularizer_sums, soft_threshold_sq_norm, squares_and_abs_sums
+from .regularizer import regularizer_sums
 
 
 def soft_threshold(v, t):
@@ -209,12 +209,17 @@ class Problem:
         row_margins(*self.csr_arrays, w, z)
         return z
 
+    @property
+    def _l1_ratio(self) -> float:
+        """t = μ/λ, the argument of ``regularizer_sums``; 0 at λ = 0, where only ‖w‖² and ‖w‖₁ are read."""
+        return self.l1 / self.lam if self.lam > 0 else 0.0
+
     def primal(self, w, *, z=None) -> float:
         """P(w) of theory.md §1; ``z`` = Xw when the caller has it."""
         w = self._check_w(w)
         if z is None:
             z = self.margins(w)
-        sq, ab = squares_and_abs_sums(w)
+        sq, ab, _, _ = regularizer_sums(w, w, self._l1_ratio)
         return self._primal_from(L.sum_loss(self.loss_code, z, self.y, self.s), sq, ab)
 
     def _primal_from(self, loss_sum, sq, ab):
@@ -229,7 +234,7 @@ class Problem:
 
     def w_from_alpha(self, alpha):
         """w(α) = S_{μ/λ}(v(α)) (the primal point the dual certifies)."""
-        return soft_threshold(self.v_from_alpha(alpha), self.l1 / self.lam)
+        return soft_threshold(self.v_from_alpha(alpha), self._l1_ratio)
 
     def dual(self, alpha, *, v=None) -> float:
         """D(α) of theory.md §1 (−inf if α leaves the conjugate's domain); ``v`` = v(α)
@@ -237,8 +242,8 @@ class Problem:
         alpha = self._check_alpha(alpha)
         if v is None:
             v = self.v_from_alpha(alpha)
-        return self._dual_from(L.sum_neg_conj(self.loss_code, alpha, self.y, self.s),
-                               soft_threshold_sq_norm(v, self.l1 / self.lam))
+        st_sq = regularizer_sums(v, v, self._l1_ratio)[2]
+        return self._dual_from(L.sum_neg_conj(self.loss_code, alpha, self.y, self.s), st_sq)
 
     def _dual_from(self, neg_conj_sum, st_sq):
         """D from Σ_i −φ_i*(−α_i) and ‖S_{μ/λ}(v)‖²."""
@@ -264,7 +269,7 @@ class Problem:
         loss_sum = L.sum_fenchel_young(self.loss_code, z, alpha, self.y, self.s)
         if v is None:
             v = self.v_from_alpha(alpha)
-        return self._gap_from(loss_sum, fenchel_young_sum(w, v, self.l1 / self.lam))
+        return self._gap_from(loss_sum, regularizer_sums(w, v, self._l1_ratio)[3])
 
     def _gap_from(self, fy_loss_sum, fy_reg_sum):
         """G from Σ_i FY_φ(z_i, α_i) and Σ_j FY_g(w_j, v_j)."""
@@ -277,7 +282,7 @@ class Problem:
         logistic terms ``losses.certificate_sums_from_w`` computes with fewer transcendental functions, equal
         to those up to rounding."""
         w, alpha = self._check_w(w), self._check_alpha(alpha)
-        sq, ab, st_sq, fy_reg = regularizer_sums(w, v, self.l1 / self.lam)
+        sq, ab, st_sq, fy_reg = regularizer_sums(w, v, self._l1_ratio)
         code, y, s = self.loss_code, self.y, self.s
         sums = L.certificate_sums_from_w if alpha_from_w else L.certificate_sums
         loss_sum, conj_sum, fy_sum = sums(code, z, alpha, y, s)

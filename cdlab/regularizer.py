@@ -2,7 +2,7 @@
 
 With t = μ/λ the regulariser is λ·g(w), g(w) = ½‖w‖² + t‖w‖₁, whose conjugate
 is g*(v) = ½‖S_t(v)‖². ``Problem`` evaluates these sums at every checkpoint of a
-run. They are plain loops, not numpy's ``w @ w`` (BLAS ``ddot``): BLAS runs a
+run. They are numba loops, not numpy's ``w @ w`` (BLAS ``ddot``): BLAS runs a
 dot product of tens of thousands of entries on all its threads, and on a busy
 machine each such call waited milliseconds for threads that spin or sleep,
 more than the whole certificate pass costs. A loop on the calling thread costs
@@ -11,6 +11,8 @@ the same O(d) whatever the BLAS thread settings.
 from __future__ import annotations
 
 from numba import njit
+
+from ._vector import VECTOR_SUM
 
 
 @njit(inline="always", cache=True)
@@ -31,53 +33,20 @@ def _fenchel_young_term(x, u, t):
     return 0.5 * x * x + t * abs(x) + 0.5 * m * m - u * x
 
 
-@njit(cache=True, nogil=True)
-def squares_and_abs_sums(w):
-    """(‖w‖², ‖w‖₁) in one pass."""
-    sq = 0.0
-    ab = 0.0
-    for j in range(w.shape[0]):
-        x = w[j]
-        sq += x * x
-        ab += abs(x)
-    return sq, ab
-
-
-@njit(cache=True, nogil=True)
-def soft_threshold_sq_norm(v, t):
-    """‖S_t(v)‖² = Σ_j max(|v_j| − t, 0)² = 2 g*(v), without forming S_t(v)."""
-    acc = 0.0
-    for j in range(v.shape[0]):
-        acc += _soft_threshold_sq(v[j], t)
-    return acc
-
-
-@njit(cache=True, nogil=True)
-def fenchel_young_sum(w, v, t):
-    """Σ_j FY_g(w_j, v_j) with FY_g(w, v) = g(w) + g*(v) − vw ≥ 0, each term
-    clipped at 0 (a negative one is rounding); a NaN is kept. With t = 0 a term is ½(w − v)²."""
-    acc = 0.0
-    for j in range(w.shape[0]):
-        term = _fenchel_young_term(w[j], v[j], t)
-        if not term <= 0.0:
-            acc += term
-    return acc
-
-
-@njit(cache=True, nogil=True)
+@njit(fastmath=VECTOR_SUM, cache=True, nogil=True)
 def regularizer_sums(w, v, t):
-    """(‖w‖², ‖w‖₁, ‖S_t(v)‖², Σ_j FY_g(w_j, v_j)): the sums of the three functions above in one pass,
-    each added up in the same order, so bit for bit theirs. A checkpoint needs all four; one loop runs
-    four independent chains of additions where three loops each waited on one (a chain of dependent
-    additions is bound by the adder's latency, not by memory)."""
+    """(‖w‖², ‖w‖₁, ‖S_t(v)‖², Σ_j FY_g(w_j, v_j)) in one pass: ‖S_t(v)‖² = 2 g*(v) without forming
+    S_t(v), and each Fenchel–Young term FY_g(w_j, v_j) = g(w_j) + g*(v_j) − v_j w_j ≥ 0 clipped at 0 (a
+    negative one is rounding); a NaN entry gives a NaN sum. The one home of these sums: P, D and the gap
+    read theirs from here, a checkpoint all four, so a trace's P, D and gap are ``Problem``'s bit for bit
+    (``_vector``: a vectorised sum's order is its function's). At t = 0 the loop has no branch and is
+    vectorised (d = 47 236: 12 µs, 53 µs a scalar loop)."""
     sq = 0.0
     ab = 0.0
     st = 0.0
     fy = 0.0
     if t == 0.0:
-        # the same terms without branches (1.6× faster at d = 47 236, rcv1_small): S_0(u)² = |u|·|u| = u·u
-        # and FY = ½(x − u)² ≥ 0, so a term the general loop skips (≤ 0) is +0.0 here, and adding +0.0 to a
-        # sum that starts at +0.0 leaves it unchanged; a NaN is added alike
+        # the same terms without branches: S_0(u)² = |u|·|u| = u·u and FY = ½(x − u)² ≥ 0 needs no clip
         for j in range(w.shape[0]):
             x, u = w[j], v[j]
             sq += x * x
