@@ -166,3 +166,21 @@ def test_an_old_option_name_given_as_none_is_the_default():
     assert former.options == default.options
     cols = [c for c in default.trace.columns if c != "time"]
     assert former.trace[cols].equals(default.trace[cols])
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_the_trace_columns_have_their_types(name):
+    """Every method's trace: steps and nnz_touched are integer counts, passes, time and the certificates
+    floats (``subopt`` given ``reference=``), and a staged method's ``inner`` is boolean; one row a checkpoint."""
+    spec = METHODS[name]
+    res = cdlab.solve(PROBE, name, max_passes=3, reference=0.5, **spec.options)
+    trace = res.trace
+    assert len(trace) >= 2
+    for column in ("steps", "nnz_touched"):
+        assert trace[column].dtype.kind in "iu", (column, trace[column].dtype)
+    for column in ("passes", "time", "primal", "dual", "gap", "subopt"):
+        assert trace[column].dtype == np.float64, (column, trace[column].dtype)
+    assert trace["data_passes"].dtype.kind in "iuf"
+    if "inner" in trace.columns:
+        assert trace["inner"].dtype == bool
+    np.testing.assert_array_equal(trace.subopt, trace.primal - 0.5)

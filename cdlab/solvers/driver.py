@@ -318,7 +318,8 @@ class _Trace:
             self.rows.append(self.last)
         columns = (TRACE_COLUMNS + (["subopt"] if self.reference is not None else [])
                    + ([STAGED_COLUMN] if self.staged is not None else []))
-        return pd.DataFrame(self.rows, columns=columns)
+        # column by column: pandas takes each column's dtype from one array instead of reading the rows' dicts
+        return pd.DataFrame({column: np.array([row[column] for row in self.rows]) for column in columns})
 
 
 def _steps_per_pass(state, first, last, slack=RATE_SLACK) -> float:
