@@ -183,14 +183,17 @@ class Problem:
         return mu
 
     # ------------------------------------------------------------ objectives
-    def _check_w(self, w):
-        w = np.asarray(w, dtype=np.float64)
+    # Contiguous float64 vectors: numba compiles a kernel once per argument layout, and a vectorised sum
+    # (cdlab._vector) may add in another order in a strided version, so P, D and the gap of a strided view
+    # would not be a checkpoint's bit for bit.
+    def _check_w(self, w, name="w"):
+        w = np.ascontiguousarray(w, dtype=np.float64)
         if w.shape != (self.n_features,):
-            raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
+            raise ValueError(f"{name} must have shape ({self.n_features},), got {w.shape}")
         return w
 
     def _check_alpha(self, alpha):
-        alpha = np.asarray(alpha, dtype=np.float64)
+        alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         if alpha.shape != (self.n_samples,):
             raise ValueError(f"alpha must have shape ({self.n_samples},), got {alpha.shape}")
         return alpha
@@ -211,15 +214,18 @@ class Problem:
 
     @property
     def _l1_ratio(self) -> float:
-        """t = μ/λ, the argument of ``regularizer_sums``; 0 at λ = 0, where only ‖w‖² and ‖w‖₁ are read."""
-        return self.l1 / self.lam if self.lam > 0 else 0.0
+        """t = μ/λ, the argument of ``regularizer_sums`` (the dual's, so λ > 0)."""
+        if self.lam <= 0:
+            raise ValueError("the dual needs lam > 0")
+        return self.l1 / self.lam
 
     def primal(self, w, *, z=None) -> float:
         """P(w) of theory.md §1; ``z`` = Xw when the caller has it."""
         w = self._check_w(w)
         if z is None:
             z = self.margins(w)
-        sq, ab, _, _ = regularizer_sums(w, w, self._l1_ratio)
+        # P reads ‖w‖² and ‖w‖₁ only; with the dual's t (where there is a dual) they are a checkpoint's bit for bit
+        sq, ab, _, _ = regularizer_sums(w, w, self._l1_ratio if self.lam > 0 else 0.0)
         return self._primal_from(L.sum_loss(self.loss_code, z, self.y, self.s), sq, ab)
 
     def _primal_from(self, loss_sum, sq, ab):
@@ -240,8 +246,7 @@ class Problem:
         """D(α) of theory.md §1 (−inf if α leaves the conjugate's domain); ``v`` = v(α)
         when the caller has it."""
         alpha = self._check_alpha(alpha)
-        if v is None:
-            v = self.v_from_alpha(alpha)
+        v = self.v_from_alpha(alpha) if v is None else self._check_w(v, "v")
         st_sq = regularizer_sums(v, v, self._l1_ratio)[2]
         return self._dual_from(L.sum_neg_conj(self.loss_code, alpha, self.y, self.s), st_sq)
 
@@ -267,8 +272,7 @@ class Problem:
         if z is None:
             z = self.margins(w)
         loss_sum = L.sum_fenchel_young(self.loss_code, z, alpha, self.y, self.s)
-        if v is None:
-            v = self.v_from_alpha(alpha)
+        v = self.v_from_alpha(alpha) if v is None else self._check_w(v, "v")
         return self._gap_from(loss_sum, regularizer_sums(w, v, self._l1_ratio)[3])
 
     def _gap_from(self, fy_loss_sum, fy_reg_sum):
@@ -281,7 +285,7 @@ class Problem:
         what a checkpoint computes. ``alpha_from_w``: α is −φ'(z) (a primal method's dual point), whose
         logistic terms ``losses.certificate_sums_from_w`` computes with fewer transcendental functions, equal
         to those up to rounding."""
-        w, alpha = self._check_w(w), self._check_alpha(alpha)
+        w, alpha, v = self._check_w(w), self._check_alpha(alpha), self._check_w(v, "v")
         sq, ab, st_sq, fy_reg = regularizer_sums(w, v, self._l1_ratio)
         code, y, s = self.loss_code, self.y, self.s
         sums = L.certificate_sums_from_w if alpha_from_w else L.certificate_sums

@@ -24,9 +24,7 @@ def _soft_threshold_sq(u, t):
 
 @njit(inline="always", cache=True)
 def _fenchel_young_term(x, u, t):
-    """FY_g(x, u) = g(x) + g*(u) − ux (before clipping); with t = 0, ½(x − u)²."""
-    if t == 0.0:
-        return 0.5 * (x - u) * (x - u)
+    """FY_g(x, u) = g(x) + g*(u) − ux (before clipping), for t > 0 (``regularizer_sums`` writes t = 0's)."""
     m = abs(u) - t
     if m <= 0.0:
         m = 0.0

@@ -262,10 +262,11 @@ def test_row_primitives_read_a_full_row_without_its_indices():
 
 
 @pytest.mark.parametrize("d", [1, 3, 4, 5, 8, 11, 100, 1001])
-def test_full_dot_is_the_dot_product_summed_alike_by_every_reader(d):
+def test_full_dot_is_the_dot_product_and_row_dots_full_row(d):
     """``full_dot`` (a vectorised sum, ``VECTOR_SUM``): within the worst-case rounding bound of a sum of d
-    products, d·ε·Σ|x_j w_j| (Higham 2002, §3.1), of the exact dot product, read from ``start`` on; ``row_dot``,
-    inlined into the row kernels, sums a full row bit for bit alike; a NaN or an infinity propagates."""
+    products, d·ε·Σ|x_j w_j| (Higham 2002, §3.1), of the exact dot product, read from ``start`` on; ``row_dot``
+    sums a full row by it, bit for bit (the kernels' readers: ``test_full_row_kernels_run_as_the_sparse_ones``
+    and the parallel sweep's test); a NaN or an infinity propagates."""
     import math
 
     from cdlab.solvers._kernels import full_dot
@@ -370,7 +371,7 @@ def test_the_shrinking_kernel_gives_the_same_run_with_and_without_prefetch():
 
 
 def test_all_finite_and_any_nonzero_are_numpys():
-    """The checkpoint's short-circuit tests of w and α equal np.all(np.isfinite(x)) and x.any()."""
+    """The checkpoint's tests of w and α equal np.all(np.isfinite(x)) and x.any()."""
     from cdlab.solvers._kernels import all_finite, any_nonzero
     cases = [np.zeros(0), np.zeros(5), np.array([0.0, -0.0]), np.array([0.0, 1e-300]), np.array([np.nan, 0.0]),
              np.array([1.0, np.inf]), np.array([-np.inf]), np.arange(10.0)[::-3]]

@@ -350,3 +350,39 @@ def test_methods_that_read_columns_build_it_once_and_certify(method):
     built = problem.data.X_csc
     assert _has_csc(problem) and problem.X_csc is built and problem.with_params(lam=1.0).X_csc is built
     np.testing.assert_array_equal(built.toarray(), problem.X.toarray())
+
+
+@pytest.mark.parametrize("l1", [0.0, 0.01])
+def test_strided_vectors_give_the_certificates_bits(l1):
+    """P, D and the gap of strided views (columns of a matrix, a read-only array) are those of contiguous
+    copies bit for bit, and so a checkpoint's: the vectorised sums take one layout (cdlab._vector)."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((300, 257))  # full rows of 257 entries: margins by the vectorised full_dot
+    p = cdlab.Problem(X, np.where(X[:, 0] > 0, 1.0, -1.0), loss="logistic", lam=0.01, l1=l1)
+    W, A = rng.standard_normal((257, 3)), rng.uniform(-0.9, 0.9, (300, 3)) * p.y[:, None]
+    W_given = W.copy()
+    w, alpha = W[:, 1], A[:, 2]
+    assert not w.flags.c_contiguous and not alpha.flags.c_contiguous
+    v = np.asfortranarray(np.stack([p.v_from_alpha(alpha)] * 2, axis=1))[:, 0]
+    frozen = w.copy()
+    frozen.flags.writeable = False
+    for wv in (w, frozen):
+        assert p.primal(wv) == p.primal(w.copy())
+        assert p.gap(wv, alpha, v=v) == p.gap(w.copy(), alpha.copy(), v=v.copy())
+    assert p.dual(alpha, v=v) == p.dual(alpha.copy(), v=v.copy())
+    z = p.margins(w.copy())
+    assert p.certificates(w, alpha, z=z, v=v) == p.certificates(w.copy(), alpha.copy(), z=z, v=v.copy()) == (
+        p.primal(w), p.dual(alpha, v=v), p.gap(w, alpha, v=v))
+    assert np.array_equal(W, W_given) and not w.flags.c_contiguous  # the user's arrays untouched
+
+
+def test_without_lam_there_is_no_dual_and_no_gap():
+    """At λ = 0, P is defined and D and the gap are refused with the reason, also given v."""
+    X = np.random.default_rng(0).standard_normal((20, 5))
+    p = cdlab.Problem(X, np.sign(X[:, 0]), loss="squared", lam=0.0)
+    w, alpha = np.ones(5), np.zeros(20)
+    assert np.isfinite(p.primal(w))
+    for call in (lambda: p.dual(alpha), lambda: p.dual(alpha, v=np.zeros(5)),
+                 lambda: p.gap(w, alpha, v=np.zeros(5))):
+        with pytest.raises(ValueError, match="lam > 0"):
+            call()
