@@ -224,7 +224,8 @@ class Problem:
         w = self._check_w(w)
         if z is None:
             z = self.margins(w)
-        # P reads ‖w‖² and ‖w‖₁ only; with the dual's t (where there is a dual) they are a checkpoint's bit for bit
+        # P reads ‖w‖² and ‖w‖₁ only; with the dual's t (where there is a dual) they are a checkpoint's, bit
+        # for bit (the sums' loop depends on t = 0 or not)
         sq, ab, _, _ = regularizer_sums(w, w, self._l1_ratio if self.lam > 0 else 0.0)
         return self._primal_from(L.sum_loss(self.loss_code, z, self.y, self.s), sq, ab)
 

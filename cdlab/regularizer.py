@@ -24,7 +24,8 @@ def _soft_threshold_sq(u, t):
 
 @njit(inline="always", cache=True)
 def _fenchel_young_term(x, u, t):
-    """FY_g(x, u) = g(x) + g*(u) − ux (before clipping), for t > 0 (``regularizer_sums`` writes t = 0's)."""
+    """FY_g(x, u) = g(x) + g*(u) − ux (before clipping), for t > 0 (``regularizer_sums`` writes t = 0's
+    case)."""
     m = abs(u) - t
     if m <= 0.0:
         m = 0.0
@@ -37,7 +38,7 @@ def regularizer_sums(w, v, t):
     S_t(v), and each Fenchel–Young term FY_g(w_j, v_j) = g(w_j) + g*(v_j) − v_j w_j ≥ 0 clipped at 0 (a
     negative one is rounding); a NaN entry gives a NaN sum. The one home of these sums: P, D and the gap
     read theirs from here, a checkpoint all four, so a trace's P, D and gap are ``Problem``'s bit for bit
-    (``_vector``: a vectorised sum's order is its function's). At t = 0 the loop has no branch and is
+    (``_vector``: a vectorised sum's order is its compiled version's). At t = 0 the loop has no branch and is
     vectorised (d = 47 236: 12 µs, 53 µs a scalar loop)."""
     sq = 0.0
     ab = 0.0

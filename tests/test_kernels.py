@@ -267,16 +267,13 @@ def test_full_dot_is_the_dot_product_and_row_dots_full_row(d):
     products, d·ε·Σ|x_j w_j| (Higham 2002, §3.1), of the exact dot product, read from ``start`` on; ``row_dot``
     sums a full row by it, bit for bit (the kernels' readers: ``test_full_row_kernels_run_as_the_sparse_ones``
     and the parallel sweep's test); a NaN or an infinity propagates."""
-    import math
-
     from cdlab.solvers._kernels import full_dot
 
     rng = np.random.default_rng(d)
     values, w = rng.standard_normal(d + 7) * 10.0 ** rng.integers(-3, 4, d + 7), rng.standard_normal(d)
     row = values[7:]
     got = full_dot(values, 7, w)
-    exact = math.fsum(row * w)
-    assert abs(got - exact) <= d * np.finfo(float).eps * np.abs(row * w).sum()
+    assert _within_sum_rounding(got, row * w)
     garbage = np.zeros(d + 7, dtype=np.uint32)  # a full row's indices are not read
     assert row_dot(garbage, values, np.uint32(7), np.uint32(7 + d), w) == got
     for bad in (np.nan, np.inf):
