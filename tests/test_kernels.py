@@ -2,6 +2,7 @@
 driver's checkpoints gives Xw, Xᵀα and α(w) bit for bit as Problem does (Xw as
 Problem.margins sums it: scipy's product where no row is read as full; Xᵀα as
 scipy's), so the trace's certificates are exactly Problem.primal, .dual and .gap."""
+import functools
 import itertools
 
 import numpy as np
@@ -296,7 +297,7 @@ def _recompiled(kernel, **constants):
 def test_prefetch_is_a_hint_that_changes_no_value():
     from numba import njit
 
-    from cdlab.solvers._kernels import prefetch, prefetch_row
+    from cdlab.solvers._kernels import prefetch, prefetch_full_row, prefetch_row
 
     @njit
     def touch_all(indptr, indices, data, values):
@@ -304,6 +305,7 @@ def test_prefetch_is_a_hint_that_changes_no_value():
             prefetch(values, i)
         for i in range(indptr.shape[0] - 1):
             prefetch_row(indptr, indices, data, i)
+        prefetch_full_row(data, 0, data.shape[0])
         return values.sum()
 
     X = sp.random(30, 50, density=0.6, random_state=0, format="csr")  # rows longer than a cache line
@@ -312,6 +314,52 @@ def test_prefetch_is_a_hint_that_changes_no_value():
     assert touch_all(X.indptr, X.indices, X.data, values) == 21.0
     assert all(np.array_equal(a, b) for a, b in zip(before, (X.indptr, X.indices, X.data)))
     assert any("@llvm.prefetch" in text for text in touch_all.inspect_llvm().values())  # emitted, not dropped
+
+
+def test_the_full_row_sweeps_give_the_same_bits_without_their_prefetches():
+    """The row-order sweeps over full rows prefetch the row FULL_ROW_AHEAD ahead (``prefetch_full_row``):
+    compiled with bounds checks, with and without those prefetches (the helpers replaced by no-ops), each
+    gives the same bits, on rows mostly full (one short row, one empty, the last rows full)."""
+    from numba import njit
+
+    from cdlab.solvers import _kernels, _newton_cg
+
+    rng = np.random.default_rng(3)
+    n, d = 12, 130  # rows longer than FULL_ROW_MIN_LENGTH and than a cache line
+    dense = rng.standard_normal((n, d))
+    dense[4, ::3] = 0.0  # a short row
+    dense[7] = 0.0  # an empty row
+    X = sp.csr_matrix(dense)
+    y = np.where(rng.standard_normal(n) >= 0, 1.0, -1.0)
+    p = cdlab.Problem(X, y, loss="logistic", lam=0.1)
+    assert full_rows(p) is not None
+    indptr, indices, data = p.csr_arrays
+    full = np.ascontiguousarray(p.X.toarray())  # every row as a full one, for the dense paths
+    w, v = rng.standard_normal(d), rng.standard_normal(d)
+    deriv, curv, alpha = rng.standard_normal(n), rng.random(n), rng.standard_normal(n)
+    cols = _newton_cg.nonempty_columns(p)
+
+    noop_row = njit(lambda values, start, length: None)
+    noop_ahead = njit(lambda indptr, data, i, hi, d: None)
+    calls = {
+        "hessian_product": lambda k: (lambda xv, q: (k(indptr, indices, data, cols, full, curv, v, xv, q), xv, q))(
+            np.empty(n), np.empty(d)),
+        "jacobi": lambda k: (lambda g, m: (k(indptr, indices, data, full, deriv, curv, 0.1, w, g, m), g, m))(
+            np.empty(d), np.empty(d)),
+        "certified_jacobi": lambda k: (lambda z, a, xa, c, m: (
+            k(indptr, indices, data, y, p.loss_code, p.s, w, False, z, a, xa, c, m, True), z, a, xa, c, m))(
+            np.empty(n), np.empty(n), np.zeros(d), np.empty(n), np.zeros(d)),
+        "certificate_rows": lambda k: (lambda z, xa: (
+            k(indptr, indices, data, y, p.loss_code, p.s, w, alpha.copy(), False, z, xa, 0, n, True), z, xa))(
+            np.empty(n), np.zeros(d)),
+        "row_margins": lambda k: (lambda z: (k(indptr, indices, data, w, z), z))(np.empty(n)),
+    }
+    for name, call in calls.items():
+        kernel = getattr(_newton_cg, name, None) or getattr(_kernels, name)
+        shipped = call(_recompiled(kernel))
+        bare = call(_recompiled(kernel, prefetch_full_row=noop_row, prefetch_full_row_ahead=noop_ahead))
+        for a, b in zip(shipped, bare):
+            assert np.array_equal(np.asarray(a), np.asarray(b)), name
 
 
 def test_prefetch_ahead_is_on_for_smooth_losses_and_for_data_beyond_the_cache():
@@ -326,6 +374,14 @@ def test_prefetch_ahead_is_on_for_smooth_losses_and_for_data_beyond_the_cache():
     assert prefetch_ahead(cdlab.Problem(sp.eye(3, format="csr"), np.ones(3), loss="logistic", lam=1.0)) > 0
 
 
+@functools.lru_cache(maxsize=1)
+def _bounds_checked_dual_cd_chunk():
+    """``dual_cd_chunk`` compiled again with bounds checks, once for the module (a compile takes ~1 min)."""
+    from cdlab.solvers.dual_cd import dual_cd_chunk
+
+    return _recompiled(dual_cd_chunk)
+
+
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
 def test_dual_cd_chunk_gives_the_same_steps_with_and_without_prefetch(loss):
     from cdlab.solvers.dual_cd import EXACT, dual_cd_chunk
@@ -333,8 +389,8 @@ def test_dual_cd_chunk_gives_the_same_steps_with_and_without_prefetch(loss):
     p = _problem(loss, 0.0)
     order = np.random.default_rng(1).integers(0, p.n_samples, 500)
     runs = []
-    for kernel, ahead in ((dual_cd_chunk, 0), (dual_cd_chunk, 2), (_recompiled(dual_cd_chunk), 1),
-                          (_recompiled(dual_cd_chunk), 7)):
+    checked = _bounds_checked_dual_cd_chunk()
+    for kernel, ahead in ((dual_cd_chunk, 0), (dual_cd_chunk, 2), (checked, 1), (checked, 7)):
         alpha, v = np.zeros(p.n_samples), np.zeros(p.n_features)
         touched = kernel(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq,
                          alpha, v, v, order, np.ones(p.n_samples), EXACT, None, ahead)

@@ -54,7 +54,8 @@ from numba import njit
 
 from ..data.dataset import unsigned_view
 from .. import losses as L
-from ._kernels import full_dot, row_dot, sparse_axpy, sparse_dot
+from ._kernels import (FULL_ROW_AHEAD, full_dot, prefetch_full_row, prefetch_full_row_ahead, row_dot, sparse_axpy,
+                       sparse_dot)
 
 
 def nonempty_columns(problem):
@@ -75,12 +76,15 @@ def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
         q[:] = 0.0
         flat = dense.reshape(dense.size)  # C-contiguous: a view, row i at i·d
     touched = 0
-    for i in range(indptr.shape[0] - 1):
+    n, d = indptr.shape[0] - 1, v.shape[0]
+    for i in range(n):
         start, end = indptr[i], indptr[i + 1]
         if dense is None:
             t = sparse_dot(indices, data, start, end, v)
         else:
-            t = full_dot(flat, i * v.shape[0], v)
+            if i + FULL_ROW_AHEAD < n:
+                prefetch_full_row(flat, (i + FULL_ROW_AHEAD) * d, d)
+            t = full_dot(flat, i * d, v)
         xv[i] = t
         touched += end - start
         c = curv[i] * t
@@ -129,8 +133,13 @@ def jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv):
     H_jj = Σ_i curv_i x_ij² + λ, in one sweep (``dense``: as ``hessian_product``); returns the nonzeros read."""
     grad[:] = 0.0
     minv[:] = 0.0
-    for i in range(indptr.shape[0] - 1):
+    n, d = indptr.shape[0] - 1, grad.shape[0]
+    if dense is not None:
+        flat = dense.reshape(dense.size)
+    for i in range(n):
         g, c = deriv[i], curv[i]
+        if dense is not None and i + FULL_ROW_AHEAD < n:
+            prefetch_full_row(flat, (i + FULL_ROW_AHEAD) * d, d)
         if dense is None:
             for p in range(indptr[i], indptr[i + 1]):
                 j, x = indices[p], data[p]
@@ -156,6 +165,8 @@ def certified_jacobi(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt
     n = y.shape[0]
     for i in range(n):
         start, end = indptr[i], indptr[i + 1]
+        if full_rows is not None:
+            prefetch_full_row_ahead(indptr, data, i, n, xt_alpha.shape[0])
         if at_zero:
             zi = 0.0
         elif full_rows is None:
