@@ -317,49 +317,53 @@ def test_prefetch_is_a_hint_that_changes_no_value():
 
 
 def test_the_full_row_sweeps_give_the_same_bits_without_their_prefetches():
-    """The row-order sweeps over full rows prefetch the row FULL_ROW_AHEAD ahead (``prefetch_full_row``):
-    compiled with bounds checks, with and without those prefetches (the helpers replaced by no-ops), each
-    gives the same bits, on rows mostly full (one short row, one empty, the last rows full)."""
+    """The row-order sweeps over full rows prefetch the row FULL_ROW_AHEAD ahead (``prefetch_full_row_ahead``,
+    ``prefetch_dense_row_ahead``): compiled with bounds checks, with and without those prefetches (the helpers
+    replaced by no-ops, which their LLVM IR confirms), each gives the same bits, on rows mostly full (one short
+    row, one empty, the last rows full) and beyond the cache (below it they do not prefetch)."""
     from numba import njit
 
     from cdlab.solvers import _kernels, _newton_cg
 
     rng = np.random.default_rng(3)
-    n, d = 12, 130  # rows longer than FULL_ROW_MIN_LENGTH and than a cache line
+    d = 130  # rows longer than FULL_ROW_MIN_LENGTH and than a cache line
+    n = _kernels.CACHE_BYTES // (_kernels.NNZ_BYTES * d) + 8  # X beyond the cache, where the sweeps prefetch
     dense = rng.standard_normal((n, d))
     dense[4, ::3] = 0.0  # a short row
     dense[7] = 0.0  # an empty row
     X = sp.csr_matrix(dense)
     y = np.where(rng.standard_normal(n) >= 0, 1.0, -1.0)
     p = cdlab.Problem(X, y, loss="logistic", lam=0.1)
-    assert full_rows(p) is not None
+    assert full_rows(p) is not None and _kernels.beyond_cache(p)
     indptr, indices, data = p.csr_arrays
     full = np.ascontiguousarray(p.X.toarray())  # every row as a full one, for the dense paths
     w, v = rng.standard_normal(d), rng.standard_normal(d)
     deriv, curv, alpha = rng.standard_normal(n), rng.random(n), rng.standard_normal(n)
     cols = _newton_cg.nonempty_columns(p)
 
-    noop_row = njit(lambda values, start, length: None)
-    noop_ahead = njit(lambda indptr, data, i, hi, d: None)
+    noops = {"prefetch_full_row_ahead": njit(lambda indptr, data, i, hi, d: None),
+             "prefetch_dense_row_ahead": njit(lambda flat, i, n, d: None)}
     calls = {
-        "hessian_product": lambda k: (lambda xv, q: (k(indptr, indices, data, cols, full, curv, v, xv, q), xv, q))(
-            np.empty(n), np.empty(d)),
-        "jacobi": lambda k: (lambda g, m: (k(indptr, indices, data, full, deriv, curv, 0.1, w, g, m), g, m))(
-            np.empty(d), np.empty(d)),
-        "certified_jacobi": lambda k: (lambda z, a, xa, c, m: (
+        _newton_cg.hessian_product: lambda k: (lambda xv, q: (
+            k(indptr, indices, data, cols, full, curv, v, xv, q), xv, q))(np.empty(n), np.empty(d)),
+        _newton_cg.jacobi: lambda k: (lambda g, m: (
+            k(indptr, indices, data, full, deriv, curv, 0.1, w, g, m), g, m))(np.empty(d), np.empty(d)),
+        _newton_cg.certified_jacobi: lambda k: (lambda z, a, xa, c, m: (
             k(indptr, indices, data, y, p.loss_code, p.s, w, False, z, a, xa, c, m, True), z, a, xa, c, m))(
             np.empty(n), np.empty(n), np.zeros(d), np.empty(n), np.zeros(d)),
-        "certificate_rows": lambda k: (lambda z, xa: (
+        _kernels.certificate_rows: lambda k: (lambda z, xa: (
             k(indptr, indices, data, y, p.loss_code, p.s, w, alpha.copy(), False, z, xa, 0, n, True), z, xa))(
             np.empty(n), np.zeros(d)),
-        "row_margins": lambda k: (lambda z: (k(indptr, indices, data, w, z), z))(np.empty(n)),
+        _kernels.row_margins: lambda k: (lambda z: (k(indptr, indices, data, w, z), z))(np.empty(n)),
     }
-    for name, call in calls.items():
-        kernel = getattr(_newton_cg, name, None) or getattr(_kernels, name)
-        shipped = call(_recompiled(kernel))
-        bare = call(_recompiled(kernel, prefetch_full_row=noop_row, prefetch_full_row_ahead=noop_ahead))
-        for a, b in zip(shipped, bare):
-            assert np.array_equal(np.asarray(a), np.asarray(b)), name
+    for kernel, call in calls.items():
+        shipped, bare = _recompiled(kernel), _recompiled(kernel, **noops)
+        shipped_out, bare_out = call(shipped), call(bare)
+        for a, b in zip(shipped_out, bare_out):
+            assert np.array_equal(np.asarray(a), np.asarray(b)), kernel.__name__
+        # the no-ops took the helpers' place: the shipped build prefetches, the bare one does not
+        assert any("@llvm.prefetch" in ir for ir in shipped.inspect_llvm().values()), kernel.__name__
+        assert not any("@llvm.prefetch" in ir for ir in bare.inspect_llvm().values()), kernel.__name__
 
 
 def test_prefetch_ahead_is_on_for_smooth_losses_and_for_data_beyond_the_cache():
@@ -374,7 +378,7 @@ def test_prefetch_ahead_is_on_for_smooth_losses_and_for_data_beyond_the_cache():
     assert prefetch_ahead(cdlab.Problem(sp.eye(3, format="csr"), np.ones(3), loss="logistic", lam=1.0)) > 0
 
 
-@functools.lru_cache(maxsize=1)
+@functools.cache
 def _bounds_checked_dual_cd_chunk():
     """``dual_cd_chunk`` compiled again with bounds checks, once for the module (a compile takes ~1 min)."""
     from cdlab.solvers.dual_cd import dual_cd_chunk

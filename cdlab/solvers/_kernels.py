@@ -30,9 +30,10 @@
 * ``prefetch`` / ``prefetch_row``: a hint that brings an array's entry, or the
   first cache lines of a compressed row, toward the core ahead of its use
   (LLVM's ``llvm.prefetch``); a kernel visiting rows in random order
-  prefetches the row PREFETCH_AHEAD visits ahead; ``prefetch_full_row``: every
-  line of a full row, which a row-order sweep over full rows asks for
-  FULL_ROW_AHEAD rows ahead.
+  prefetches the row PREFETCH_AHEAD visits ahead.
+* ``prefetch_full_row_ahead`` / ``prefetch_dense_row_ahead``: a row-order sweep
+  over full rows (CSR rows of d entries, or a dense array's rows) prefetches
+  every line of the row FULL_ROW_AHEAD rows ahead (``prefetch_full_row``).
 * ``loss_grad``: the full gradient in one row-order sweep (agd, gd, svrg's
   snapshot, lbfgs); ``certificate_sweep``: Xw and Xᵀα in one row-order
   sweep (the driver's checkpoints); ``parallel_certificate_sweep`` and
@@ -79,14 +80,18 @@ PREFETCH_AHEAD = 2
 PREFETCH_MIN_NNZ = CORE_CACHE_BYTES // NNZ_BYTES
 # ... of a row, the first two lines: entries of ``data`` (float64, 8 a 64-byte line) and ``indices`` (uint32, 16).
 _DATA_LINE, _INDEX_LINE = 8, 16
-# A row-order sweep over full rows (a checkpoint's, Newton–CG's gradient and Hessian-vector products) prefetches
-# every line of the row this many rows ahead (``prefetch_full_row``). The processor's stream prefetcher does not
-# cross a 4 KiB page, and a row of 500 doubles is about one: each new page began with the sweep waiting on memory.
-# Measured (one thread, dense 1e5 × 500 rows, beside other work; min of 9, without → with): a Hessian-vector
-# product 47 → 37 ms, Newton–CG's gradient and diagonal sweep 49 → 35 ms, a dot pass 35 → 32 ms, BLAS's gemv
-# 30 ms; 1 and 4 rows ahead as 2. Whole solve calls (tol 1e-6, min of 5, two alternating rounds): Newton on
-# that problem, logistic λ = 1/n 700/691 → 577/601 ms, 0.01/n 723/893 → 584/688, squared 0.01/n 341/419 →
-# 290/337; SDCA's (logistic 1/n, its checkpoints' sweeps) and madelon's (in the last-level cache) unchanged.
+# A row-order sweep over full rows prefetches every line of the row this many rows ahead (``prefetch_full_row``):
+# the checkpoint's sweep (``certificate_rows``), ``row_margins``, and Newton–CG's gradient-and-diagonal sweeps and
+# Hessian-vector products. The processor's stream prefetcher does not cross a 4 KiB page, and a row of 500 doubles
+# is about one: without it the sweep waits on memory at each new page. Not applied (not measured): the squared
+# loss's dual CG (``_dual_cg``, which runs where d ≥ 2n, rows of thousands of entries); the random-order kernels
+# prefetch a row's first lines instead (PREFETCH_AHEAD). Measured on the race's dense 1e5 × 500 rows, one
+# thread (benchmarks/full_row_prefetch_bench.py: interleaved pairs in one process, medians of 7, without ÷ with,
+# two runs): the certificate sweep 1.13–1.14, a Hessian-vector product 1.25 (44 → 35 ms; BLAS's gemv 29 ms), the
+# gradient-and-diagonal sweep 1.23–1.36; whole Newton–CG calls (logistic, certified relative gap 1e-6) 1.17–1.18 at
+# λ = 1/n, 1.20–1.21 at 0.01/n; 1 and 4 rows ahead measured as 2. Only where X ``exceeds_cache``: on rows in the
+# last-level cache the prefetches are overhead (madelon, colon-cancer without the gate: the gradient sweep
+# 0.65–0.76×, the certificate sweep 0.86–0.88×, whole Newton–CG calls 0.84–0.99×; with it 0.94–1.03).
 FULL_ROW_AHEAD = 2
 
 
@@ -133,22 +138,40 @@ def prefetch_row(indptr, indices, data, i):
 
 @njit(inline="always", cache=True)
 def prefetch_full_row(values, start, length):
-    """``prefetch`` every line of values[start:start + length] (a full row, ahead of a row-order sweep)."""
+    """``prefetch`` every line of values[start:start + length] (length ≥ 1): one entry in each 8, and the last
+    entry, whose line the stride misses where the row does not start on a line."""
     for k in range(start, start + length, _DATA_LINE):
         prefetch(values, k)
+    prefetch(values, start + length - 1)
 
 
 @njit(inline="always", cache=True)
 def prefetch_full_row_ahead(indptr, data, i, hi, d):
-    """``prefetch_full_row`` the row FULL_ROW_AHEAD rows after i where it is below ``hi`` and full (d entries)."""
+    """``prefetch_full_row`` the CSR row FULL_ROW_AHEAD rows after i where it is below ``hi`` and full (d entries),
+    and X ``exceeds_cache`` (its ``data`` holds its nonzeros)."""
     ahead = i + FULL_ROW_AHEAD
-    if ahead < hi and indptr[ahead + 1] - indptr[ahead] == d:
+    if ahead < hi and exceeds_cache(data.shape[0]) and indptr[ahead + 1] - indptr[ahead] == d:
         prefetch_full_row(data, indptr[ahead], d)
 
 
+@njit(inline="always", cache=True)
+def prefetch_dense_row_ahead(flat, i, n, d):
+    """``prefetch_full_row`` row i + FULL_ROW_AHEAD of a C-contiguous (n, d) array seen ``flat`` (rows at i·d),
+    where it is below n and the n·d entries ``exceeds_cache``."""
+    ahead = i + FULL_ROW_AHEAD
+    if ahead < n and exceeds_cache(flat.shape[0]):
+        prefetch_full_row(flat, ahead * d, d)
+
+
+@njit(cache=True)
+def exceeds_cache(nnz) -> bool:
+    """Whether X's arrays with ``nnz`` nonzeros (NNZ_BYTES each) exceed this machine's last-level cache, CACHE_BYTES."""
+    return nnz * NNZ_BYTES > CACHE_BYTES
+
+
 def beyond_cache(problem) -> bool:
-    """Whether X's arrays (NNZ_BYTES a nonzero) exceed this machine's last-level cache, CACHE_BYTES."""
-    return problem.nnz * NNZ_BYTES > CACHE_BYTES
+    """``exceeds_cache`` for ``problem``'s X."""
+    return bool(exceeds_cache(problem.nnz))
 
 
 def prefetch_ahead(problem) -> int:

@@ -7,7 +7,8 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
   quadratic piece) is read once. It returns the nonzeros it read. Where X is
   kept as dense rows (``Data.X_dense``, its ``dense`` argument) it reads
   those, each row's dot product a vectorised sum (``_kernels.full_dot``),
-  instead of the CSR arrays.
+  instead of the CSR arrays. Its sweeps over dense or full rows prefetch
+  the row ``_kernels.FULL_ROW_AHEAD`` rows ahead.
 * ``jacobi``: ∇P and the preconditioner M = diag(H) in one sweep (dense rows alike).
 * ``certified_jacobi``: the same sweep fused with a checkpoint's (``_kernels.certificate_sweep``):
   z = Xw, α = −φ'(z) and Xᵀα — from which ∇P = λw − Xᵀα/n — and M's diagonal, so
@@ -54,7 +55,7 @@ from numba import njit
 
 from ..data.dataset import unsigned_view
 from .. import losses as L
-from ._kernels import (FULL_ROW_AHEAD, full_dot, prefetch_full_row, prefetch_full_row_ahead, row_dot, sparse_axpy,
+from ._kernels import (full_dot, prefetch_dense_row_ahead, prefetch_full_row_ahead, row_dot, sparse_axpy,
                        sparse_dot)
 
 
@@ -82,8 +83,7 @@ def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
         if dense is None:
             t = sparse_dot(indices, data, start, end, v)
         else:
-            if i + FULL_ROW_AHEAD < n:
-                prefetch_full_row(flat, (i + FULL_ROW_AHEAD) * d, d)
+            prefetch_dense_row_ahead(flat, i, n, d)
             t = full_dot(flat, i * d, v)
         xv[i] = t
         touched += end - start
@@ -138,14 +138,13 @@ def jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv):
         flat = dense.reshape(dense.size)
     for i in range(n):
         g, c = deriv[i], curv[i]
-        if dense is not None and i + FULL_ROW_AHEAD < n:
-            prefetch_full_row(flat, (i + FULL_ROW_AHEAD) * d, d)
         if dense is None:
             for p in range(indptr[i], indptr[i + 1]):
                 j, x = indices[p], data[p]
                 grad[j] += g * x
                 minv[j] += c * x * x
         else:
+            prefetch_dense_row_ahead(flat, i, n, d)
             for j in range(grad.shape[0]):
                 x = dense[i, j]
                 grad[j] += g * x
