@@ -261,8 +261,8 @@ def test_no_newton_where_it_cannot_run_or_would_lose():
 def test_newton_cg_where_predicted_cheaper_certified_and_says_why():
     """rcv1_small (47 236 features, beyond Cholesky's MAX_FEATURES), squared loss, λ = 0.01/n: CG (on the dual
     system, d ≥ DUAL_CG_RATIO·n) is predicted faster than SDCA (and measured 2.2× faster: benchmarks/race.py,
-    15.5 against 33.6 ms); auto runs it, certified, agreeing with an independent optimum, and says why; n_jobs=2 runs it on one thread
-    and says so."""
+    15.5 against 33.6 ms); auto runs it, certified, agreeing with an independent optimum, and says why; n_jobs=2 runs it on one
+    thread (the dual system's CG has no parallel mode) and says so."""
     X, y = mean_scaled_dataset("rcv1_small")
     problem = cdlab.Problem(X, y, loss="squared", lam=0.01 / X.shape[0])
     choice = auto.choose(problem)
@@ -276,7 +276,7 @@ def test_newton_cg_where_predicted_cheaper_certified_and_says_why():
     assert abs(res.trace.primal.iloc[-1] - p_ind) <= 1e-7 * abs(p_ind)
     two = cdlab.solve(problem, method="auto", tol=1e-6, max_passes=1000, n_jobs=2)
     assert two.method == "newton" and two.trace.attrs["n_jobs"] == 1
-    assert "n_jobs=2 not used: newton's CG path runs on one thread" in two.auto_reason
+    assert "n_jobs=2 not used: newton's CG on the dual system runs on one thread" in two.auto_reason
 
 
 @pytest.mark.parametrize("name, loss, lam_factor", [

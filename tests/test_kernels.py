@@ -339,17 +339,16 @@ def test_the_full_row_sweeps_give_the_same_bits_without_their_prefetches():
     full = np.ascontiguousarray(p.X.toarray())  # every row as a full one, for the dense paths
     w, v = rng.standard_normal(d), rng.standard_normal(d)
     deriv, curv, alpha = rng.standard_normal(n), rng.random(n), rng.standard_normal(n)
-    cols = _newton_cg.nonempty_columns(p)
 
     noops = {"prefetch_full_row_ahead": njit(lambda indptr, data, i, hi, d: None),
              "prefetch_dense_row_ahead": njit(lambda flat, i, n, d: None)}
     calls = {
-        _newton_cg.hessian_product: lambda k: (lambda xv, q: (
-            k(indptr, indices, data, cols, full, curv, v, xv, q), xv, q))(np.empty(n), np.empty(d)),
-        _newton_cg.jacobi: lambda k: (lambda g, m: (
-            k(indptr, indices, data, full, deriv, curv, 0.1, w, g, m), g, m))(np.empty(d), np.empty(d)),
-        _newton_cg.certified_jacobi: lambda k: (lambda z, a, xa, c, m: (
-            k(indptr, indices, data, y, p.loss_code, p.s, w, False, z, a, xa, c, m, True), z, a, xa, c, m))(
+        _newton_cg.hessian_rows: lambda k: (lambda xv, q: (
+            k(indptr, indices, data, full, curv, v, xv, q, 0, n), xv, q))(np.empty(n), np.zeros(d)),
+        _newton_cg.jacobi_rows: lambda k: (lambda g, m: (
+            k(indptr, indices, data, full, deriv, curv, g, m, 0, n), g, m))(np.zeros(d), np.zeros(d)),
+        _newton_cg.certified_rows: lambda k: (lambda z, a, xa, c, m: (
+            k(indptr, indices, data, y, p.loss_code, p.s, w, False, z, a, xa, c, m, True, 0, n), z, a, xa, c, m))(
             np.empty(n), np.empty(n), np.zeros(d), np.empty(n), np.zeros(d)),
         _kernels.certificate_rows: lambda k: (lambda z, xa: (
             k(indptr, indices, data, y, p.loss_code, p.s, w, alpha.copy(), False, z, xa, 0, n, True), z, xa))(

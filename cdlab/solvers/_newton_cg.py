@@ -26,6 +26,13 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
   Nocedal & Wright Algorithm 5.3): its P is quadratic, so CG's step along p is
   exact and w moves at every iteration, and the driver certifies w between them.
 
+Each sweep over X has a parallel form for the n_jobs mode (``parallel_hessian_product``, ``parallel_jacobi``,
+``parallel_certified_jacobi``): the rows cut into blocks of about equal nonzeros (``_threads.row_blocks``),
+one per thread, each block summing its own length-d vectors in a buffer of the caller's (``scratch``), the
+blocks' sums added in block order, so a run's sums do not depend on thread timing (they round otherwise than
+the serial sweep's). ``newton_cg_direction`` and ``cg_steps`` take the blocks (``bounds``, or None: the
+serial sweeps, a branch numba prunes) and call ``product`` and ``gradient_sweep``, which pick the form.
+
 Both precondition with the diagonal of H, M_jj = Σ_i curv_i x_ij² + λ (Jacobi;
 Nocedal & Wright §5.1, "Preconditioning"; liblinear's Newton solver uses the
 same diagonal mixed with the identity: Hsia, Chiang & Lin 2018, "Preconditioned
@@ -51,7 +58,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..data.dataset import unsigned_view
 from .. import losses as L
@@ -66,19 +73,14 @@ def nonempty_columns(problem):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
-    """q = Σ_i curv_i (x_i·v) x_i and xv_i = x_i·v (q is written on ``cols`` only); returns the nonzeros
-    of X read. ``dense``: X as a dense array (``Data.X_dense``), read instead of the CSR arrays, or None
-    (a branch numba prunes when it compiles); the nonzeros read are counted alike."""
-    if dense is None:
-        for j in cols:
-            q[j] = 0.0
-    else:
-        q[:] = 0.0
-        flat = dense.reshape(dense.size)  # C-contiguous: a view, row i at i·d
+def hessian_rows(indptr, indices, data, dense, curv, v, xv, q, lo, hi):
+    """Rows lo ≤ i < hi of ``hessian_product``: xv_i = x_i·v and q += curv_i (x_i·v) x_i (q is not zeroed);
+    returns the nonzeros of X read."""
     touched = 0
     n, d = indptr.shape[0] - 1, v.shape[0]
-    for i in range(n):
+    if dense is not None:
+        flat = dense.reshape(dense.size)  # C-contiguous: a view, row i at i·d
+    for i in range(lo, hi):
         start, end = indptr[i], indptr[i + 1]
         if dense is None:
             t = sparse_dot(indices, data, start, end, v)
@@ -96,6 +98,64 @@ def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
                     q[j] += c * dense[i, j]
             touched += end - start
     return touched
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
+    """q = Σ_i curv_i (x_i·v) x_i and xv_i = x_i·v (q is written on ``cols`` only); returns the nonzeros
+    of X read. ``dense``: X as a dense array (``Data.X_dense``), read instead of the CSR arrays, or None
+    (a branch numba prunes when it compiles); the nonzeros read are counted alike."""
+    if dense is None:
+        for j in cols:
+            q[j] = 0.0
+    else:
+        q[:] = 0.0
+    return hessian_rows(indptr, indices, data, dense, curv, v, xv, q, 0, indptr.shape[0] - 1)
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def parallel_hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q, bounds, partial):
+    """``hessian_product`` over the row blocks of ``bounds`` (``_threads.row_blocks``), one per thread: xv is
+    written row by row, disjoint across blocks, and each block sums its own q in ``partial[b]``; the partial
+    sums are added in block order (so a run's sums do not depend on thread timing)."""
+    n_blocks = bounds.shape[0] - 1
+    touched = np.zeros(n_blocks, np.int64)
+    for b in prange(n_blocks):
+        _zero_block(cols, dense, partial[b])
+        touched[b] = hessian_rows(indptr, indices, data, dense, curv, v, xv, partial[b], bounds[b], bounds[b + 1])
+    _add_blocks(cols, dense, partial, q)
+    return touched.sum()
+
+
+@njit(inline="always", cache=True)
+def _zero_block(cols, dense, part):
+    """part = 0 on ``cols`` (on every entry where ``dense`` is not None): the entries a block's sweep adds to."""
+    if dense is None:
+        for j in cols:
+            part[j] = 0.0
+    else:
+        part[:] = 0.0
+
+
+@njit(inline="always", cache=True)
+def _add_blocks(cols, dense, partial, out):
+    """out = Σ_b partial[b], in block order, on ``cols`` (on every entry where ``dense`` is not None)."""
+    if dense is not None:
+        out[:] = 0.0
+    for j in cols:
+        acc = 0.0
+        for b in range(partial.shape[0]):
+            acc += partial[b, j]
+        out[j] = acc
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def product(indptr, indices, data, cols, dense, curv, v, xv, q, bounds, scratch):
+    """``hessian_product``, or where ``bounds`` is not None (the n_jobs mode) ``parallel_hessian_product`` over its
+    blocks with ``scratch[0]`` as the blocks' sums."""
+    if bounds is None:
+        return hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q)
+    return parallel_hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q, bounds, scratch[0])
 
 
 @njit(inline="always", cache=True)
@@ -128,41 +188,75 @@ def _next_direction(cols, r, p, beta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv):
-    """grad = ∇P(w) = Σ_i deriv_i x_i + λw (deriv_i = φ'(x_i·w)/n) and minv = 1/diag(H),
-    H_jj = Σ_i curv_i x_ij² + λ, in one sweep (``dense``: as ``hessian_product``); returns the nonzeros read."""
-    grad[:] = 0.0
-    minv[:] = 0.0
+def jacobi_rows(indptr, indices, data, dense, deriv, curv, grad, diag, lo, hi):
+    """Rows lo ≤ i < hi of ``jacobi``'s sweep: grad += deriv_i x_i and diag += curv_i x_i² (not zeroed)."""
     n, d = indptr.shape[0] - 1, grad.shape[0]
     if dense is not None:
         flat = dense.reshape(dense.size)
-    for i in range(n):
+    for i in range(lo, hi):
         g, c = deriv[i], curv[i]
         if dense is None:
             for p in range(indptr[i], indptr[i + 1]):
                 j, x = indices[p], data[p]
                 grad[j] += g * x
-                minv[j] += c * x * x
+                diag[j] += c * x * x
         else:
             prefetch_dense_row_ahead(flat, i, n, d)
-            for j in range(grad.shape[0]):
+            for j in range(d):
                 x = dense[i, j]
                 grad[j] += g * x
-                minv[j] += c * x * x
+                diag[j] += c * x * x
+
+
+@njit(inline="always", cache=True)
+def _add_lam(lam, w, grad, minv):
+    """grad += λw and minv = 1/(minv + λ): ∇P and M⁻¹ from the sweep's sums."""
     for j in range(grad.shape[0]):
         grad[j] += lam * w[j]
         minv[j] = 1.0 / (minv[j] + lam)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv):
+    """grad = ∇P(w) = Σ_i deriv_i x_i + λw (deriv_i = φ'(x_i·w)/n) and minv = 1/diag(H),
+    H_jj = Σ_i curv_i x_ij² + λ, in one sweep (``dense``: as ``hessian_product``); returns the nonzeros read."""
+    grad[:] = 0.0
+    minv[:] = 0.0
+    jacobi_rows(indptr, indices, data, dense, deriv, curv, grad, minv, 0, indptr.shape[0] - 1)
+    _add_lam(lam, w, grad, minv)
+    return indptr[-1]
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def parallel_jacobi(indptr, indices, data, cols, dense, deriv, curv, lam, w, grad, minv, bounds, scratch):
+    """``jacobi`` over the row blocks of ``bounds``, one per thread, each summing its own ∇P and diag(H) in
+    ``scratch[0, b]`` and ``scratch[1, b]``, added in block order (``parallel_hessian_product``)."""
+    for b in prange(bounds.shape[0] - 1):
+        _zero_block(cols, dense, scratch[0, b])
+        _zero_block(cols, dense, scratch[1, b])
+        jacobi_rows(indptr, indices, data, dense, deriv, curv, scratch[0, b], scratch[1, b], bounds[b], bounds[b + 1])
+    grad[:] = 0.0
+    minv[:] = 0.0
+    _add_blocks(cols, dense, scratch[0], grad)
+    _add_blocks(cols, dense, scratch[1], minv)
+    _add_lam(lam, w, grad, minv)
     return indptr[-1]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def certified_jacobi(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, minv, full_rows):
-    """``_kernels.certificate_sweep``'s z = Xw, α_i = −φ'(z_i) and xt_alpha += Xᵀα (zero on entry), summed as
-    it sums them (so the certificate is bit for bit Problem's), and in the same read of each row
-    curv_i = φ''(z_i)/n and minv += Σ_i curv_i x_ij² (zero on entry: the caller adds λ and inverts).
-    ``at_zero``: w = 0, so z = 0 without reading the rows for it."""
+def gradient_sweep(indptr, indices, data, cols, dense, deriv, curv, lam, w, grad, minv, bounds, scratch):
+    """``jacobi``, or where ``bounds`` is not None (the n_jobs mode) ``parallel_jacobi``."""
+    if bounds is None:
+        return jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv)
+    return parallel_jacobi(indptr, indices, data, cols, dense, deriv, curv, lam, w, grad, minv, bounds, scratch)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def certified_rows(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, diag, full_rows, lo,
+                   hi):
+    """Rows lo ≤ i < hi of ``certified_jacobi``'s sweep (xt_alpha and diag are added to, not zeroed)."""
     n = y.shape[0]
-    for i in range(n):
+    for i in range(lo, hi):
         start, end = indptr[i], indptr[i + 1]
         if full_rows is not None:
             prefetch_full_row_ahead(indptr, data, i, n, xt_alpha.shape[0])
@@ -181,12 +275,40 @@ def certified_jacobi(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt
             for p in range(start, end):
                 x = data[p]
                 xt_alpha[p - start] += a * x
-                minv[p - start] += c * x * x
+                diag[p - start] += c * x * x
         else:
             for p in range(start, end):
                 j, x = indices[p], data[p]
                 xt_alpha[j] += a * x
-                minv[j] += c * x * x
+                diag[j] += c * x * x
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def certified_jacobi(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, minv, full_rows):
+    """``_kernels.certificate_sweep``'s z = Xw, α_i = −φ'(z_i) and xt_alpha += Xᵀα (zero on entry), summed as
+    it sums them (so the certificate is bit for bit Problem's), and in the same read of each row
+    curv_i = φ''(z_i)/n and minv += Σ_i curv_i x_ij² (zero on entry: the caller adds λ and inverts).
+    ``at_zero``: w = 0, so z = 0 without reading the rows for it."""
+    certified_rows(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, minv, full_rows, 0,
+                   y.shape[0])
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def parallel_certified_jacobi(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, minv,
+                              full_rows, bounds, scratch):
+    """``certified_jacobi`` over the row blocks of ``bounds``, one per thread, each summing its own Xᵀα and
+    diag(H) in ``scratch[0, b]`` and ``scratch[1, b]``, added in block order as
+    ``_kernels.parallel_certificate_sweep`` adds its blocks' Xᵀα (so over the same blocks the certificate is
+    bit for bit the driver's parallel one)."""
+    n_blocks = bounds.shape[0] - 1
+    for b in prange(n_blocks):
+        scratch[0, b, :] = 0.0
+        scratch[1, b, :] = 0.0
+        certified_rows(indptr, indices, data, y, code, s, w, at_zero, z, alpha, scratch[0, b], curv, scratch[1, b],
+                       full_rows, bounds[b], bounds[b + 1])
+    for b in range(n_blocks):
+        xt_alpha += scratch[0, b]
+        minv += scratch[1, b]
 
 
 @njit(inline="always", cache=True)
@@ -201,11 +323,14 @@ def _precondition(cols, minv, r, s):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def newton_cg_direction(indptr, indices, data, cols, dense, deriv, curv, lam, w, max_iter, floor, grad, step, u, r,
-                        p, q, xp, minv, s, fresh):
+                        p, q, xp, minv, s, fresh, bounds, scratch):
     """grad = ∇P(w) and minv = 1/diag(H) (``jacobi``; ``fresh``: already computed at w, by ``certified_jacobi``),
     then step ≈ −H⁻¹grad by CG preconditioned with M = diag(H) (module docstring) with u = X·step. Returns
     (CG iterations, nonzeros of X read, the gradient's sweep counted whether it ran here or fused)."""
-    touched = indptr[-1] if fresh else jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv)
+    if fresh:
+        touched = indptr[-1]
+    else:
+        touched = gradient_sweep(indptr, indices, data, cols, dense, deriv, curv, lam, w, grad, minv, bounds, scratch)
     for j in cols:
         step[j] = 0.0
         r[j] = -grad[j]
@@ -220,7 +345,7 @@ def newton_cg_direction(indptr, indices, data, cols, dense, deriv, curv, lam, w,
     target = max(min(0.5, math.sqrt(norm)) * norm, floor)
     iterations = 0
     while iterations < max_iter and (iterations == 0 or math.sqrt(rho) > target):
-        touched += hessian_product(indptr, indices, data, cols, dense, curv, p, xp, q)
+        touched += product(indptr, indices, data, cols, dense, curv, p, xp, q, bounds, scratch)
         iterations += 1
         curvature = _curvature_along(lam, cols, p, q)
         if not curvature > 0.0:
@@ -237,7 +362,7 @@ def newton_cg_direction(indptr, indices, data, cols, dense, deriv, curv, lam, w,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def cg_steps(indptr, indices, data, cols, dense, curv, lam, minv, n_steps, w, z, r, p, q, xp, s, rz):
+def cg_steps(indptr, indices, data, cols, dense, curv, lam, minv, n_steps, w, z, r, p, q, xp, s, rz, bounds, scratch):
     """Up to ``n_steps`` CG iterations on H w = b preconditioned with M = diag(H) (minv = 1/diag(H)), from the
     carried (w, z = Xw, r = b − Hw, p, s = M⁻¹r, rz = r·s), updated in place. Returns (iterations done, rz,
     nonzeros of X read); it stops short, w staying, where rz = 0 or pᵀHp ≤ 0 (rounding: the caller
@@ -245,7 +370,7 @@ def cg_steps(indptr, indices, data, cols, dense, curv, lam, minv, n_steps, w, z,
     touched = 0
     done = 0
     while done < n_steps and rz > 0.0:
-        touched += hessian_product(indptr, indices, data, cols, dense, curv, p, xp, q)
+        touched += product(indptr, indices, data, cols, dense, curv, p, xp, q, bounds, scratch)
         curvature = _curvature_along(lam, cols, p, q)
         if not curvature > 0.0:
             break

@@ -184,10 +184,11 @@ def solve(problem, method="sdca", sampling="uniform", *, reference=None, **kwarg
         of about ``SLICE_NNZ`` nonzeros within a checkpoint interval (a run
         cancelled mid-interval records its last row there).
     n_jobs : int ≥ 1, threads: > 1 runs a method's parallel mode (``parallel_methods()``:
-        SDCA and dual CD, as PASSCoDe-Wild, ``cdlab.solvers.dual_cd``; newton, as BLAS threads) and the
-        checkpoints' certificate pass over n_jobs row blocks; still certified, but not reproducible bit for
-        bit (thread timing decides which lock-free updates race). 1: the serial kernels,
-        reproducible from the seed.
+        SDCA and dual CD, as PASSCoDe-Wild, ``cdlab.solvers.dual_cd``; newton, as BLAS threads on its
+        Cholesky path and row blocks on its CG path where X has at least ``newton.CG_PARALLEL_MIN_NNZ``
+        nonzeros) and the checkpoints' certificate pass over n_jobs row blocks; still certified, but not
+        reproducible bit for bit (thread timing decides which lock-free updates race; row blocks sum in
+        another order than one thread). 1: the serial kernels, reproducible from the seed.
     **options : method options (see ``cdlab.METHODS[method].options``).
     """
     run = prepare(problem, method, sampling, **kwargs)
@@ -281,8 +282,7 @@ class _Trace:
         w = np.array(w, copy=True)
         alpha = None if alpha is None else np.array(alpha, copy=True)
         t0 = time.perf_counter()
-        # the state's own sweep is serial: with n_jobs > 1 the checkpoint's parallel sweep reads X instead
-        sums = state.certificate_sums() if problem.lam > 0 and alpha is None and self.n_jobs == 1 else None
+        sums = state.certificate_sums() if problem.lam > 0 and alpha is None else None
         fused = time.perf_counter() - t0 if sums is not None else 0.0
         alpha, primal, dual, gap = _checkpoint(problem, w, alpha, self.n_jobs, sums)
         row = dict(steps=state.steps, nnz_touched=state.nnz_touched,

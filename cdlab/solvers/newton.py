@@ -92,11 +92,14 @@ carried across steps, one step per CG iteration (2 passes; 1 more at the start
 and at a restart), certified by the driver between them; where d ≥ DUAL_CG_RATIO·n,
 CG on its dual system (I + XXᵀ/(λn))α = y instead (``cdlab.solvers._dual_cg``: 2 passes an
 iteration, none at the start, 2 at a restart), certified at the pair (w = Xᵀα/(λn), α). Memory: a few
-length-d and length-n vectors. The CG path runs on one thread (``n_jobs``
-sets the Cholesky path's BLAS threads).
+length-d and length-n vectors. With ``n_jobs`` > 1 (the n_jobs mode) the CG path's sweeps over X (the
+gradient's, the Hessian-vector products, the checkpoint's fused sweep) run over n_jobs row blocks, one per
+thread (``_newton_cg``'s parallel forms), on X with at least CG_PARALLEL_MIN_NNZ nonzeros; the dual
+system's CG runs on one thread.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import threading
@@ -108,7 +111,9 @@ from .. import losses as L
 from .._checks import check_choice
 from ._kernels import dense_dot, full_rows
 from ._dual_cg import dual_cg_steps, dual_preconditioner
-from ._newton_cg import certified_jacobi, cg_steps, jacobi, newton_cg_direction, nonempty_columns
+from ._newton_cg import (certified_jacobi, cg_steps, gradient_sweep, newton_cg_direction, nonempty_columns,
+                         parallel_certified_jacobi)
+from ._threads import parallel_section, row_blocks
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .costs import auto_cap, auto_checkpoints, checkpoint_ns
 
@@ -191,6 +196,14 @@ CG_NS_PER_DENSE_ENTRY = 0.3
 # Cholesky: 1.6 keeps it there; the nearest predictions on the other side are a9a 1/n 1.82× (measured CG 48–51
 # vs Cholesky 53–80 ms) and madelon squared 0.01/n 1.89×.
 CG_MARGIN = 1.6
+# The n_jobs mode's row blocks pay on X with at least this many nonzeros; below, the CG path's sweeps stay
+# serial (each of ~0.1–0.4 ms does not pay for a parallel launch and the blocks' length-d sums). Whole calls,
+# logistic, λ = 1/n and 0.01/n, 2 threads ÷ 1 (benchmarks/newton_threads_bench.py, medians of 7 interleaved
+# pairs, beside other work): heart_scale (3.4 k nonzeros) 0.62–0.75, rcv1_small (78 k) 0.83–0.87, colon-cancer
+# (124 k) 0.98–1.01, mushrooms (171 k) 0.98–1.05; phishing (332 k) 1.07–1.28, reuters_moneyfx (340 k)
+# 1.25–1.55, a9a (452 k) 1.28–1.31, w8a (580 k) 1.26–1.34, madelon (1 M) 1.16–1.19, the race's text-like
+# problem (10 M) 1.68–1.73, its dense 1e5 × 500 (50 M) 1.40–1.50.
+CG_PARALLEL_MIN_NNZ = 250_000
 CG_NS_PER_ENTRY = 1.0
 CG_OVERHEAD_NS = 5e4
 # Under eval_every="auto" the geometric cadence checkpoints at about 1, 2, 4, 8 iterations and certified
@@ -498,8 +511,8 @@ def line_point(code, z, u, y, s, t):
 
 class NewtonState(State):
     """Damped Newton (module docstring). ``solver``: how each iteration solves the Newton system,
-    "cholesky", "cg" or "auto" (``inner_solver``); ``n_jobs``: the threads BLAS and LAPACK may use
-    (the Cholesky path's; the CG path runs on one thread)."""
+    "cholesky", "cg" or "auto" (``inner_solver``); ``n_jobs``: the threads BLAS and LAPACK may use on the
+    Cholesky path, and the CG path's row blocks (module docstring)."""
 
     def __init__(self, problem, sampling, rng, solver="auto", n_jobs=1):
         refusal = features_refusal(problem, {"solver": solver})  # before anything of size d² exists
@@ -537,9 +550,15 @@ class NewtonState(State):
             self.step, self.r, self.p_dir, self.q = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
             self.minv, self.s = np.zeros(d), np.zeros(d)  # the preconditioner's M⁻¹ and M⁻¹r
             self.xp = np.zeros(n)
+        self.blocks = self.scratch = None  # the n_jobs mode's row blocks and their sums (the CG path's)
         if self.solver == "cg":
             # what the CG kernels read of X: its CSR arrays, its nonempty columns and its dense rows (or None)
             self.sweep = (*problem.csr_arrays, nonempty_columns(problem), problem.data.X_dense)
+            # the n_jobs mode: the sweeps run over n_jobs row blocks, one per thread, each summing its own
+            # length-d vectors in ``scratch`` (2·n_jobs·d doubles); None: the serial kernels
+            parallel = n_jobs > 1 and not self.dual_space and problem.nnz >= CG_PARALLEL_MIN_NNZ
+            self.blocks = row_blocks(problem.X.indptr, n_jobs) if parallel else None
+            self.scratch = np.zeros((2, n_jobs, d)) if self.blocks is not None else None
             self.rz = None  # the squared loss's carried CG: r·M⁻¹r (None before the first iteration)
             self.fresh = False  # whether grad, minv and curv are at w already (``certificate_sums``)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
@@ -699,6 +718,10 @@ class NewtonState(State):
         scale = self.p.n_samples if self.dual_space else self.p.lam
         return dense_dot(self.r, self.r) / (2.0 * scale)
 
+    def _sweep_threads(self):
+        """The context the CG path's sweeps run in: ``parallel_section`` on n_jobs threads in the n_jobs mode."""
+        return parallel_section(self.n_jobs) if self.blocks is not None else contextlib.nullcontext()
+
     def _count(self, touched):
         self.nnz_touched += int(touched)
         self.data_passes += touched / self.p.nnz
@@ -711,9 +734,11 @@ class NewtonState(State):
         for _ in range(n_steps):
             if not self.fresh:
                 loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
-            iterations, touched = newton_cg_direction(
-                *self.sweep, self.deriv, self.curv, p.lam, self.w, MAX_CG_ITERATIONS, self.cg_floor,
-                self.grad, self.step, self.u, self.r, self.p_dir, self.q, self.xp, self.minv, self.s, self.fresh)
+            with self._sweep_threads():
+                iterations, touched = newton_cg_direction(
+                    *self.sweep, self.deriv, self.curv, p.lam, self.w, MAX_CG_ITERATIONS, self.cg_floor, self.grad,
+                    self.step, self.u, self.r, self.p_dir, self.q, self.xp, self.minv, self.s, self.fresh,
+                    self.blocks, self.scratch)
             self.fresh = False
             self._start_gap()
             self.cg_iterations.append(int(iterations))
@@ -743,8 +768,10 @@ class NewtonState(State):
                     *self.sweep, p.lam * p.n_samples, self.minv, wanted, self.alpha, self.w, self.z, self.r,
                     self.p_dir, self.q, self.xt_p, self.s, self.rz)
             else:
-                moved, self.rz, touched = cg_steps(*self.sweep, self.curv, p.lam, self.minv, wanted, self.w,
-                                                   self.z, self.r, self.p_dir, self.q, self.xp, self.s, self.rz)
+                with self._sweep_threads():
+                    moved, self.rz, touched = cg_steps(*self.sweep, self.curv, p.lam, self.minv, wanted, self.w,
+                                                       self.z, self.r, self.p_dir, self.q, self.xp, self.s, self.rz,
+                                                       self.blocks, self.scratch)
             self._count(touched)
             done += moved
             if self.handover_products and moved:
@@ -810,9 +837,10 @@ class NewtonState(State):
             np.subtract(p.y, self.alpha, out=self.r)
             self.r -= self.z
             return
-        indptr, indices, data, cols, dense = self.sweep
         loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
-        self._count(jacobi(indptr, indices, data, dense, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv))
+        with self._sweep_threads():
+            self._count(gradient_sweep(*self.sweep, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv,
+                                       self.blocks, self.scratch))
         np.negative(self.grad, out=self.r)
 
     def certificate_sums(self):
@@ -827,8 +855,13 @@ class NewtonState(State):
         n = p.n_samples
         alpha, xt_alpha = np.empty(n), np.zeros(p.n_features)
         self.minv[:] = 0.0
-        certified_jacobi(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, not self.w.any(), self.z, alpha, xt_alpha,
-                         self.curv, self.minv, full_rows(p))
+        args = (*p.csr_arrays, p.y, p.loss_code, p.s, self.w, not self.w.any(), self.z, alpha, xt_alpha, self.curv,
+                self.minv, full_rows(p))
+        if self.blocks is None:
+            certified_jacobi(*args)
+        else:
+            with self._sweep_threads():
+                parallel_certified_jacobi(*args, self.blocks, self.scratch)
         self.minv += p.lam
         np.reciprocal(self.minv, out=self.minv)
         np.multiply(xt_alpha, -1.0 / n, out=self.grad)
