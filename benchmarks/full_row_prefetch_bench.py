@@ -11,7 +11,7 @@ Timed: the kernels (the checkpoint's ``certificate_sweep``, Newton–CG's
 ``hessian_product`` and ``jacobi`` on dense rows, and for reference numpy's
 BLAS gemv X @ v), then whole ``cdlab.solve`` calls of Newton (logistic,
 λ = 1/n and 0.01/n, to a certified relative gap of 1e-6), whose CG path reads X
-through ``newton_cg_direction`` and ``certified_jacobi`` (both swapped for the
+through ``newton_cg_direction`` and ``certified_jacobi_sweep`` (both swapped for the
 "without" run). JIT compilation happens before the timing. Printed: the median
 milliseconds of each, the median of the pairs' ratios (without ÷ with) and
 their range; the passes of each Newton call (equal: a prefetch changes no
@@ -45,11 +45,13 @@ def bare(kernel, **more):
 def bare_sweeps():
     """{name: the Newton–CG kernel without prefetches}: each compiled again over its bare row sweep."""
     out = {"hessian_product": bare(NC.hessian_product, hessian_rows=bare(NC.hessian_rows)),
-           "jacobi": bare(NC.jacobi, jacobi_rows=bare(NC.jacobi_rows)),
-           "certified_jacobi": bare(NC.certified_jacobi, certified_rows=bare(NC.certified_rows))}
-    out["newton_cg_direction"] = bare(NC.newton_cg_direction,
-                                      product=bare(NC.product, hessian_product=out["hessian_product"]),
-                                      gradient_sweep=bare(NC.gradient_sweep, jacobi=out["jacobi"]))
+           "jacobi": bare(NC.jacobi, jacobi_rows=bare(NC.jacobi_rows))}
+    out["certified_jacobi_sweep"] = bare(NC.certified_jacobi_sweep, certified_jacobi=bare(
+        NC.certified_jacobi, certified_rows=bare(NC.certified_rows)))
+    out["newton_cg_direction"] = bare(
+        NC.newton_cg_direction,
+        hessian_vector_product=bare(NC.hessian_vector_product, hessian_product=out["hessian_product"]),
+        jacobi_sweep=bare(NC.jacobi_sweep, jacobi=out["jacobi"]))
     return out
 
 
@@ -87,28 +89,29 @@ def kernel_pairs(problem):
     pairs = {"certificate_sweep": (sweep(K.certificate_sweep),
                                    sweep(recompiled(K.certificate_sweep, certificate_rows=bare(K.certificate_rows))))}
     if full is not None:
+        sweeps = bare_sweeps()
         pairs["hessian_product"] = tuple(
             (lambda k: lambda: k(indptr, indices, data, cols, full, curv, v, xv, q))(k)
-            for k in (NC.hessian_product, bare_sweeps()["hessian_product"]))
+            for k in (NC.hessian_product, sweeps["hessian_product"]))
         pairs["jacobi"] = tuple((lambda k: lambda: k(indptr, indices, data, full, deriv, curv, 1e-5, w, grad, minv))(k)
-                                for k in (NC.jacobi, bare_sweeps()["jacobi"]))
+                                for k in (NC.jacobi, sweeps["jacobi"]))
         pairs["numpy gemv (reference)"] = (lambda: full @ v, lambda: full @ v)
     return pairs
 
 
 def newton_pairs(problem, tol):
-    shipped = (newton.newton_cg_direction, newton.certified_jacobi)
+    shipped = (newton.newton_cg_direction, newton.certified_jacobi_sweep)
     sweeps = bare_sweeps()
-    without = (sweeps["newton_cg_direction"], sweeps["certified_jacobi"])
+    without = (sweeps["newton_cg_direction"], sweeps["certified_jacobi_sweep"])
     passes = {}
 
     def run(variant, label):
         def call():
-            newton.newton_cg_direction, newton.certified_jacobi = variant
+            newton.newton_cg_direction, newton.certified_jacobi_sweep = variant
             try:
                 result = cdlab.solve(problem, method="newton", solver="cg", tol=tol, max_passes=3000)
             finally:
-                newton.newton_cg_direction, newton.certified_jacobi = shipped
+                newton.newton_cg_direction, newton.certified_jacobi_sweep = shipped
             passes.setdefault(label, set()).add(float(result.trace["passes"].iloc[-1]))
         return call
 

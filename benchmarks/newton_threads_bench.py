@@ -6,9 +6,9 @@ DATA: ``dense`` (the race's dense 1e5 × 500 problem), ``text`` (its text-like
 problem at 1e7 nonzeros) or a shipped data set (rows scaled by their mean norm,
 as in the race). Both variants run in this one process, in interleaved pairs:
 the serial kernels (n_jobs = 1) and their parallel forms over ``--n-jobs`` row
-blocks. Timed: one Hessian-vector product (``product``), one gradient-and-
-preconditioner sweep (``gradient_sweep``), the checkpoint's fused sweep
-(``certified_jacobi``), and whole ``cdlab.solve`` calls of Newton's CG path
+blocks. Timed: one Hessian-vector product (``hessian_vector_product``), one gradient-and-
+preconditioner sweep (``jacobi_sweep``), the checkpoint's fused sweep
+(``certified_jacobi_sweep``), and whole ``cdlab.solve`` calls of Newton's CG path
 (logistic, λ = 1/n and 0.01/n, to a certified relative gap of 1e-6, checkpoint
 included). JIT compilation happens before the timing. Printed: the median
 milliseconds of each, the median of the pairs' ratios (one thread ÷ n_jobs)
@@ -21,12 +21,12 @@ import argparse
 
 import numpy as np
 
+from race import certified_p_star, dense, make_problem, real, text_like  # first: it sets numba's thread count
 import cdlab
 import cdlab.solvers._newton_cg as NC
 from cdlab.solvers._kernels import full_rows
 from cdlab.solvers._threads import parallel_section, row_blocks
 from full_row_prefetch_bench import interleaved
-from race import certified_p_star, dense, make_problem, real, text_like
 
 
 def sweep_pairs(problem, n_jobs):
@@ -41,6 +41,7 @@ def sweep_pairs(problem, n_jobs):
     bounds, scratch = row_blocks(indptr, n_jobs), np.zeros((2, n_jobs, d))
     fused = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, False, z, alpha, xt, curv, diag,
              full_rows(problem))
+    product, gradient, certified = NC.hessian_vector_product, NC.jacobi_sweep, NC.certified_jacobi_sweep
 
     def threaded(call):
         def run():
@@ -49,14 +50,12 @@ def sweep_pairs(problem, n_jobs):
         return run
 
     return {
-        "product": (lambda: NC.product(*sweep, curv, v, xv, q, None, None),
-                    threaded(lambda: NC.product(*sweep, curv, v, xv, q, bounds, scratch))),
-        "gradient_sweep": (lambda: NC.gradient_sweep(*sweep, deriv, curv, 1e-5, w, grad, minv, None, None),
-                           threaded(lambda: NC.gradient_sweep(*sweep, deriv, curv, 1e-5, w, grad, minv, bounds,
-                                                              scratch))),
-        "certified_jacobi": (lambda: (xt.fill(0.0), diag.fill(0.0), NC.certified_jacobi(*fused)),
-                             threaded(lambda: (xt.fill(0.0), diag.fill(0.0),
-                                               NC.parallel_certified_jacobi(*fused, bounds, scratch)))),
+        "hessian_vector_product": (lambda: product(*sweep, curv, v, xv, q, None, None),
+                                   threaded(lambda: product(*sweep, curv, v, xv, q, bounds, scratch))),
+        "jacobi_sweep": (lambda: gradient(*sweep, deriv, curv, 1e-5, w, grad, minv, None, None),
+                         threaded(lambda: gradient(*sweep, deriv, curv, 1e-5, w, grad, minv, bounds, scratch))),
+        "certified_jacobi_sweep": (lambda: (xt.fill(0.0), diag.fill(0.0), certified(*fused, None, None)),
+                                   threaded(lambda: (xt.fill(0.0), diag.fill(0.0), certified(*fused, bounds, scratch)))),
     }
 
 

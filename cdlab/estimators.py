@@ -146,7 +146,8 @@ class CDClassifier(ClassifierMixin, _CDLinearModel):
     max_passes : float, budget in passes over the nonzeros.
     seed : int, seeds the solver: equal seeds give equal models (with n_jobs=1).
     n_jobs : int ≥ 1, threads of the solver's parallel mode (SDCA and dual CD: PASSCoDe-Wild,
-        still certified, not bit-reproducible; newton: BLAS threads; see ``cdlab.solve``).
+        still certified, not bit-reproducible; newton: BLAS threads, or its CG path's row blocks; see
+        ``cdlab.solve``).
     fit_intercept : bool, append a constant feature (a regularised bias).
     intercept_scaling : float, the value of that feature.
     s : float, smoothing of the smoothed hinge (theory.md §2).

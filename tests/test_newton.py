@@ -689,112 +689,156 @@ def test_the_fused_sweep_gives_the_gradient_and_preconditioner_of_jacobi(loss):
 
 
 def _blocks_problems(loss):
-    """Sparse rows, and full rows kept as a dense array too (``Data.X_dense``, read by the dense sweeps)."""
-    sparse = sparse_problem(n=90, d=30, density=0.3, seed=1, loss=loss, lam=1e-3)
+    """Sparse rows (one empty row, one empty column), and full rows kept as a dense array too
+    (``Data.X_dense``, read by the dense sweeps)."""
+    rng = np.random.default_rng(1)
+    X = sp.random(90, 30, density=0.3, random_state=1, format="lil", data_rvs=rng.standard_normal)
+    X[5, :] = 0.0
+    X[:, 7] = 0.0
+    y = X @ rng.standard_normal(30) + 0.1 * rng.standard_normal(90) if loss == "squared" else np.sign(
+        rng.standard_normal(90))
+    sparse = cdlab.Problem(sp.csr_matrix(X), y, loss=loss, lam=1e-3)
     full = _full_rows_problem(loss, n=90)
     assert sparse.data.X_dense is None and full.data.X_dense is not None
+    assert sparse.X.getnnz(axis=1)[5] == 0 and sparse.col_nnz[7] == 0
     return sparse, full
 
 
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
 def test_the_parallel_sweeps_sum_each_block_as_the_serial_sweep_and_add_them_in_block_order(loss):
-    """Over row blocks (``_threads.row_blocks``, run on two threads), each sweep's parallel form writes its
-    length-n vectors row by row as the serial sweep does (the same bits) and its length-d sums are the serial
-    sweep's over each block added in block order (the same bits), so one block gives the serial sweep's bits;
-    ``parallel_certified_jacobi``'s Xᵀα is the driver's parallel certificate sweep's over the same blocks bit
-    for bit."""
+    """Over row blocks (``_threads.row_blocks``, run on two threads), each sweep's n_jobs form writes its
+    length-n vectors row by row as the serial sweep does (the same bits), and its length-d sums are the serial
+    sweep's over each block added in block order (the same bits; ∇P and M⁻¹ then take λ as the serial sweep
+    does), so one block gives the serial sweep's bits; the fused sweep's Xᵀα is the driver's parallel
+    certificate sweep's over the same blocks bit for bit. Scratch starts as NaN: what a block does not zero
+    would show."""
     from cdlab.solvers import _newton_cg as NC
     from cdlab.solvers._kernels import full_rows, parallel_certificate_sweep
     from cdlab.solvers._threads import parallel_section, row_blocks
 
     rng = np.random.default_rng(4)
     for problem in _blocks_problems(loss):
-        n, d = problem.n_samples, problem.n_features
+        n, d, lam = problem.n_samples, problem.n_features, problem.lam
         indptr, indices, data = problem.csr_arrays
         cols, dense = NC.nonempty_columns(problem), problem.data.X_dense
         v, w = rng.standard_normal(d), rng.standard_normal(d) / 3
         curv, deriv = rng.random(n) / n, rng.standard_normal(n) / n
         curv[::7] = 0.0  # rows a product reads once
         rows = full_rows(problem)
+        cert_args = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, False)
         for n_blocks in (1, 3):
             bounds = row_blocks(indptr, n_blocks)
-            scratch = np.full((2, n_blocks, d), np.nan)  # the kernels zero what they sum into
+            scratch = np.full((2, n_blocks, d), np.nan)
             with parallel_section(2):
                 xv, q = np.empty(n), np.full(d, np.nan)
-                touched = NC.parallel_hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q, bounds,
-                                                      scratch[0])
-                grad, minv = np.empty(d), np.empty(d)
-                NC.parallel_jacobi(indptr, indices, data, cols, dense, deriv, curv, problem.lam, w, grad, minv,
-                                   bounds, scratch)
+                touched = NC.hessian_vector_product(*cg_sweep_arrays(problem), curv, v, xv, q, bounds, scratch)
+                grad, minv = np.full(d, np.nan), np.full(d, np.nan)
+                NC.jacobi_sweep(*cg_sweep_arrays(problem), deriv, curv, lam, w, grad, minv, bounds, scratch)
                 z, alpha, xt_alpha, c, diag = np.empty(n), np.empty(n), np.zeros(d), np.empty(n), np.zeros(d)
-                NC.parallel_certified_jacobi(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, False,
-                                             z, alpha, xt_alpha, c, diag, rows, bounds, scratch)
+                NC.certified_jacobi_sweep(*cert_args, z, alpha, xt_alpha, c, diag, rows, bounds, scratch)
                 z_ref, alpha_ref, xt_ref = np.empty(n), np.empty(n), np.zeros(d)
-                parallel_certificate_sweep(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w,
-                                           alpha_ref, True, z_ref, xt_ref, bounds, rows)
+                parallel_certificate_sweep(*cert_args[:-1], alpha_ref, True, z_ref, xt_ref, bounds, rows)
             np.testing.assert_array_equal(z, z_ref)
             np.testing.assert_array_equal(alpha, alpha_ref)
             np.testing.assert_array_equal(xt_alpha, xt_ref)
-            xv_ref, q_ref, q_blocks, diag_blocks = np.empty(n), np.empty(d), np.zeros(d), np.zeros(d)
+            # the serial sweeps, each block on its own, added in block order
+            xv_ref, q_ref = np.empty(n), np.empty(d)
             assert touched == NC.hessian_product(indptr, indices, data, cols, dense, curv, v, xv_ref, q_ref)
+            sums = {k: np.zeros(d) for k in ("q", "grad", "diag_h", "diag_c")}
+            c_ref = np.empty(n)
             for lo, hi in zip(bounds[:-1], bounds[1:]):
-                part, cert = np.zeros(d), (np.empty(n), np.empty(n), np.zeros(d), np.empty(n), np.zeros(d))
-                NC.hessian_rows(indptr, indices, data, dense, curv, v, np.empty(n), part, lo, hi)
-                q_blocks += part
-                NC.certified_rows(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, False, *cert,
-                                  rows, lo, hi)
-                diag_blocks += cert[4]
+                part = {k: np.zeros(d) for k in sums}
+                NC.hessian_rows(indptr, indices, data, dense, curv, v, np.empty(n), part["q"], lo, hi)
+                NC.jacobi_rows(indptr, indices, data, dense, deriv, curv, part["grad"], part["diag_h"], lo, hi)
+                NC.certified_rows(*cert_args, np.empty(n), np.empty(n), np.zeros(d), c_ref, part["diag_c"], rows,
+                                  lo, hi)
+                for k in sums:
+                    sums[k] += part[k]
             np.testing.assert_array_equal(xv, xv_ref)
-            np.testing.assert_array_equal(q, q_blocks)
-            np.testing.assert_array_equal(diag, diag_blocks)
+            np.testing.assert_array_equal(c, c_ref)
+            np.testing.assert_array_equal(q[cols], sums["q"][cols])  # q is written on the nonempty columns only
+            np.testing.assert_array_equal(diag, sums["diag_c"])
+            np.testing.assert_array_equal(grad, sums["grad"] + lam * w)
+            np.testing.assert_array_equal(minv, 1.0 / (sums["diag_h"] + lam))
             grad_ref, minv_ref = np.empty(d), np.empty(d)
-            NC.jacobi(indptr, indices, data, dense, deriv, curv, problem.lam, w, grad_ref, minv_ref)
+            NC.jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad_ref, minv_ref)
             if n_blocks == 1:
-                np.testing.assert_array_equal(q, q_ref)
+                np.testing.assert_array_equal(q[cols], q_ref[cols])
                 np.testing.assert_array_equal(grad, grad_ref)
                 np.testing.assert_array_equal(minv, minv_ref)
-            np.testing.assert_allclose(q, q_ref, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(q[cols], q_ref[cols], rtol=1e-12, atol=1e-15)
             np.testing.assert_allclose(grad, grad_ref, rtol=1e-12, atol=1e-15)
-            np.testing.assert_allclose(minv, minv_ref, rtol=1e-12)
+            if dense is None:  # the sparse problem's empty column: neither zeroed nor summed
+                assert np.isnan(q[problem.col_nnz == 0]).all()
+            assert not (grad - lam * w)[problem.col_nnz == 0].any()
+
+
+def cg_sweep_arrays(problem):
+    """What the CG kernels read of X (``NewtonState.sweep``): its CSR arrays, nonempty columns and dense rows."""
+    from cdlab.solvers._newton_cg import nonempty_columns
+
+    return (*problem.csr_arrays, nonempty_columns(problem), problem.data.X_dense)
+
+
+def _watch_row_blocks(monkeypatch):
+    """The row bounds each CG sweep of a NewtonState ran with (None: the serial sweeps)."""
+    seen = []
+    threads = newton.NewtonState._sweep_threads
+
+    def watched(self):
+        seen.append(self.bounds)
+        return threads(self)
+
+    monkeypatch.setattr(newton.NewtonState, "_sweep_threads", watched)
+    return seen
 
 
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
 def test_the_cg_paths_n_jobs_mode_reaches_the_same_certified_optimum(monkeypatch, loss):
     """n_jobs=2 on the CG path (Newton–CG, and the squared loss's CG on its normal equations) runs its sweeps
-    over row blocks (the gate lowered to these small problems) and reaches the certified optimum at the
-    independent one, within the serial run's P; below CG_PARALLEL_MIN_NNZ it runs the serial sweeps, the
-    serial run bit for bit."""
-    blocks = []
-    threads = newton.NewtonState._sweep_threads
+    over row blocks (the gate lowered to these small problems), Newton–CG's checkpoints from its own fused sweep
+    (not the driver's parallel one), and reaches the certified optimum at the independent one, within the
+    serial run's P; below CG_PARALLEL_MIN_NNZ it runs the serial sweeps, the serial run bit for bit."""
+    from cdlab.solvers import driver
 
-    def watched(self):
-        blocks.append(self.blocks)
-        return threads(self)
-
-    monkeypatch.setattr(newton.NewtonState, "_sweep_threads", watched)
+    blocks = _watch_row_blocks(monkeypatch)
+    driver_sweeps = []
+    sweep = driver.parallel_certificate_sweep
+    monkeypatch.setattr(driver, "parallel_certificate_sweep", lambda *a: driver_sweeps.append(1) or sweep(*a))
     for problem in _blocks_problems(loss):
         assert problem.nnz < newton.CG_PARALLEL_MIN_NNZ and not newton.dual_system(problem)
+        assert newton.cg_serial_reason(problem, 2).endswith("nonzeros")
         one = check_certified(problem, "newton", tol=1e-10, solver="cg")
         gated = cdlab.solve(problem, "newton", tol=1e-10, solver="cg", n_jobs=2, max_passes=5000)
-        assert gated.trace.primal.tolist() == one.trace.primal.tolist() and blocks and not any(
-            b is not None for b in blocks)
+        assert gated.trace.primal.tolist() == one.trace.primal.tolist()
+        assert blocks and not any(b is not None for b in blocks)
         with monkeypatch.context() as m:
             m.setattr(newton, "CG_PARALLEL_MIN_NNZ", 0)
             blocks.clear()
             two = check_certified(problem, "newton", tol=1e-10, solver="cg", n_jobs=2)
         assert blocks and all(b is not None and len(b) == 3 for b in blocks) and two.trace.attrs["n_jobs"] == 2
         assert abs(two.trace.primal.iloc[-1] - one.trace.primal.iloc[-1]) <= 2e-10
+        assert (not driver_sweeps) == (loss != "squared")  # the squared loss's CG: the driver's sweep certifies
         blocks.clear()
+        driver_sweeps.clear()
 
 
 def test_auto_runs_newton_cg_on_the_threads_it_is_given(monkeypatch):
-    """auto's Newton–CG pick (many features, logistic) takes n_jobs=2 (the CG path's row blocks), says nothing
-    against it, and is certified at the serial run's optimum."""
-    monkeypatch.setattr(newton, "CG_PARALLEL_MIN_NNZ", 0)
+    """auto's Newton–CG pick (many features, logistic) runs n_jobs=2 as the CG path's row blocks where X has
+    CG_PARALLEL_MIN_NNZ nonzeros (lowered here), certified at the serial run's optimum; below it, it runs on one
+    thread and says why."""
+    blocks = _watch_row_blocks(monkeypatch)
     problem = many_features_problem("logistic")
-    assert (auto.choose(problem)["method"], auto.choose(problem)["inner_solver"]) == ("newton", "cg")
+    choice = auto.choose(problem)
+    assert (choice["method"], choice["inner_solver"]) == ("newton", "cg")
     one = cdlab.solve(problem, method="auto", tol=1e-10, max_passes=1000)
+    below = cdlab.solve(problem, method="auto", tol=1e-10, max_passes=1000, n_jobs=2)
+    assert below.trace.attrs["n_jobs"] == 1 and not any(b is not None for b in blocks)
+    assert f"n_jobs=2 not used: newton's CG path runs on one thread below {newton.CG_PARALLEL_MIN_NNZ:,} nonzeros" \
+        in below.auto_reason
+    monkeypatch.setattr(newton, "CG_PARALLEL_MIN_NNZ", 0)
+    blocks.clear()
     two = cdlab.solve(problem, method="auto", tol=1e-10, max_passes=1000, n_jobs=2)
     assert two.method == "newton" and two.converged and two.trace.attrs["n_jobs"] == 2
-    assert "not used" not in two.auto_reason
+    assert "not used" not in two.auto_reason and blocks and all(b is not None for b in blocks)
     assert abs(two.trace.primal.iloc[-1] - one.trace.primal.iloc[-1]) <= 1e-10

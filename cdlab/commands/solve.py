@@ -43,7 +43,8 @@ def add_parser(subparsers):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--n-jobs", type=int, default=1, metavar="N",
                    help="threads: > 1 runs SDCA / dual CD as PASSCoDe-Wild (lock-free, still certified, "
-                        "not bit-reproducible) with parallel certificates (default 1)")
+                        "not bit-reproducible) with parallel certificates, newton with BLAS threads or its CG "
+                        "sweeps over row blocks (default 1)")
     p.add_argument("--eval-every", type=eval_every_flag, default=Budget.eval_every,
                    help="checkpoint interval in passes, or auto: geometric, aimed at the pass where the gap "
                         f"reaches tol (default {Budget.eval_every})")

@@ -575,8 +575,7 @@ def parallel_certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alph
     for b in prange(n_blocks):
         certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, partial[b],
                          bounds[b], bounds[b + 1], full_rows)
-    for b in range(n_blocks):
-        xt_alpha += partial[b]
+    add_blocks(partial, n_blocks, None, xt_alpha)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -598,5 +597,22 @@ def parallel_xt_alpha(indptr, indices, data, alpha, out, bounds):
         part = partial[b]
         for i in range(bounds[b], bounds[b + 1]):
             sparse_axpy(indices, data, indptr[i], indptr[i + 1], alpha[i], part)
-    for b in range(n_blocks):
-        out += partial[b]
+    add_blocks(partial, n_blocks, None, out)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def add_blocks(partial, n_blocks, cols, out):
+    """out[j] += partial[0, j] + … + partial[n_blocks − 1, j], added to out one block at a time in block order, for
+    j in ``cols`` (every entry where cols is None, a branch numba prunes): how the n_jobs mode's row-block sweeps
+    add their blocks' partial sums, so a run's sums do not depend on thread timing. Not a parallel kernel: its
+    loops stay loops inside one."""
+    if cols is None:
+        for b in range(n_blocks):
+            for j in range(out.shape[0]):
+                out[j] += partial[b, j]
+    else:
+        for j in cols:
+            acc = out[j]
+            for b in range(n_blocks):
+                acc += partial[b, j]
+            out[j] = acc

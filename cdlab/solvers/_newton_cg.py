@@ -26,12 +26,12 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
   Nocedal & Wright Algorithm 5.3): its P is quadratic, so CG's step along p is
   exact and w moves at every iteration, and the driver certifies w between them.
 
-Each sweep over X has a parallel form for the n_jobs mode (``parallel_hessian_product``, ``parallel_jacobi``,
-``parallel_certified_jacobi``): the rows cut into blocks of about equal nonzeros (``_threads.row_blocks``),
-one per thread, each block summing its own length-d vectors in a buffer of the caller's (``scratch``), the
-blocks' sums added in block order, so a run's sums do not depend on thread timing (they round otherwise than
-the serial sweep's). ``newton_cg_direction`` and ``cg_steps`` take the blocks (``bounds``, or None: the
-serial sweeps, a branch numba prunes) and call ``product`` and ``gradient_sweep``, which pick the form.
+Each sweep over X has a form for the n_jobs mode (``hessian_vector_product``, ``jacobi_sweep``,
+``certified_jacobi_sweep``, given row blocks ``bounds``, else the serial sweep: a None branch numba prunes):
+the rows cut into blocks of about equal nonzeros (``_threads.row_blocks``), one per thread
+(``hessian_blocks``, ``jacobi_blocks``, ``certified_blocks``), each block summing its own length-d vectors
+in the caller's ``scratch``, the blocks' sums added in block order (``_kernels.add_blocks``), so a run's
+sums do not depend on thread timing (they round otherwise than the serial sweep's).
 
 Both precondition with the diagonal of H, M_jj = Σ_i curv_i x_ij² + λ (Jacobi;
 Nocedal & Wright §5.1, "Preconditioning"; liblinear's Newton solver uses the
@@ -62,7 +62,7 @@ from numba import njit, prange
 
 from ..data.dataset import unsigned_view
 from .. import losses as L
-from ._kernels import (full_dot, prefetch_dense_row_ahead, prefetch_full_row_ahead, row_dot, sparse_axpy,
+from ._kernels import (add_blocks, full_dot, prefetch_dense_row_ahead, prefetch_full_row_ahead, row_dot, sparse_axpy,
                        sparse_dot)
 
 
@@ -105,57 +105,44 @@ def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
     """q = Σ_i curv_i (x_i·v) x_i and xv_i = x_i·v (q is written on ``cols`` only); returns the nonzeros
     of X read. ``dense``: X as a dense array (``Data.X_dense``), read instead of the CSR arrays, or None
     (a branch numba prunes when it compiles); the nonzeros read are counted alike."""
-    if dense is None:
-        for j in cols:
-            q[j] = 0.0
-    else:
-        q[:] = 0.0
+    _zero_block(cols, dense, q)
     return hessian_rows(indptr, indices, data, dense, curv, v, xv, q, 0, indptr.shape[0] - 1)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def parallel_hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q, bounds, partial):
-    """``hessian_product`` over the row blocks of ``bounds`` (``_threads.row_blocks``), one per thread: xv is
-    written row by row, disjoint across blocks, and each block sums its own q in ``partial[b]``; the partial
-    sums are added in block order (so a run's sums do not depend on thread timing)."""
+def hessian_blocks(indptr, indices, data, cols, dense, curv, v, xv, bounds, partial):
+    """``hessian_product``'s sweep over the row blocks of ``bounds`` (``_threads.row_blocks``), one per thread:
+    xv written row by row, disjoint across blocks, block b's q in ``partial[b]``; returns the nonzeros read."""
     n_blocks = bounds.shape[0] - 1
     touched = np.zeros(n_blocks, np.int64)
     for b in prange(n_blocks):
         _zero_block(cols, dense, partial[b])
         touched[b] = hessian_rows(indptr, indices, data, dense, curv, v, xv, partial[b], bounds[b], bounds[b + 1])
-    _add_blocks(cols, dense, partial, q)
     return touched.sum()
 
 
 @njit(inline="always", cache=True)
 def _zero_block(cols, dense, part):
-    """part = 0 on ``cols`` (on every entry where ``dense`` is not None): the entries a block's sweep adds to."""
+    """part = 0 on ``cols`` (on every entry where ``dense`` is not None): the entries a sweep adds to. Plain
+    loops: an array expression would be a parallel launch of its own in a parallel kernel."""
     if dense is None:
         for j in cols:
             part[j] = 0.0
     else:
-        part[:] = 0.0
-
-
-@njit(inline="always", cache=True)
-def _add_blocks(cols, dense, partial, out):
-    """out = Σ_b partial[b], in block order, on ``cols`` (on every entry where ``dense`` is not None)."""
-    if dense is not None:
-        out[:] = 0.0
-    for j in cols:
-        acc = 0.0
-        for b in range(partial.shape[0]):
-            acc += partial[b, j]
-        out[j] = acc
+        for j in range(part.shape[0]):
+            part[j] = 0.0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def product(indptr, indices, data, cols, dense, curv, v, xv, q, bounds, scratch):
-    """``hessian_product``, or where ``bounds`` is not None (the n_jobs mode) ``parallel_hessian_product`` over its
-    blocks with ``scratch[0]`` as the blocks' sums."""
+def hessian_vector_product(indptr, indices, data, cols, dense, curv, v, xv, q, bounds, scratch):
+    """``hessian_product``, or where ``bounds`` is not None (the n_jobs mode) the same over its row blocks
+    (``hessian_blocks``, summing in ``scratch[0]``), the blocks' q added in block order."""
     if bounds is None:
         return hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q)
-    return parallel_hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q, bounds, scratch[0])
+    touched = hessian_blocks(indptr, indices, data, cols, dense, curv, v, xv, bounds, scratch[0])
+    _zero_block(cols, dense, q)
+    add_blocks(scratch[0], bounds.shape[0] - 1, cols, q)
+    return touched
 
 
 @njit(inline="always", cache=True)
@@ -228,27 +215,28 @@ def jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv):
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def parallel_jacobi(indptr, indices, data, cols, dense, deriv, curv, lam, w, grad, minv, bounds, scratch):
-    """``jacobi`` over the row blocks of ``bounds``, one per thread, each summing its own ∇P and diag(H) in
-    ``scratch[0, b]`` and ``scratch[1, b]``, added in block order (``parallel_hessian_product``)."""
+def jacobi_blocks(indptr, indices, data, cols, dense, deriv, curv, bounds, scratch):
+    """``jacobi``'s sweep over the row blocks of ``bounds``, one per thread, block b's ∇P − λw and diag(H) − λ in
+    ``scratch[0, b]`` and ``scratch[1, b]``."""
     for b in prange(bounds.shape[0] - 1):
         _zero_block(cols, dense, scratch[0, b])
         _zero_block(cols, dense, scratch[1, b])
         jacobi_rows(indptr, indices, data, dense, deriv, curv, scratch[0, b], scratch[1, b], bounds[b], bounds[b + 1])
-    grad[:] = 0.0
-    minv[:] = 0.0
-    _add_blocks(cols, dense, scratch[0], grad)
-    _add_blocks(cols, dense, scratch[1], minv)
-    _add_lam(lam, w, grad, minv)
-    return indptr[-1]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def gradient_sweep(indptr, indices, data, cols, dense, deriv, curv, lam, w, grad, minv, bounds, scratch):
-    """``jacobi``, or where ``bounds`` is not None (the n_jobs mode) ``parallel_jacobi``."""
+def jacobi_sweep(indptr, indices, data, cols, dense, deriv, curv, lam, w, grad, minv, bounds, scratch):
+    """``jacobi``, or where ``bounds`` is not None (the n_jobs mode) the same over its row blocks
+    (``jacobi_blocks``), the blocks' sums added in block order."""
     if bounds is None:
         return jacobi(indptr, indices, data, dense, deriv, curv, lam, w, grad, minv)
-    return parallel_jacobi(indptr, indices, data, cols, dense, deriv, curv, lam, w, grad, minv, bounds, scratch)
+    jacobi_blocks(indptr, indices, data, cols, dense, deriv, curv, bounds, scratch)
+    grad[:] = 0.0
+    minv[:] = 0.0
+    add_blocks(scratch[0], bounds.shape[0] - 1, cols, grad)
+    add_blocks(scratch[1], bounds.shape[0] - 1, cols, minv)
+    _add_lam(lam, w, grad, minv)
+    return indptr[-1]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -284,31 +272,39 @@ def certified_rows(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_a
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def certified_jacobi(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, minv, full_rows):
+def certified_jacobi(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, diag, full_rows):
     """``_kernels.certificate_sweep``'s z = Xw, α_i = −φ'(z_i) and xt_alpha += Xᵀα (zero on entry), summed as
     it sums them (so the certificate is bit for bit Problem's), and in the same read of each row
-    curv_i = φ''(z_i)/n and minv += Σ_i curv_i x_ij² (zero on entry: the caller adds λ and inverts).
+    curv_i = φ''(z_i)/n and diag += Σ_i curv_i x_ij² (zero on entry: the caller adds λ and inverts for M⁻¹).
     ``at_zero``: w = 0, so z = 0 without reading the rows for it."""
-    certified_rows(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, minv, full_rows, 0,
+    certified_rows(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, diag, full_rows, 0,
                    y.shape[0])
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def parallel_certified_jacobi(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, minv,
-                              full_rows, bounds, scratch):
-    """``certified_jacobi`` over the row blocks of ``bounds``, one per thread, each summing its own Xᵀα and
-    diag(H) in ``scratch[0, b]`` and ``scratch[1, b]``, added in block order as
-    ``_kernels.parallel_certificate_sweep`` adds its blocks' Xᵀα (so over the same blocks the certificate is
-    bit for bit the driver's parallel one)."""
-    n_blocks = bounds.shape[0] - 1
-    for b in prange(n_blocks):
+def certified_blocks(indptr, indices, data, y, code, s, w, at_zero, z, alpha, curv, full_rows, bounds, scratch):
+    """``certified_jacobi``'s sweep over the row blocks of ``bounds``, one per thread: z, α and curv written row
+    by row, block b's Xᵀα and diag(H) − λ in ``scratch[0, b]`` and ``scratch[1, b]``."""
+    for b in prange(bounds.shape[0] - 1):
         scratch[0, b, :] = 0.0
         scratch[1, b, :] = 0.0
         certified_rows(indptr, indices, data, y, code, s, w, at_zero, z, alpha, scratch[0, b], curv, scratch[1, b],
                        full_rows, bounds[b], bounds[b + 1])
-    for b in range(n_blocks):
-        xt_alpha += scratch[0, b]
-        minv += scratch[1, b]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def certified_jacobi_sweep(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, diag, full_rows,
+                           bounds, scratch):
+    """``certified_jacobi``, or where ``bounds`` is not None (the n_jobs mode) the same over its row blocks
+    (``certified_blocks``), the blocks' sums added in block order to every entry as
+    ``_kernels.parallel_certificate_sweep`` adds its own (so over the same blocks the certificate is bit for
+    bit the driver's parallel one)."""
+    if bounds is None:
+        certified_jacobi(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_alpha, curv, diag, full_rows)
+        return
+    certified_blocks(indptr, indices, data, y, code, s, w, at_zero, z, alpha, curv, full_rows, bounds, scratch)
+    add_blocks(scratch[0], bounds.shape[0] - 1, None, xt_alpha)
+    add_blocks(scratch[1], bounds.shape[0] - 1, None, diag)
 
 
 @njit(inline="always", cache=True)
@@ -330,7 +326,7 @@ def newton_cg_direction(indptr, indices, data, cols, dense, deriv, curv, lam, w,
     if fresh:
         touched = indptr[-1]
     else:
-        touched = gradient_sweep(indptr, indices, data, cols, dense, deriv, curv, lam, w, grad, minv, bounds, scratch)
+        touched = jacobi_sweep(indptr, indices, data, cols, dense, deriv, curv, lam, w, grad, minv, bounds, scratch)
     for j in cols:
         step[j] = 0.0
         r[j] = -grad[j]
@@ -345,7 +341,7 @@ def newton_cg_direction(indptr, indices, data, cols, dense, deriv, curv, lam, w,
     target = max(min(0.5, math.sqrt(norm)) * norm, floor)
     iterations = 0
     while iterations < max_iter and (iterations == 0 or math.sqrt(rho) > target):
-        touched += product(indptr, indices, data, cols, dense, curv, p, xp, q, bounds, scratch)
+        touched += hessian_vector_product(indptr, indices, data, cols, dense, curv, p, xp, q, bounds, scratch)
         iterations += 1
         curvature = _curvature_along(lam, cols, p, q)
         if not curvature > 0.0:
@@ -370,7 +366,7 @@ def cg_steps(indptr, indices, data, cols, dense, curv, lam, minv, n_steps, w, z,
     touched = 0
     done = 0
     while done < n_steps and rz > 0.0:
-        touched += product(indptr, indices, data, cols, dense, curv, p, xp, q, bounds, scratch)
+        touched += hessian_vector_product(indptr, indices, data, cols, dense, curv, p, xp, q, bounds, scratch)
         curvature = _curvature_along(lam, cols, p, q)
         if not curvature > 0.0:
             break

@@ -10,7 +10,9 @@ numba's threads are set per calling thread (``numba.set_num_threads`` is thread-
 threading layers, "tbb" and "omp" take launches from several Python threads at once (the page
 runs each job in its own thread); "workqueue", the fallback when neither is installed, does
 not, so under it (and before the first launch has told which layer numba picked) launches are
-serialised by one process-wide lock.
+serialised by one process-wide lock. ``numba.set_num_threads`` starts numba's thread pool, so a
+kernel launched inside :func:`parallel_section` finds it started even where a cached serial kernel
+calls a parallel one (loading such a caller from the cache does not start it: numba issue #8578).
 """
 from __future__ import annotations
 

@@ -322,8 +322,8 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     says why, and ``result.trace.attrs["auto"]`` holds the choice and its numbers.
     ``sampling=None`` means "uniform" for a named method and auto's pick for "auto".
     ``n_jobs`` > 1 with "auto": used when the pick has a parallel mode; otherwise (or when
-    the pick shrinks, or runs Newton's CG on the squared loss's dual system, which run on one
-    thread) the pick runs on one thread and ``auto_reason`` says so (a named method without one refuses n_jobs > 1).
+    the pick shrinks, or runs Newton's CG where its sweeps stay serial: ``newton.cg_serial_reason``)
+    the pick runs on one thread and ``auto_reason`` says so (a named method without one refuses n_jobs > 1).
     ``reference``: P*, or True to compute it (:func:`cdlab.reference.resolve_reference`,
     after every other argument is checked), or None/False for none.
     """
@@ -348,10 +348,9 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     elif n_jobs > 1 and options.get("shrinking"):
         kwargs = {**kwargs, "n_jobs": 1}
         choice["reason"] += f"; n_jobs={n_jobs} not used: shrinking runs on one thread"
-    elif (n_jobs > 1 and choice.get("inner_solver") == "cg" and problem.loss == "squared"
-          and newton.dual_system(problem)):
+    elif n_jobs > 1 and choice.get("inner_solver") == "cg" and newton.cg_serial_reason(problem, n_jobs):
         kwargs = {**kwargs, "n_jobs": 1}
-        choice["reason"] += f"; n_jobs={n_jobs} not used: newton's CG on the dual system runs on one thread"
+        choice["reason"] += f"; n_jobs={n_jobs} not used: {newton.cg_serial_reason(problem, n_jobs)}"
     run = driver.prepare(problem, choice["method"], choice["sampling"], **kwargs, **options)
     result = run.execute(resolve_reference(problem, reference))
     result.auto_reason = choice["reason"]

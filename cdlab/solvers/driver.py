@@ -186,9 +186,10 @@ def solve(problem, method="sdca", sampling="uniform", *, reference=None, **kwarg
     n_jobs : int ≥ 1, threads: > 1 runs a method's parallel mode (``parallel_methods()``:
         SDCA and dual CD, as PASSCoDe-Wild, ``cdlab.solvers.dual_cd``; newton, as BLAS threads on its
         Cholesky path and row blocks on its CG path where X has at least ``newton.CG_PARALLEL_MIN_NNZ``
-        nonzeros) and the checkpoints' certificate pass over n_jobs row blocks; still certified, but not
-        reproducible bit for bit (thread timing decides which lock-free updates race; row blocks sum in
-        another order than one thread). 1: the serial kernels, reproducible from the seed.
+        nonzeros) and the checkpoints' certificate pass over n_jobs row blocks (newton's CG path: its own
+        sweep's); still certified, but not bit for bit the serial run (row blocks sum in another order than
+        one thread) and, for SDCA and dual CD, not reproducible (thread timing decides which lock-free
+        updates race). 1: the serial kernels, reproducible from the seed.
     **options : method options (see ``cdlab.METHODS[method].options``).
     """
     run = prepare(problem, method, sampling, **kwargs)

@@ -92,10 +92,11 @@ carried across steps, one step per CG iteration (2 passes; 1 more at the start
 and at a restart), certified by the driver between them; where d ≥ DUAL_CG_RATIO·n,
 CG on its dual system (I + XXᵀ/(λn))α = y instead (``cdlab.solvers._dual_cg``: 2 passes an
 iteration, none at the start, 2 at a restart), certified at the pair (w = Xᵀα/(λn), α). Memory: a few
-length-d and length-n vectors. With ``n_jobs`` > 1 (the n_jobs mode) the CG path's sweeps over X (the
-gradient's, the Hessian-vector products, the checkpoint's fused sweep) run over n_jobs row blocks, one per
-thread (``_newton_cg``'s parallel forms), on X with at least CG_PARALLEL_MIN_NNZ nonzeros; the dual
-system's CG runs on one thread.
+length-d and length-n vectors, and in the n_jobs mode 2·n_jobs·d doubles of the row blocks' sums.
+With ``n_jobs`` > 1 (the n_jobs mode) the CG path's sweeps over X (the gradient's, the Hessian-vector
+products, the checkpoint's fused sweep) run over n_jobs row blocks, one per thread (``_newton_cg``),
+unless ``cg_serial_reason`` says why not (X below CG_PARALLEL_MIN_NNZ nonzeros; the squared loss's CG
+on its dual system).
 """
 from __future__ import annotations
 
@@ -111,8 +112,7 @@ from .. import losses as L
 from .._checks import check_choice
 from ._kernels import dense_dot, full_rows
 from ._dual_cg import dual_cg_steps, dual_preconditioner
-from ._newton_cg import (certified_jacobi, cg_steps, gradient_sweep, newton_cg_direction, nonempty_columns,
-                         parallel_certified_jacobi)
+from ._newton_cg import certified_jacobi_sweep, cg_steps, jacobi_sweep, newton_cg_direction, nonempty_columns
 from ._threads import parallel_section, row_blocks
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .costs import auto_cap, auto_checkpoints, checkpoint_ns
@@ -320,6 +320,18 @@ def dual_system(problem) -> bool:
     """Whether the squared loss's CG runs on its dual system (DUAL_CG_RATIO's comment): X has at least
     DUAL_CG_RATIO·n nonempty columns."""
     return problem.n_nonempty_columns >= DUAL_CG_RATIO * problem.n_samples
+
+
+def cg_serial_reason(problem, n_jobs) -> str:
+    """Why the CG path's sweeps run on one thread with ``n_jobs`` threads given, or "" where they run over
+    n_jobs row blocks (the n_jobs mode; CG_PARALLEL_MIN_NNZ's comment)."""
+    if n_jobs <= 1:
+        return "one thread given"
+    if problem.loss == "squared" and dual_system(problem):
+        return "newton's CG on the dual system runs on one thread"
+    if problem.nnz < CG_PARALLEL_MIN_NNZ:
+        return f"newton's CG path runs on one thread below {CG_PARALLEL_MIN_NNZ:,} nonzeros"
+    return ""
 
 
 def cg_handover(problem, solver="auto") -> float:
@@ -550,15 +562,15 @@ class NewtonState(State):
             self.step, self.r, self.p_dir, self.q = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
             self.minv, self.s = np.zeros(d), np.zeros(d)  # the preconditioner's M⁻¹ and M⁻¹r
             self.xp = np.zeros(n)
-        self.blocks = self.scratch = None  # the n_jobs mode's row blocks and their sums (the CG path's)
+        self.bounds = self.scratch = None  # the n_jobs mode's row blocks and their sums (the CG path's)
         if self.solver == "cg":
             # what the CG kernels read of X: its CSR arrays, its nonempty columns and its dense rows (or None)
             self.sweep = (*problem.csr_arrays, nonempty_columns(problem), problem.data.X_dense)
-            # the n_jobs mode: the sweeps run over n_jobs row blocks, one per thread, each summing its own
-            # length-d vectors in ``scratch`` (2·n_jobs·d doubles); None: the serial kernels
-            parallel = n_jobs > 1 and not self.dual_space and problem.nnz >= CG_PARALLEL_MIN_NNZ
-            self.blocks = row_blocks(problem.X.indptr, n_jobs) if parallel else None
-            self.scratch = np.zeros((2, n_jobs, d)) if self.blocks is not None else None
+            # the n_jobs mode: the sweeps run over n_jobs row blocks (their bounds), one per thread, each
+            # summing its own length-d vectors in ``scratch`` (2·n_jobs·d doubles); None: the serial kernels
+            if not cg_serial_reason(problem, n_jobs):
+                self.bounds = row_blocks(problem.X.indptr, n_jobs)
+                self.scratch = np.zeros((2, n_jobs, d))
             self.rz = None  # the squared loss's carried CG: r·M⁻¹r (None before the first iteration)
             self.fresh = False  # whether grad, minv and curv are at w already (``certificate_sums``)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
@@ -720,7 +732,7 @@ class NewtonState(State):
 
     def _sweep_threads(self):
         """The context the CG path's sweeps run in: ``parallel_section`` on n_jobs threads in the n_jobs mode."""
-        return parallel_section(self.n_jobs) if self.blocks is not None else contextlib.nullcontext()
+        return parallel_section(self.n_jobs) if self.bounds is not None else contextlib.nullcontext()
 
     def _count(self, touched):
         self.nnz_touched += int(touched)
@@ -738,7 +750,7 @@ class NewtonState(State):
                 iterations, touched = newton_cg_direction(
                     *self.sweep, self.deriv, self.curv, p.lam, self.w, MAX_CG_ITERATIONS, self.cg_floor, self.grad,
                     self.step, self.u, self.r, self.p_dir, self.q, self.xp, self.minv, self.s, self.fresh,
-                    self.blocks, self.scratch)
+                    self.bounds, self.scratch)
             self.fresh = False
             self._start_gap()
             self.cg_iterations.append(int(iterations))
@@ -771,7 +783,7 @@ class NewtonState(State):
                 with self._sweep_threads():
                     moved, self.rz, touched = cg_steps(*self.sweep, self.curv, p.lam, self.minv, wanted, self.w,
                                                        self.z, self.r, self.p_dir, self.q, self.xp, self.s, self.rz,
-                                                       self.blocks, self.scratch)
+                                                       self.bounds, self.scratch)
             self._count(touched)
             done += moved
             if self.handover_products and moved:
@@ -821,6 +833,7 @@ class NewtonState(State):
         """The switch to Cholesky's path: its arrays (d ≤ MAX_FEATURES, as ``inner_solver`` picked it), and its
         checkpoint rule (after every step where the run has a tol, else ``checkpoints_every_step``)."""
         self.solver = "cholesky"
+        self.bounds = self.scratch = None
         self._cholesky_arrays()
         self.checkpoint_every_step = self.tol > 0.0 or checkpoints_every_step(self.p, "cholesky")
 
@@ -839,14 +852,14 @@ class NewtonState(State):
             return
         loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
         with self._sweep_threads():
-            self._count(gradient_sweep(*self.sweep, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv,
-                                       self.blocks, self.scratch))
+            self._count(jacobi_sweep(*self.sweep, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv,
+                                     self.bounds, self.scratch))
         np.negative(self.grad, out=self.r)
 
     def certificate_sums(self):
         """On the Newton–CG path (a loss other than the squared): the checkpoint's z = Xw, α = −φ'(z) and Xᵀα
         in the sweep that also gives the next iteration its ∇P = λw − Xᵀα/n and preconditioner
-        (``_newton_cg.certified_jacobi``): one read of X for both, where the checkpoint and the iteration read
+        (``_newton_cg.certified_jacobi_sweep``): one read of X for both, where the checkpoint and the iteration read
         it once each. z replaces the carried Xw (summed along the line searches) by the exact one, and P(w) the
         line search starts from is taken from it."""
         p = self.p
@@ -855,13 +868,9 @@ class NewtonState(State):
         n = p.n_samples
         alpha, xt_alpha = np.empty(n), np.zeros(p.n_features)
         self.minv[:] = 0.0
-        args = (*p.csr_arrays, p.y, p.loss_code, p.s, self.w, not self.w.any(), self.z, alpha, xt_alpha, self.curv,
-                self.minv, full_rows(p))
-        if self.blocks is None:
-            certified_jacobi(*args)
-        else:
-            with self._sweep_threads():
-                parallel_certified_jacobi(*args, self.blocks, self.scratch)
+        with self._sweep_threads():
+            certified_jacobi_sweep(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, not self.w.any(), self.z, alpha,
+                                   xt_alpha, self.curv, self.minv, full_rows(p), self.bounds, self.scratch)
         self.minv += p.lam
         np.reciprocal(self.minv, out=self.minv)
         np.multiply(xt_alpha, -1.0 / n, out=self.grad)
