@@ -842,3 +842,32 @@ def test_auto_runs_newton_cg_on_the_threads_it_is_given(monkeypatch):
     assert two.method == "newton" and two.converged and two.trace.attrs["n_jobs"] == 2
     assert "not used" not in two.auto_reason and blocks and all(b is not None for b in blocks)
     assert abs(two.trace.primal.iloc[-1] - one.trace.primal.iloc[-1]) <= 1e-10
+
+
+@pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge"])
+def test_products_over_float32_rows_reach_the_same_certified_optimum(monkeypatch, loss):
+    """Newton–CG's Hessian-vector products read X's dense rows rounded to float32 where ``product_rows`` says so
+    (X kept dense, beyond the cache, a loss other than the squared): forced here on a small problem, the run
+    still reaches the certified optimum at the independent one (only the products round; the gradient and the
+    certificate read float64), within the float64 run's P; the float32 rows are X_dense rounded, read-only."""
+    problem = _full_rows_problem(loss, n=400)
+    rows32 = problem.data.X_dense_f32
+    assert rows32.dtype == np.float32 and not rows32.flags.writeable
+    np.testing.assert_array_equal(rows32, problem.data.X_dense.astype(np.float32))
+    assert newton.product_rows(problem) is problem.data.X_dense  # within the cache: float64
+    f64 = check_certified(problem, "newton", tol=1e-10, solver="cg")
+    monkeypatch.setattr(newton, "product_rows", lambda p: p.data.X_dense_f32)
+    state = newton.NewtonState(problem, "uniform", None, solver="cg")
+    assert state.product_dense is rows32 and state.sweep[-1] is problem.data.X_dense  # the gradient: float64
+    f32 = check_certified(problem, "newton", tol=1e-10, solver="cg")
+    assert abs(f32.trace.primal.iloc[-1] - f64.trace.primal.iloc[-1]) <= 2e-10
+
+
+def test_product_rows_are_float32_only_for_dense_rows_beyond_the_cache_and_a_loss_other_than_squared(monkeypatch):
+    problem = _full_rows_problem("logistic")
+    sparse = sparse_problem(n=200, d=60, density=0.2, seed=3, loss="logistic", lam=1e-3)
+    assert newton.product_rows(problem) is problem.data.X_dense and newton.product_rows(sparse) is None
+    monkeypatch.setattr(newton, "beyond_cache", lambda p: True)  # every X beyond the cache
+    assert newton.product_rows(problem) is problem.data.X_dense_f32
+    assert newton.product_rows(problem.with_params(loss="squared")) is problem.data.X_dense
+    assert newton.product_rows(sparse) is None

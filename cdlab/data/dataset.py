@@ -11,6 +11,7 @@ layer, the page and the CLI read (theory.md §1, §4), computed once.
     data.gram_bulk_estimate                    ≈ λ₂(XᵀX)/n from a sample of rows (cost models)
     data.csr_arrays, data.csc_arrays           X's arrays as the numba kernels take them
     data.X_dense                               X as a dense row-major array where it is (nearly) dense, else None
+    data.X_dense_f32                           X_dense rounded to float32 (Newton–CG's Hessian-vector products)
 
 The linear-algebra facts are computed on first use and kept on the object;
 a ``Problem`` holds its Data, and ``Problem.with_params`` shares it, so every
@@ -232,6 +233,17 @@ class Data:
             view.flags.writeable = False
             return view
         out = self.X.toarray()
+        out.flags.writeable = False
+        return out
+
+    @cached_fact
+    def X_dense_f32(self):
+        """``X_dense`` rounded to float32 (read-only; 4 bytes an entry, a copy), or None where X is not kept dense:
+        for sweeps whose result is itself an approximation (Newton–CG's Hessian-vector products,
+        ``solvers.newton.product_rows``), never for a gradient or a certificate."""
+        if self.X_dense is None:
+            return None
+        out = self.X_dense.astype(np.float32)
         out.flags.writeable = False
         return out
 

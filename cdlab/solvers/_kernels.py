@@ -138,9 +138,9 @@ def prefetch_row(indptr, indices, data, i):
 
 @njit(inline="always", cache=True)
 def prefetch_full_row(values, start, length):
-    """``prefetch`` every line of values[start:start + length] (length ≥ 1): one entry in each 8, and the last
-    entry, whose line the stride misses where the row does not start on a line."""
-    for k in range(start, start + length, _DATA_LINE):
+    """``prefetch`` every line of values[start:start + length] (length ≥ 1): one entry a line (8 float64s, 16
+    float32s), and the last entry, whose line the stride misses where the row does not start on a line."""
+    for k in range(start, start + length, _DATA_LINE * 8 // values.itemsize):
         prefetch(values, k)
     prefetch(values, start + length - 1)
 

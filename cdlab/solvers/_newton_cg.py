@@ -318,11 +318,13 @@ def _precondition(cols, minv, r, s):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def newton_cg_direction(indptr, indices, data, cols, dense, deriv, curv, lam, w, max_iter, floor, grad, step, u, r,
-                        p, q, xp, minv, s, fresh, bounds, scratch):
+def newton_cg_direction(indptr, indices, data, cols, dense, product_dense, deriv, curv, lam, w, max_iter, floor, grad,
+                        step, u, r, p, q, xp, minv, s, fresh, bounds, scratch):
     """grad = ∇P(w) and minv = 1/diag(H) (``jacobi``; ``fresh``: already computed at w, by ``certified_jacobi``),
     then step ≈ −H⁻¹grad by CG preconditioned with M = diag(H) (module docstring) with u = X·step. Returns
-    (CG iterations, nonzeros of X read, the gradient's sweep counted whether it ran here or fused)."""
+    (CG iterations, nonzeros of X read, the gradient's sweep counted whether it ran here or fused).
+    ``product_dense``: the dense rows the Hessian-vector products read (``dense``, or its float32 rounding:
+    ``newton.product_rows``); the gradient always reads ``dense`` or the CSR arrays."""
     if fresh:
         touched = indptr[-1]
     else:
@@ -341,7 +343,7 @@ def newton_cg_direction(indptr, indices, data, cols, dense, deriv, curv, lam, w,
     target = max(min(0.5, math.sqrt(norm)) * norm, floor)
     iterations = 0
     while iterations < max_iter and (iterations == 0 or math.sqrt(rho) > target):
-        touched += hessian_vector_product(indptr, indices, data, cols, dense, curv, p, xp, q, bounds, scratch)
+        touched += hessian_vector_product(indptr, indices, data, cols, product_dense, curv, p, xp, q, bounds, scratch)
         iterations += 1
         curvature = _curvature_along(lam, cols, p, q)
         if not curvature > 0.0:

@@ -1,0 +1,68 @@
+"""Newton–CG with its Hessian-vector products over float32 rows against float64 ones (``newton.product_rows``).
+
+    python benchmarks/hessian_f32_bench.py [--repeats 7] [--n-jobs 1 2]
+
+The race's dense 1e5 × 500 logistic problem (λ = 1/n and 0.01/n): whole
+``cdlab.solve`` calls of Newton's CG path to a certified relative gap of 1e-6,
+certificate included, in interleaved pairs in this one process: "f64" reads X's
+float64 dense rows in every product (``newton.product_rows`` replaced by
+``Data.X_dense``), "f32" is cdlab as shipped (``Data.X_dense_f32``, built
+before the timing as ``Problem`` keeps it). JIT compilation happens before the
+timing. Printed: median milliseconds of each, the median of the pairs' ratios
+(f64 ÷ f32) and their range, the passes of each, and the largest relative
+difference of the certified P between them.
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from race import certified_p_star, dense, make_problem  # first: it sets numba's thread count
+import cdlab
+import cdlab.solvers.newton as newton
+from full_row_prefetch_bench import interleaved
+
+
+def pairs(problem, tol, n_jobs):
+    shipped = newton.product_rows
+    seen = {}
+
+    def run(label, rows):
+        def call():
+            newton.product_rows = rows
+            try:
+                result = cdlab.solve(problem, method="newton", solver="cg", tol=tol, max_passes=3000, n_jobs=n_jobs)
+            finally:
+                newton.product_rows = shipped
+            trace = result.trace
+            assert result.converged
+            seen.setdefault(label, []).append((float(trace["passes"].iloc[-1]), float(trace["primal"].iloc[-1])))
+        return call
+
+    return {"newton cg solve": (run("f32", shipped), run("f64", lambda p: p.data.X_dense))}, seen
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--n-jobs", type=int, nargs="*", default=[1, 2])
+    args = ap.parse_args(argv)
+    X, y = dense(100_000, 500, 0)
+    print(f"{'problem':<34} {'n_jobs':>6} {'f32 ms':>8} {'f64 ms':>8} {'ratio':>6} {'range':>11}  passes f32 | f64, "
+          "max |ΔP|/P")
+    for factor in (1.0, 0.01):
+        problem = make_problem(X, y, "logistic", factor)
+        assert newton.product_rows(problem) is problem.data.X_dense_f32
+        tol = 1e-6 * abs(certified_p_star(problem))
+        for n_jobs in args.n_jobs:
+            timed, seen = pairs(problem, tol, n_jobs)
+            for _, (f32, f64, ratio, low, high) in interleaved(timed, args.repeats).items():
+                passes = " | ".join(",".join(f"{p:g}" for p in sorted({s[0] for s in seen[k]})) for k in ("f32", "f64"))
+                primal = np.array([s[1] for k in seen for s in seen[k]])
+                print(f"{'dense 1e5×500 logistic λ=' + f'{factor:g}/n':<34} {n_jobs:>6} {f32:>8.1f} {f64:>8.1f} "
+                      f"{ratio:>6.2f} {low:>5.2f}–{high:<5.2f}  {passes}, {np.ptp(primal) / abs(primal.mean()):.1e}")
+
+
+if __name__ == "__main__":
+    main()
