@@ -849,7 +849,8 @@ def test_products_over_float32_rows_reach_the_same_certified_optimum(monkeypatch
     """Newton–CG's Hessian-vector products read X's dense rows rounded to float32 where ``product_rows`` says so
     (X kept dense, beyond the cache, a loss other than the squared): forced here on a small problem, the run
     still reaches the certified optimum at the independent one (only the products round; the gradient and the
-    certificate read float64), within the float64 run's P; the float32 rows are X_dense rounded, read-only."""
+    certificate read float64), along other iterates than the float64 run's; the float32 rows are X_dense
+    rounded, read-only."""
     problem = _full_rows_problem(loss, n=400)
     rows32 = problem.data.X_dense_f32
     assert rows32.dtype == np.float32 and not rows32.flags.writeable
@@ -860,7 +861,19 @@ def test_products_over_float32_rows_reach_the_same_certified_optimum(monkeypatch
     state = newton.NewtonState(problem, "uniform", None, solver="cg")
     assert state.product_dense is rows32 and state.sweep[-1] is problem.data.X_dense  # the gradient: float64
     f32 = check_certified(problem, "newton", tol=1e-10, solver="cg")
-    assert abs(f32.trace.primal.iloc[-1] - f64.trace.primal.iloc[-1]) <= 2e-10
+    assert not np.array_equal(f32.w, f64.w)  # the products did read the float32 rows
+    # a line search that finds no decrease along a float32-summed XΔ switches the run to the float64 rows
+    search = newton.NewtonState._line_search
+
+    def failing_once(self, step):
+        search(self, step)
+        if self.steps == 1:
+            self.last_step = 0.0
+
+    monkeypatch.setattr(newton.NewtonState, "_line_search", failing_once)
+    state = newton.NewtonState(problem, "uniform", None, solver="cg")
+    state.run(2)
+    assert state.product_dense is problem.data.X_dense
 
 
 def test_product_rows_are_float32_only_for_dense_rows_beyond_the_cache_and_a_loss_other_than_squared(monkeypatch):

@@ -18,7 +18,8 @@ from .._numeric import as_float_array
 GiB = 2 ** 30
 # Memory a problem takes, as Problem.__init__ and a solver allocate it: per
 # stored nonzero the CSR and CSC copies and the squared temporary (an 8-byte
-# value and an index of at most 8 bytes each); per row and per column the
+# value and an index of at most 8 bytes each; on X kept dense, ``Data.X_dense``
+# and its float32 rounding fit within it too); per row and per column the
 # per-example / per-feature arrays (labels, norms, counts) and a solver's
 # vectors (α, w, v, margins, ...).
 BYTES_PER_NONZERO = 48

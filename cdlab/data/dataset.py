@@ -41,7 +41,8 @@ SAMPLE_NNZ = 20_000
 SAMPLE_ITERATIONS = 6
 SAMPLE_SEED = 0
 # ``X_dense``: X is kept as a dense (n, d) array too where at least this share of its n·d entries is stored
-# (the copy then costs at most 8/DENSE_MIN_DENSITY bytes a nonzero, within BYTES_PER_NONZERO's budget; where
+# (the copy then costs at most 8/DENSE_MIN_DENSITY bytes a nonzero, and ``X_dense_f32`` 4/DENSE_MIN_DENSITY where
+# Newton–CG builds it, within BYTES_PER_NONZERO's budget; where
 # every entry is stored it is a view of the CSR values, no copy). A Hessian-vector product over madelon
 # (2000 × 500) took 1.41 ms through the CSR arrays and 0.47 ms over the dense rows, over a dense 1e5 × 500
 # 91 ms and 33 ms (``solvers._newton_cg``; one thread, best of 7): no index loads, contiguous rows.

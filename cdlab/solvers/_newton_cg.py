@@ -5,7 +5,8 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
   row-order sweep that reads each row twice while it is hot (x_i·v, then
   q += curv_i (x_i·v) x_i); a row whose curv_i is 0 (the smoothed hinge off its
   quadratic piece) is read once. It returns the nonzeros it read. Where X is
-  kept as dense rows (``Data.X_dense``, its ``dense`` argument) it reads
+  kept as dense rows (``Data.X_dense``, or their float32 rounding where
+  ``newton.product_rows`` says so: its ``dense`` argument) it reads
   those, each row's dot product a vectorised sum (``_kernels.full_dot``),
   instead of the CSR arrays. Its sweeps over dense or full rows prefetch
   the row ``_kernels.FULL_ROW_AHEAD`` rows ahead.
@@ -103,7 +104,8 @@ def hessian_rows(indptr, indices, data, dense, curv, v, xv, q, lo, hi):
 @njit(cache=True, nogil=True, error_model="numpy")
 def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
     """q = Σ_i curv_i (x_i·v) x_i and xv_i = x_i·v (q is written on ``cols`` only); returns the nonzeros
-    of X read. ``dense``: X as a dense array (``Data.X_dense``), read instead of the CSR arrays, or None
+    of X read. ``dense``: X as a dense array (``Data.X_dense``, float64 or float32), read instead of the CSR
+    arrays, or None
     (a branch numba prunes when it compiles); the nonzeros read are counted alike."""
     _zero_block(cols, dense, q)
     return hessian_rows(indptr, indices, data, dense, curv, v, xv, q, 0, indptr.shape[0] - 1)
@@ -113,12 +115,11 @@ def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
 def hessian_blocks(indptr, indices, data, cols, dense, curv, v, xv, bounds, partial):
     """``hessian_product``'s sweep over the row blocks of ``bounds`` (``_threads.row_blocks``), one per thread:
     xv written row by row, disjoint across blocks, block b's q in ``partial[b]``; returns the nonzeros read."""
-    n_blocks = bounds.shape[0] - 1
-    touched = np.zeros(n_blocks, np.int64)
-    for b in prange(n_blocks):
+    touched = 0
+    for b in prange(bounds.shape[0] - 1):
         _zero_block(cols, dense, partial[b])
-        touched[b] = hessian_rows(indptr, indices, data, dense, curv, v, xv, partial[b], bounds[b], bounds[b + 1])
-    return touched.sum()
+        touched += hessian_rows(indptr, indices, data, dense, curv, v, xv, partial[b], bounds[b], bounds[b + 1])
+    return touched
 
 
 @njit(inline="always", cache=True)

@@ -80,7 +80,7 @@ runs CG preconditioned by diag(H) (Jacobi, ``_newton_cg``'s docstring; reading
 X's dense rows, ``Data.X_dense``, where X is kept so, its CSR arrays elsewhere) on
 H Δ = −∇P from Δ = 0 with products Hv = Xᵀ(D(Xv))/n + λv, each
 reading X twice (a row whose φ''_i is 0 once; over dense rows beyond the cache, rounded to float32:
-``product_rows``), until ‖r‖ ≤ η‖∇P‖ with the
+``product_rows``, XΔ then rounded alike), until ‖r‖ ≤ η‖∇P‖ with the
 forcing term η = min(½, √‖∇P‖) (their eq. 7.3; superlinear convergence,
 Theorem 7.2), or ‖r‖ ≤ CG_GAP_SHARE·√(2λ·tol) (a step the run's certificate
 needs no more of), or MAX_CG_ITERATIONS products; XΔ is summed from the products'
@@ -93,7 +93,8 @@ carried across steps, one step per CG iteration (2 passes; 1 more at the start
 and at a restart), certified by the driver between them; where d ≥ DUAL_CG_RATIO·n,
 CG on its dual system (I + XXᵀ/(λn))α = y instead (``cdlab.solvers._dual_cg``: 2 passes an
 iteration, none at the start, 2 at a restart), certified at the pair (w = Xᵀα/(λn), α). Memory: a few
-length-d and length-n vectors, and in the n_jobs mode 2·n_jobs·d doubles of the row blocks' sums.
+length-d and length-n vectors, and in the n_jobs mode 2·n_jobs·d doubles of the row blocks' sums (and
+``product_rows``' float32 copy of dense rows beyond the cache, 4 bytes an entry).
 With ``n_jobs`` > 1 (the n_jobs mode) the CG path's sweeps over X (the gradient's, the Hessian-vector
 products, the checkpoint's fused sweep) run over n_jobs row blocks, one per thread (``_newton_cg``),
 unless ``cg_serial_reason`` says why not (X below CG_PARALLEL_MIN_NNZ nonzeros; the squared loss's CG
@@ -197,25 +198,16 @@ CG_NS_PER_DENSE_ENTRY = 0.3
 # Cholesky: 1.6 keeps it there; the nearest predictions on the other side are a9a 1/n 1.82× (measured CG 48–51
 # vs Cholesky 53–80 ms) and madelon squared 0.01/n 1.89×.
 CG_MARGIN = 1.6
+CG_NS_PER_ENTRY = 1.0
+CG_OVERHEAD_NS = 5e4
 # The n_jobs mode's row blocks pay on X with at least this many nonzeros; below, the CG path's sweeps stay
 # serial (each of ~0.1–0.4 ms does not pay for a parallel launch and the blocks' length-d sums). Whole calls,
 # logistic, λ = 1/n and 0.01/n, 2 threads ÷ 1 (benchmarks/newton_threads_bench.py, medians of 7 interleaved
 # pairs, beside other work): heart_scale (3.4 k nonzeros) 0.62–0.75, rcv1_small (78 k) 0.83–0.87, colon-cancer
 # (124 k) 0.98–1.01, mushrooms (171 k) 0.98–1.05; phishing (332 k) 1.07–1.28, reuters_moneyfx (340 k)
 # 1.25–1.55, a9a (452 k) 1.28–1.31, w8a (580 k) 1.26–1.34, madelon (1 M) 1.16–1.19, the race's text-like
-# problem (10 M) 1.68–1.73, its dense 1e5 × 500 (50 M) 1.40–1.50.
+# problem (10 M) 1.68–1.73, its dense 1e5 × 500 (50 M) 1.40–1.50 (float64 products, before ``product_rows``).
 CG_PARALLEL_MIN_NNZ = 250_000
-# Newton–CG's Hessian-vector products read X's dense rows rounded to float32 (``product_rows``) where X is kept
-# dense and exceeds the last-level cache: a product is then memory-bound, and half the bytes make it ~1.6×
-# faster (dense 1e5 × 500, one thread: 37 → 23 ms, q within 3e-9 relative, Xv 3e-8). Only the products: the
-# gradient, the line search's P and the certificate read X's float64 values, so the run converges to the same
-# certified optimum (an inexact Newton method: CG solves a system whose matrix is within ~1e-7 of H, a step
-# still a descent direction for the exact ∇P). XΔ, summed from the products' Xp, carries that rounding into the
-# z the line search and the next gradient read, until the next checkpoint's sweep recomputes z = Xw exactly.
-# Not the squared loss: its CG carries its residual across steps, so it would converge to the rounded system's
-# solution. Memory: 4 bytes an entry more.
-CG_NS_PER_ENTRY = 1.0
-CG_OVERHEAD_NS = 5e4
 # Under eval_every="auto" the geometric cadence checkpoints at about 1, 2, 4, 8 iterations and certified
 # 1–3 of Newton's 6–13 iterations late; checkpointing after every iteration instead costs ~K − log₂K − 1
 # more checkpoints and saves those iterations: it pays when an iteration costs at least this many
@@ -333,9 +325,19 @@ def dual_system(problem) -> bool:
 
 
 def product_rows(problem):
-    """The dense rows Newton–CG's Hessian-vector products read (PRODUCT_F32's comment): ``Data.X_dense_f32``
-    where X is kept dense, ``exceeds_cache`` and the loss is not the squared one, else ``Data.X_dense`` (or
-    None: the CSR arrays)."""
+    """The dense rows Newton–CG's Hessian-vector products read: ``Data.X_dense_f32`` (X's dense rows rounded to
+    float32) where X is kept dense, ``exceeds_cache`` and the loss is not the squared one, else ``Data.X_dense``
+    (or None: the CSR arrays). Beyond the cache a product is memory-bound, and half the bytes made it 1.6×
+    faster (dense 1e5 × 500, one thread, 37 → 23 ms; q within 3e-9 relative, Xv within 3e-8: an ad-hoc probe)
+    and whole logistic calls 1.25–1.28× (benchmarks/hessian_f32_bench.py, the copy built before the timing; it
+    is built once for a Problem, on its first such run: 71–92 ms there, against 81–172 ms saved by a whole
+    call). Only the products round: the gradient and the
+    certificate read X's float64 values, so the run is an inexact Newton method (CG solves a system within
+    ~1e-7·‖H‖ of H), converging to the same certified optimum. XΔ, summed from the products' Xp, carries the
+    rounding into the z the line search and the next gradient read, until the next checkpoint's sweep
+    recomputes z = Xw; a line search that finds no decrease so switches the run to the float64 rows
+    (``NewtonState._newton_cg``). Not the squared loss: its CG carries its residual across steps, so it would
+    converge to the rounded system's solution. Memory: 4 bytes an entry more."""
     data = problem.data
     if data.X_dense is not None and problem.loss != "squared" and beyond_cache(problem):
         return data.X_dense_f32
@@ -778,6 +780,9 @@ class NewtonState(State):
             self._count(touched)
             self.steps += 1
             self._line_search(self.step.copy())
+            if self.last_step == 0.0 and self.product_dense is not self.sweep[-1]:
+                # no decrease found along a step whose XΔ was summed from float32 rows: float64 from here on
+                self.product_dense = self.sweep[-1]
 
     def _conjugate_gradients(self, n_steps):
         """The squared loss: up to ``n_steps`` iterations of CG carried across calls, on its normal equations
