@@ -348,9 +348,9 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     elif n_jobs > 1 and options.get("shrinking"):
         kwargs = {**kwargs, "n_jobs": 1}
         choice["reason"] += f"; n_jobs={n_jobs} not used: shrinking runs on one thread"
-    elif n_jobs > 1 and choice.get("inner_solver") == "cg" and newton.cg_serial_reason(problem, n_jobs):
+    elif n_jobs > 1 and choice.get("inner_solver") == "cg" and (serial := newton.cg_serial_reason(problem, n_jobs)):
         kwargs = {**kwargs, "n_jobs": 1}
-        choice["reason"] += f"; n_jobs={n_jobs} not used: {newton.cg_serial_reason(problem, n_jobs)}"
+        choice["reason"] += f"; n_jobs={n_jobs} not used: {serial}"
     run = driver.prepare(problem, choice["method"], choice["sampling"], **kwargs, **options)
     result = run.execute(resolve_reference(problem, reference))
     result.auto_reason = choice["reason"]
