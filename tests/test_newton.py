@@ -285,9 +285,20 @@ def dense_pcg_step(H, m_inv, x, r, s, p):
     return x, r_new, s_new, s_new + (r_new @ s_new) / (r @ s) * p
 
 
-def reference_cg_direction(problem, w, z, floor=0.0):
+def expected_forcing(problem, norm, prev_norm, prev_eta):
+    """The forcing term written out: min(½, √‖∇P‖) at a first iteration or for a loss without a γ, else
+    Eisenstat & Walker's choice 2, γ(‖∇P‖/‖∇P_prev‖)², raised to γη_prev² where that exceeds 0.1, at most ½."""
+    gamma = newton.FORCING_GAMMA.get(problem.loss, 0.0)
+    if gamma == 0.0 or prev_norm == 0.0:
+        return min(0.5, np.sqrt(norm))
+    guard = gamma * prev_eta ** 2
+    return min(0.5, max(gamma * (norm / prev_norm) ** 2, guard if guard > 0.1 else 0.0))
+
+
+def reference_cg_direction(problem, w, z, floor=0.0, prev_norm=0.0, prev_eta=0.0):
     """Nocedal & Wright's Algorithm 7.1 direction written out with dense numpy: ∇P, H = XᵀDX/n + λI, CG from 0
-    preconditioned by M = diag(H) (their Algorithm 5.3) until ‖r‖ ≤ max(min(½, √‖∇P‖)·‖∇P‖, floor);
+    preconditioned by M = diag(H) (their Algorithm 5.3) until ‖r‖ ≤ max(η·‖∇P‖, floor), η the forcing term
+    after an iteration whose ‖∇P‖ and η were ``prev_norm``, ``prev_eta`` (``expected_forcing``);
     returns (direction, CG iterations, φ'')."""
     X, n = problem.X.toarray(), problem.n_samples
     deriv = np.array([L.loss_deriv(problem.loss_code, zi, yi, problem.s) for zi, yi in zip(z, problem.y)])
@@ -298,7 +309,8 @@ def reference_cg_direction(problem, w, z, floor=0.0):
     step, r = np.zeros_like(grad), -grad
     s = m_inv * r
     direction, k = s.copy(), 0
-    target = max(min(0.5, np.sqrt(np.linalg.norm(grad))) * np.linalg.norm(grad), floor)
+    norm = np.linalg.norm(grad)
+    target = max(expected_forcing(problem, norm, prev_norm, prev_eta) * norm, floor)
     while (k == 0 or np.linalg.norm(r) > target) and k < newton.MAX_CG_ITERATIONS:
         step, r, s, direction = dense_pcg_step(H, m_inv, step, r, s, direction)
         k += 1
@@ -315,7 +327,7 @@ def test_cg_direction_and_work_counted_by_hand(loss):
     state = newton.NewtonState(problem, "uniform", None, solver="cg")
     state.run(1)  # away from w = 0, where every smoothed-hinge margin is on the quadratic piece
     w, z, before = state.w.copy(), state.z.copy(), state.nnz_touched
-    step, k, curv = reference_cg_direction(problem, w, z)
+    step, k, curv = reference_cg_direction(problem, w, z, prev_norm=state.grad_norm, prev_eta=state.forcing)
     state.run(1)
     assert state.cg_iterations[-1] == k >= 2
     np.testing.assert_allclose(state.step, step, rtol=1e-9, atol=1e-12)
@@ -341,6 +353,37 @@ def test_the_gap_at_alpha_of_w_is_the_squared_gradient_norm_over_two_lambda(loss
         assert gap == pytest.approx(grad @ grad / (2 * problem.lam), rel=1e-9)
 
 
+@pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge"])
+def test_the_forcing_term_is_the_square_root_rule_first_and_eisenstat_walkers_after_for_the_logistic_loss(loss):
+    """``forcing_term`` on each of its branches: the first iteration (and the smoothed hinge throughout) √‖∇P‖
+    capped at ½; the logistic loss's later ones γ(‖∇P‖/‖∇P_prev‖)², the safeguard γη_prev² where it exceeds
+    0.1 (and only there), the cap ½. A run's iterations each take the term of their own and the last ‖∇P‖."""
+    from cdlab.solvers._newton_cg import forcing_term
+    problem = sparse_problem(n=60, d=25, density=0.3, seed=2, loss=loss, lam=1e-3)
+    gamma = newton.FORCING_GAMMA.get(loss, 0.0)
+    assert gamma == (0.9 if loss == "logistic" else 0.0)
+    cases = [(0.04, 0.0, 0.0), (4.0, 0.0, 0.0), (0.01, 0.1, 0.2), (0.02, 0.1, 0.45), (0.09, 0.1, 0.5),
+             (1e-3, 0.1, 0.3), (0.3, 0.1, 0.1)]
+    for norm, prev_norm, prev_eta in cases:
+        eta = forcing_term(norm, prev_norm, prev_eta, gamma)
+        assert eta == pytest.approx(expected_forcing(problem, norm, prev_norm, prev_eta), rel=1e-15)
+    if loss == "logistic":  # Eisenstat & Walker's value, its safeguard, its cap
+        assert forcing_term(0.01, 0.1, 0.2, gamma) == pytest.approx(0.9 * 0.01)
+        assert forcing_term(0.02, 0.1, 0.45, gamma) == pytest.approx(0.9 * 0.45 ** 2)  # the safeguard
+        assert forcing_term(0.3, 0.1, 0.1, gamma) == 0.5
+    state = newton.NewtonState(problem, "uniform", None, solver="cg")
+    prev_norm, prev_eta = 0.0, 0.0
+    for _ in range(3):
+        w, z = state.w.copy(), state.z.copy()
+        step, k, _ = reference_cg_direction(problem, w, z, prev_norm=prev_norm, prev_eta=prev_eta)
+        state.run(1)
+        assert state.cg_iterations[-1] == k
+        np.testing.assert_allclose(state.step, step, rtol=1e-9, atol=1e-12)
+        assert state.grad_norm == pytest.approx(np.linalg.norm(state.grad), rel=1e-12)
+        assert state.forcing == pytest.approx(expected_forcing(problem, state.grad_norm, prev_norm, prev_eta))
+        prev_norm, prev_eta = state.grad_norm, state.forcing
+
+
 def test_cg_stops_at_the_residual_the_runs_tolerance_needs():
     """Once the driver has handed the state the run's tol, a Newton-CG direction stops as soon as
     ‖r‖ ≤ CG_GAP_SHARE·√(2λ·tol) (Algorithm 7.1 with that floor under its forcing term): fewer CG iterations
@@ -349,13 +392,14 @@ def test_cg_stops_at_the_residual_the_runs_tolerance_needs():
     state = newton.NewtonState(problem, "uniform", None, solver="cg")
     state.run(2)
     w, z = state.w.copy(), state.z.copy()
-    _, k_plain, _ = reference_cg_direction(problem, w, z)
+    before = {"prev_norm": state.grad_norm, "prev_eta": state.forcing}
+    _, k_plain, _ = reference_cg_direction(problem, w, z, **before)
     gap = problem.gap(w, problem.alpha_from_w(w))
     norm = np.sqrt(2 * problem.lam * gap)  # ‖∇P(w)‖
-    floor = 3 * min(0.5, np.sqrt(norm)) * norm  # above the forcing term's target, below ‖∇P‖
+    floor = 3 * expected_forcing(problem, norm, **before) * norm  # above the forcing term's target, below ‖∇P‖
     assert floor < norm
     tol = (floor / newton.CG_GAP_SHARE) ** 2 / (2 * problem.lam)
-    step, k, _ = reference_cg_direction(problem, w, z, floor)
+    step, k, _ = reference_cg_direction(problem, w, z, floor, **before)
     state.checkpointed({"gap": gap}, tol)
     state.run(1)
     assert state.cg_iterations[-1] == k < k_plain

@@ -17,7 +17,8 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
 * ``newton_cg_direction``: one truncated-Newton direction (Nocedal & Wright
   2006, *Numerical Optimization*, Algorithm 7.1, "line search Newton–CG"):
   ∇P and M by one sweep, then preconditioned CG from Δ = 0 until ‖r‖ ≤ η‖∇P‖ with the forcing term
-  η = min(½, √‖∇P‖) (their eq. 7.3 with Theorem 7.2: superlinear convergence),
+  η of ``forcing_term`` (min(½, √‖∇P‖), their eq. 7.3 with Theorem 7.2: superlinear convergence; or
+  Eisenstat & Walker's, from the contraction of ‖∇P‖ over the last iteration),
   or ‖r‖ ≤ ``floor`` (the caller's: where the quadratic model's gap falls
   below the run's tolerance), or
   ``max_iter`` iterations (at least one). XΔ is summed from the Xp of each product
@@ -65,6 +66,11 @@ from ..data.dataset import unsigned_view
 from .. import losses as L
 from ._kernels import (add_blocks, full_dot, prefetch_dense_row_ahead, prefetch_full_row_ahead, row_dot, sparse_axpy,
                        sparse_dot)
+
+# ``forcing_term``'s bounds: η never above FORCING_MAX (Nocedal & Wright's ½), and Eisenstat & Walker's safeguard
+# applies while γ·η_prev² exceeds FORCING_GUARD (their 0.1).
+FORCING_MAX = 0.5
+FORCING_GUARD = 0.1
 
 
 def nonempty_columns(problem):
@@ -318,12 +324,32 @@ def _precondition(cols, minv, r, s):
     return acc
 
 
+@njit(cache=True)
+def forcing_term(norm, prev_norm, prev_eta, gamma):
+    """The forcing term η of a Newton iteration whose ∇P has norm ``norm``: CG stops at ‖r‖ ≤ η‖∇P‖.
+    With ``gamma`` = 0, or at the first iteration (``prev_norm`` = 0), min(½, √‖∇P‖) (Nocedal & Wright eq. 7.3).
+    Else Eisenstat & Walker's choice 2 with α = 2 (1996, "Choosing the forcing terms in an inexact Newton
+    method", SIAM J. Sci. Comput. 17(1), eq. 2.6 and the safeguard of §3): γ(‖∇P‖/‖∇P_prev‖)², raised to
+    γ·η_prev² where that exceeds FORCING_GUARD, at most FORCING_MAX. It follows the contraction Newton's steps
+    really achieve: solved no tighter than a step far from the optimum can use, ever tighter as the
+    contraction turns quadratic."""
+    if gamma == 0.0 or prev_norm == 0.0:
+        return min(FORCING_MAX, math.sqrt(norm))
+    eta = gamma * (norm / prev_norm) ** 2
+    guard = gamma * prev_eta ** 2
+    if guard > FORCING_GUARD:
+        eta = max(eta, guard)
+    return min(eta, FORCING_MAX)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def newton_cg_direction(indptr, indices, data, cols, dense, product_dense, deriv, curv, lam, w, max_iter, floor, grad,
-                        step, u, r, p, q, xp, minv, s, fresh, bounds, scratch):
+                        step, u, r, p, q, xp, minv, s, fresh, bounds, scratch, gamma, prev_norm, prev_eta):
     """grad = ∇P(w) and minv = 1/diag(H) (``jacobi``; ``fresh``: already computed at w, by ``certified_jacobi``),
-    then step ≈ −H⁻¹grad by CG preconditioned with M = diag(H) (module docstring) with u = X·step. Returns
-    (CG iterations, nonzeros of X read, the gradient's sweep counted whether it ran here or fused).
+    then step ≈ −H⁻¹grad by CG preconditioned with M = diag(H) (module docstring) with u = X·step, stopped at the
+    forcing term ``forcing_term(‖∇P‖, prev_norm, prev_eta, gamma)`` (the last iteration's ‖∇P‖ and η; 0 and
+    anything before the first). Returns (CG iterations, nonzeros of X read, the gradient's sweep counted whether
+    it ran here or fused, ‖∇P‖, η).
     ``product_dense``: the dense rows the Hessian-vector products read (``dense``, or its float32 rounding:
     ``newton.product_rows``); the gradient always reads ``dense`` or the CSR arrays."""
     if fresh:
@@ -341,7 +367,8 @@ def newton_cg_direction(indptr, indices, data, cols, dense, product_dense, deriv
     for j in cols:
         rho += r[j] * r[j]
     norm = math.sqrt(rho)
-    target = max(min(0.5, math.sqrt(norm)) * norm, floor)
+    eta = forcing_term(norm, prev_norm, prev_eta, gamma)
+    target = max(eta * norm, floor)
     iterations = 0
     while iterations < max_iter and (iterations == 0 or math.sqrt(rho) > target):
         touched += hessian_vector_product(indptr, indices, data, cols, product_dense, curv, p, xp, q, bounds, scratch)
@@ -357,7 +384,7 @@ def newton_cg_direction(indptr, indices, data, cols, dense, product_dense, deriv
         rz_new = _precondition(cols, minv, r, s)
         _next_direction(cols, s, p, rz_new / rz)
         rz = rz_new
-    return iterations, touched
+    return iterations, touched, norm, eta
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
