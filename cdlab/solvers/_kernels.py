@@ -79,7 +79,8 @@ NNZ_BYTES = 12
 PREFETCH_AHEAD = 2
 PREFETCH_MIN_NNZ = CORE_CACHE_BYTES // NNZ_BYTES
 # ... of a row, the first two lines: entries of ``data`` (float64, 8 a 64-byte line) and ``indices`` (uint32, 16);
-# ``prefetch_full_row`` scales the first to its array's entry size.
+# ``prefetch_full_row`` strides by _LINE_BYTES over its array's entry size.
+_LINE_BYTES = 64
 _DATA_LINE, _INDEX_LINE = 8, 16
 # A row-order sweep over full rows prefetches every line of the row this many rows ahead (``prefetch_full_row``):
 # the checkpoint's sweep (``certificate_rows``), ``row_margins``, and Newton–CG's gradient-and-diagonal sweeps and
@@ -141,7 +142,7 @@ def prefetch_row(indptr, indices, data, i):
 def prefetch_full_row(values, start, length):
     """``prefetch`` every line of values[start:start + length] (length ≥ 1): one entry a line (8 float64s, 16
     float32s), and the last entry, whose line the stride misses where the row does not start on a line."""
-    for k in range(start, start + length, _DATA_LINE * 8 // values.itemsize):
+    for k in range(start, start + length, _LINE_BYTES // values.itemsize):
         prefetch(values, k)
     prefetch(values, start + length - 1)
 
@@ -204,8 +205,8 @@ def full_dot(values, start, w):
     Without the flags LLVM may not reorder a sum and emits scalar code, whatever partial sums it is written
     with: a dot pass over dense 1e5 × 500 rows takes 52 ms so, 30 ms vectorised, BLAS's gemv 26 ms (one thread,
     beside other work). Every reader of a full row calls this one function (not inlined by numba, so its
-    flags stay its own), with contiguous float64 arrays (or float32 rows: ``newton.product_rows``), and so sums a row alike; the order differs from the
-    column order and may differ between processors. The row is read through a slice indexed from 0 by a
+    flags stay its own), with contiguous float64 arrays (or float32 rows: ``newton.product_rows``), and so
+    sums a row alike; the order differs from the column order and may differ between processors. The row is read through a slice indexed from 0 by a
     counted loop (indexed as values[start + j], each load carries its own offset arithmetic)."""
     d = w.shape[0]
     row = values[start:start + d]

@@ -111,8 +111,7 @@ def hessian_rows(indptr, indices, data, dense, curv, v, xv, q, lo, hi):
 def hessian_product(indptr, indices, data, cols, dense, curv, v, xv, q):
     """q = Σ_i curv_i (x_i·v) x_i and xv_i = x_i·v (q is written on ``cols`` only); returns the nonzeros
     of X read. ``dense``: X as a dense array (``Data.X_dense``, float64 or float32), read instead of the CSR
-    arrays, or None
-    (a branch numba prunes when it compiles); the nonzeros read are counted alike."""
+    arrays, or None (a branch numba prunes when it compiles); the nonzeros read are counted alike."""
     _zero_block(cols, dense, q)
     return hessian_rows(indptr, indices, data, dense, curv, v, xv, q, 0, indptr.shape[0] - 1)
 
