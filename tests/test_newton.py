@@ -327,7 +327,8 @@ def test_cg_direction_and_work_counted_by_hand(loss):
     state = newton.NewtonState(problem, "uniform", None, solver="cg")
     state.run(1)  # away from w = 0, where every smoothed-hinge margin is on the quadratic piece
     w, z, before = state.w.copy(), state.z.copy(), state.nnz_touched
-    step, k, curv = reference_cg_direction(problem, w, z, prev_norm=state.grad_norm, prev_eta=state.forcing)
+    step, k, curv = reference_cg_direction(problem, w, z, prev_norm=state.last_grad_norm,
+                                          prev_eta=state.last_forcing)
     state.run(1)
     assert state.cg_iterations[-1] == k >= 2
     np.testing.assert_allclose(state.step, step, rtol=1e-9, atol=1e-12)
@@ -357,31 +358,65 @@ def test_the_gap_at_alpha_of_w_is_the_squared_gradient_norm_over_two_lambda(loss
 def test_the_forcing_term_is_the_square_root_rule_first_and_eisenstat_walkers_after_for_the_logistic_loss(loss):
     """``forcing_term`` on each of its branches: the first iteration (and the smoothed hinge throughout) √‖∇P‖
     capped at ½; the logistic loss's later ones γ(‖∇P‖/‖∇P_prev‖)², the safeguard γη_prev² where it exceeds
-    0.1 (and only there), the cap ½. A run's iterations each take the term of their own and the last ‖∇P‖."""
+    0.1 (and only there), the cap ½. A run's iterations each stop CG at the term of their own and the last
+    ‖∇P‖, which is not where the √ rule would have stopped it."""
     from cdlab.solvers._newton_cg import forcing_term
     problem = sparse_problem(n=60, d=25, density=0.3, seed=2, loss=loss, lam=1e-3)
     gamma = newton.FORCING_GAMMA.get(loss, 0.0)
-    assert gamma == (0.9 if loss == "logistic" else 0.0)
+    assert (gamma > 0.0) == (loss == "logistic")
     cases = [(0.04, 0.0, 0.0), (4.0, 0.0, 0.0), (0.01, 0.1, 0.2), (0.02, 0.1, 0.45), (0.09, 0.1, 0.5),
              (1e-3, 0.1, 0.3), (0.3, 0.1, 0.1)]
     for norm, prev_norm, prev_eta in cases:
         eta = forcing_term(norm, prev_norm, prev_eta, gamma)
         assert eta == pytest.approx(expected_forcing(problem, norm, prev_norm, prev_eta), rel=1e-15)
     if loss == "logistic":  # Eisenstat & Walker's value, its safeguard, its cap
-        assert forcing_term(0.01, 0.1, 0.2, gamma) == pytest.approx(0.9 * 0.01)
-        assert forcing_term(0.02, 0.1, 0.45, gamma) == pytest.approx(0.9 * 0.45 ** 2)  # the safeguard
+        assert forcing_term(0.01, 0.1, 0.2, gamma) == pytest.approx(gamma * 0.01)
+        assert gamma * 0.45 ** 2 > 0.1
+        assert forcing_term(0.02, 0.1, 0.45, gamma) == pytest.approx(gamma * 0.45 ** 2)  # the safeguard
         assert forcing_term(0.3, 0.1, 0.1, gamma) == 0.5
     state = newton.NewtonState(problem, "uniform", None, solver="cg")
     prev_norm, prev_eta = 0.0, 0.0
+    differs = False
     for _ in range(3):
         w, z = state.w.copy(), state.z.copy()
         step, k, _ = reference_cg_direction(problem, w, z, prev_norm=prev_norm, prev_eta=prev_eta)
+        _, k_root, _ = reference_cg_direction(problem, w, z)  # the √ rule
+        differs = differs or k != k_root
         state.run(1)
+        assert state.last_step > 0.0
         assert state.cg_iterations[-1] == k
         np.testing.assert_allclose(state.step, step, rtol=1e-9, atol=1e-12)
-        assert state.grad_norm == pytest.approx(np.linalg.norm(state.grad), rel=1e-12)
-        assert state.forcing == pytest.approx(expected_forcing(problem, state.grad_norm, prev_norm, prev_eta))
-        prev_norm, prev_eta = state.grad_norm, state.forcing
+        assert state.last_grad_norm == pytest.approx(np.linalg.norm(state.grad), rel=1e-12)
+        assert state.last_forcing == pytest.approx(expected_forcing(problem, state.last_grad_norm, prev_norm,
+                                                                    prev_eta))
+        prev_norm, prev_eta = state.last_grad_norm, state.last_forcing
+    assert differs == (loss == "logistic")
+
+
+def test_a_step_that_finds_no_decrease_leaves_the_forcing_terms_ratio_as_it_was(monkeypatch):
+    """A line search that finds no decrease leaves w where it was, so the next iteration recomputes the same
+    ∇P: it takes η from the ‖∇P‖ and η of the iteration that moved w there (a ratio of 1 against the failed
+    iteration's own would set η to ½, the loosest), and so solves as the failed one did."""
+    problem = sparse_problem(n=60, d=25, density=0.3, seed=2, loss="logistic", lam=1e-3)
+    state = newton.NewtonState(problem, "uniform", None, solver="cg")
+    state.run(2)
+    kept = state.last_grad_norm, state.last_forcing
+    w = state.w.copy()
+
+    def no_decrease(self, step):
+        self.last_step = 0.0
+
+    with monkeypatch.context() as m:
+        m.setattr(newton.NewtonState, "_line_search", no_decrease)
+        state.run(1)
+    failed_iterations = state.cg_iterations[-1]
+    np.testing.assert_array_equal(state.w, w)
+    assert (state.last_grad_norm, state.last_forcing) == kept
+    step, k, _ = reference_cg_direction(problem, w, state.z, prev_norm=kept[0], prev_eta=kept[1])
+    state.run(1)
+    assert state.cg_iterations[-1] == k == failed_iterations
+    np.testing.assert_allclose(state.step, step, rtol=1e-9, atol=1e-12)
+    assert state.last_step > 0.0
 
 
 def test_cg_stops_at_the_residual_the_runs_tolerance_needs():
@@ -392,7 +427,7 @@ def test_cg_stops_at_the_residual_the_runs_tolerance_needs():
     state = newton.NewtonState(problem, "uniform", None, solver="cg")
     state.run(2)
     w, z = state.w.copy(), state.z.copy()
-    before = {"prev_norm": state.grad_norm, "prev_eta": state.forcing}
+    before = {"prev_norm": state.last_grad_norm, "prev_eta": state.last_forcing}
     _, k_plain, _ = reference_cg_direction(problem, w, z, **before)
     gap = problem.gap(w, problem.alpha_from_w(w))
     norm = np.sqrt(2 * problem.lam * gap)  # ‖∇P(w)‖

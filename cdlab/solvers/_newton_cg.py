@@ -17,8 +17,9 @@ Hessian-vector products, H = Xᵀ diag(curv) X + λI (curv_i = φ''(x_i·w)/n).
 * ``newton_cg_direction``: one truncated-Newton direction (Nocedal & Wright
   2006, *Numerical Optimization*, Algorithm 7.1, "line search Newton–CG"):
   ∇P and M by one sweep, then preconditioned CG from Δ = 0 until ‖r‖ ≤ η‖∇P‖ with the forcing term
-  η of ``forcing_term`` (min(½, √‖∇P‖), their eq. 7.3 with Theorem 7.2: superlinear convergence; or
-  Eisenstat & Walker's, from the contraction of ‖∇P‖ over the last iteration),
+  η of ``forcing_term``: min(½, √‖∇P‖) (their condition 7.3 with the choice after Theorem 7.2: superlinear
+  convergence), or for the logistic loss from the second iteration on Eisenstat & Walker's choice 2
+  (1996, eq. 2.6), which follows the contraction of ‖∇P‖ over the last iteration,
   or ‖r‖ ≤ ``floor`` (the caller's: where the quadratic model's gap falls
   below the run's tolerance), or
   ``max_iter`` iterations (at least one). XΔ is summed from the Xp of each product
@@ -42,7 +43,8 @@ conjugate gradient methods in truncated Newton frameworks for large-scale
 linear classification", ACML): CG's rate then depends on the condition number
 of M^-1/2 H M^-1/2, which on text-like data, whose column norms span orders of
 magnitude, is far below H's. Measured against plain CG (certified relative gap
-1e-6, rows scaled by their mean norm, λ = 1/n and 0.01/n, one thread): the
+1e-6, rows scaled by their mean norm, λ = 1/n and 0.01/n, one thread, CG stopped by
+the √ forcing term throughout): the
 text-like problem of benchmarks/race.py at 1e7 nonzeros read 943 → 69 passes
 (logistic, 0.01/n; 10.0 → 1.1 s), 128 → 18 (logistic, 1/n), 649 → 29 (squared,
 0.01/n; 6.2 → 0.35 s); at 0.01/n w8a 505 → 224 and a9a 498 → 233 (logistic),
@@ -67,10 +69,12 @@ from .. import losses as L
 from ._kernels import (add_blocks, full_dot, prefetch_dense_row_ahead, prefetch_full_row_ahead, row_dot, sparse_axpy,
                        sparse_dot)
 
-# ``forcing_term``'s bounds: η never above FORCING_MAX (Nocedal & Wright's ½), and Eisenstat & Walker's safeguard
-# applies while γ·η_prev² exceeds FORCING_GUARD (their 0.1).
+# ``forcing_term``'s constants: Eisenstat & Walker's exponent α (the ratio of ‖∇P‖ squared), η never above
+# FORCING_MAX (Nocedal & Wright's ½), and their safeguard γ·η_prev^α applied where it exceeds
+# FORCING_SAFEGUARD_THRESHOLD (their 0.1). γ, by loss: ``newton.FORCING_GAMMA``.
+FORCING_EXPONENT = 2.0
 FORCING_MAX = 0.5
-FORCING_GUARD = 0.1
+FORCING_SAFEGUARD_THRESHOLD = 0.1
 
 
 def nonempty_columns(problem):
@@ -325,19 +329,20 @@ def _precondition(cols, minv, r, s):
 
 @njit(cache=True)
 def forcing_term(norm, prev_norm, prev_eta, gamma):
-    """The forcing term η of a Newton iteration whose ∇P has norm ``norm``: CG stops at ‖r‖ ≤ η‖∇P‖.
-    With ``gamma`` = 0, or at the first iteration (``prev_norm`` = 0), min(½, √‖∇P‖) (Nocedal & Wright eq. 7.3).
-    Else Eisenstat & Walker's choice 2 with α = 2 (1996, "Choosing the forcing terms in an inexact Newton
-    method", SIAM J. Sci. Comput. 17(1), eq. 2.6 and the safeguard of §3): γ(‖∇P‖/‖∇P_prev‖)², raised to
-    γ·η_prev² where that exceeds FORCING_GUARD, at most FORCING_MAX. It follows the contraction Newton's steps
-    really achieve: solved no tighter than a step far from the optimum can use, ever tighter as the
-    contraction turns quadratic."""
+    """The forcing term η of a Newton iteration whose ∇P has norm ``norm``: CG stops at ‖r‖ ≤ η‖∇P‖
+    (Nocedal & Wright's condition 7.3). With ``gamma`` = 0, or at a first iteration (``prev_norm`` = 0),
+    min(½, √‖∇P‖) (their choice after Theorem 7.2: superlinear convergence). Else Eisenstat & Walker's choice 2
+    (1996, "Choosing the forcing terms in an inexact Newton method", SIAM J. Sci. Comput. 17(1), eq. 2.6, with
+    its safeguard): γ(‖∇P‖/‖∇P_prev‖)^α, raised to γ·η_prev^α where that exceeds FORCING_SAFEGUARD_THRESHOLD,
+    at most FORCING_MAX; ``prev_norm`` and ``prev_eta`` are the ‖∇P‖ and η of the iteration that moved w to
+    here. It follows the contraction Newton's steps really achieve: no tighter than a step far from the optimum
+    can use, ever tighter as the contraction turns quadratic."""
     if gamma == 0.0 or prev_norm == 0.0:
         return min(FORCING_MAX, math.sqrt(norm))
-    eta = gamma * (norm / prev_norm) ** 2
-    guard = gamma * prev_eta ** 2
-    if guard > FORCING_GUARD:
-        eta = max(eta, guard)
+    eta = gamma * (norm / prev_norm) ** FORCING_EXPONENT
+    safeguard = gamma * prev_eta ** FORCING_EXPONENT
+    if safeguard > FORCING_SAFEGUARD_THRESHOLD:
+        eta = max(eta, safeguard)
     return min(eta, FORCING_MAX)
 
 
@@ -346,9 +351,9 @@ def newton_cg_direction(indptr, indices, data, cols, dense, product_dense, deriv
                         step, u, r, p, q, xp, minv, s, fresh, bounds, scratch, gamma, prev_norm, prev_eta):
     """grad = ∇P(w) and minv = 1/diag(H) (``jacobi``; ``fresh``: already computed at w, by ``certified_jacobi``),
     then step ≈ −H⁻¹grad by CG preconditioned with M = diag(H) (module docstring) with u = X·step, stopped at the
-    forcing term ``forcing_term(‖∇P‖, prev_norm, prev_eta, gamma)`` (the last iteration's ‖∇P‖ and η; 0 and
-    anything before the first). Returns (CG iterations, nonzeros of X read, the gradient's sweep counted whether
-    it ran here or fused, ‖∇P‖, η).
+    forcing term η = ``forcing_term(‖∇P‖, prev_norm, prev_eta, gamma)`` (prev_norm = 0 at a first iteration).
+    Returns (CG iterations, the nonzeros of X read (the gradient's sweep counted whether it ran here or fused),
+    ‖∇P‖, η).
     ``product_dense``: the dense rows the Hessian-vector products read (``dense``, or its float32 rounding:
     ``newton.product_rows``); the gradient always reads ``dense`` or the CSR arrays."""
     if fresh:

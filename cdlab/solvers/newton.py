@@ -81,9 +81,10 @@ X's dense rows, ``Data.X_dense``, where X is kept so, its CSR arrays elsewhere) 
 H Δ = −∇P from Δ = 0 with products Hv = Xᵀ(D(Xv))/n + λv, each
 reading X twice (a row whose φ''_i is 0 once; over dense rows beyond the cache, rounded to float32:
 ``product_rows``, XΔ then rounded alike), until ‖r‖ ≤ η‖∇P‖ with the
-forcing term η = min(½, √‖∇P‖) (their eq. 7.3; superlinear convergence,
-Theorem 7.2; for the logistic loss from the second iteration on Eisenstat &
-Walker's, which follows the contraction of ‖∇P‖: FORCING_GAMMA), or
+forcing term η of ``_newton_cg.forcing_term`` (their condition 7.3):
+min(½, √‖∇P‖) (superlinear convergence, their Theorem 7.2), or for the logistic
+loss from the second iteration on Eisenstat & Walker's choice 2 (1996, eq.
+2.6), which follows the contraction of ‖∇P‖ (FORCING_GAMMA), or
 ‖r‖ ≤ CG_GAP_SHARE·√(2λ·tol) (a step the run's certificate
 needs no more of), or MAX_CG_ITERATIONS products; XΔ is summed from the products'
 Xp, so the line search above reads no X. An iteration thus reads X
@@ -149,9 +150,9 @@ CG_GAP_SHARE = 0.7
 # text-like 1/n; more on a9a 1/n 126 → 137, colon-cancer 0.01/n 78 → 82, heart_scale 0.01/n 49 → 53 (none of
 # them Newton's race: SDCA is faster there). γ = 0.9 with η = ½ at the first iteration (their choice) read
 # 1.25× the passes on madelon 0.01/n; liblinear's stopping rule on the quadratic model's decrease (its
-# newton.cpp) read more everywhere but reuters. The smoothed hinge's Newton steps stay on the √ rule: with
-# γ = 0.9 reuters_moneyfx and rcv1_small at 0.01/n read twice the passes (1123 → 2172, 1080 → 2266), the
-# text-like problem 0.4× (648 → 243).
+# newton.cpp) read more everywhere but reuters. The smoothed hinge takes the √ rule: with γ = 0.9
+# reuters_moneyfx and rcv1_small at 0.01/n read twice the passes (1123 → 2172, 1080 → 2266), the text-like
+# problem 0.4× (648 → 243).
 FORCING_GAMMA = {"logistic": 0.9}
 ARMIJO = 1e-4  # sufficient decrease of the line search (Boyd & Vandenberghe's α)
 MAX_TRIALS = 60  # halvings of t before the iteration gives up moving (2^-60: rounding only)
@@ -613,9 +614,10 @@ class NewtonState(State):
             self.rz = None  # the squared loss's carried CG: r·M⁻¹r (None before the first iteration)
             self.fresh = False  # whether grad, minv and curv are at w already (``certificate_sums``)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
-            # the forcing term's γ, and the last Newton iteration's ‖∇P‖ (0: none yet) and η (FORCING_GAMMA)
+            # the forcing term's γ (FORCING_GAMMA), and the ‖∇P‖ and η of the iteration that moved w to here
+            # (0: none yet)
             self.forcing_gamma = FORCING_GAMMA.get(problem.loss, 0.0)
-            self.grad_norm, self.forcing = 0.0, 0.0
+            self.last_grad_norm, self.last_forcing = 0.0, 0.0
         self.value = line_point(problem.loss_code, self.z, self.z, problem.y, problem.s, 0.0)[0] / n  # P(0)
         # the Cholesky path's iteration reads X twice; the CG path's count varies and is measured (``_count``)
         self.steps_per_pass = 1 if self.solver == "cholesky" else 0.5
@@ -789,16 +791,18 @@ class NewtonState(State):
             if not self.fresh:
                 loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
             with self._sweep_threads():
-                iterations, touched, self.grad_norm, self.forcing = newton_cg_direction(
+                iterations, touched, grad_norm, forcing = newton_cg_direction(
                     *self.sweep, self.product_dense, self.deriv, self.curv, p.lam, self.w, MAX_CG_ITERATIONS,
                     self.cg_floor, self.grad, self.step, self.u, self.r, self.p_dir, self.q, self.xp, self.minv, self.s,
-                    self.fresh, self.bounds, self.scratch, self.forcing_gamma, self.grad_norm, self.forcing)
+                    self.fresh, self.bounds, self.scratch, self.forcing_gamma, self.last_grad_norm, self.last_forcing)
             self.fresh = False
             self._start_gap()
             self.cg_iterations.append(int(iterations))
             self._count(touched)
             self.steps += 1
             self._line_search(self.step.copy())
+            if self.last_step != 0.0:  # a step that found no decrease leaves w, and the next η's ratio, as they were
+                self.last_grad_norm, self.last_forcing = grad_norm, forcing
             if self.last_step == 0.0 and self.product_dense is not self.sweep[-1]:
                 # no decrease found along a step whose XΔ was summed from float32 rows: float64 from here on
                 self.product_dense = self.sweep[-1]
