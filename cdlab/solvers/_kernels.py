@@ -206,8 +206,9 @@ def full_dot(values, start, w):
     with: a dot pass over dense 1e5 × 500 rows takes 52 ms so, 30 ms vectorised, BLAS's gemv 26 ms (one thread,
     beside other work). Every reader of a full row calls this one function (not inlined by numba, so its
     flags stay its own), with contiguous float64 arrays (or float32 rows: ``newton.product_rows``), and so
-    sums a row alike; the order differs from the column order and may differ between processors. The row is read through a slice indexed from 0 by a
-    counted loop (indexed as values[start + j], each load carries its own offset arithmetic)."""
+    sums a row alike; the order differs from the column order and may differ between processors. The row is
+    read through a slice indexed from 0 by a counted loop (indexed as values[start + j], each load carries its
+    own offset arithmetic)."""
     d = w.shape[0]
     row = values[start:start + d]
     s = 0.0
