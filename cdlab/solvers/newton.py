@@ -801,10 +801,11 @@ class NewtonState(State):
             self._count(touched)
             self.steps += 1
             self._line_search(self.step.copy())
-            if self.last_step != 0.0:  # a step that found no decrease leaves w, and the next η's ratio, as they were
+            if self.last_step != 0.0:  # w moved: the next η takes this iteration's ‖∇P‖ and η
                 self.last_grad_norm, self.last_forcing = grad_norm, forcing
-            if self.last_step == 0.0 and self.product_dense is not self.sweep[-1]:
-                # no decrease found along a step whose XΔ was summed from float32 rows: float64 from here on
+            elif self.product_dense is not self.sweep[-1]:
+                # no decrease found (w, and the next η's ratio, stay as they were) along a step whose XΔ was summed
+                # from float32 rows: float64 from here on
                 self.product_dense = self.sweep[-1]
 
     def _conjugate_gradients(self, n_steps):
