@@ -14,34 +14,13 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
 from race import certified_p_star, data_sets, make_problem  # first: it sets numba's thread count
-import cdlab
 import cdlab.solvers.newton as newton
 from full_row_prefetch_bench import interleaved
+from setting_pairs import pair_line, setting_pairs
 
 DEFAULT = ("reuters_moneyfx:0.01", "reuters_moneyfx:1", "rcv1_small:0.01", "rcv1_small:1", "w8a:1",
            "madelon:0.01", "madelon:1", "colon-cancer:0.01", "a9a:1")
-
-
-def pairs(problem, tol, n_jobs):
-    shipped = newton.FORCING_GAMMA.get(problem.loss, 0.0)
-    seen = {}
-
-    def run(label, gamma):
-        def call():
-            newton.FORCING_GAMMA[problem.loss] = gamma
-            try:
-                result = cdlab.solve(problem, method="newton", solver="cg", tol=tol, max_passes=5000, n_jobs=n_jobs)
-            finally:
-                newton.FORCING_GAMMA[problem.loss] = shipped
-            trace = result.trace
-            assert result.converged
-            seen.setdefault(label, []).append((float(trace["passes"].iloc[-1]), float(trace["primal"].iloc[-1])))
-        return call
-
-    return {"newton cg solve": (run("E&W", shipped), run("sqrt", 0.0))}, seen
 
 
 def main(argv=None):
@@ -55,19 +34,18 @@ def main(argv=None):
     if not newton.FORCING_GAMMA.get(args.loss):
         print(f"note: the {args.loss} loss ships the √ rule (no γ): both columns run it")
     sets = data_sets(False)
-    print(f"{'problem':<36} {'E&W ms':>8} {'sqrt ms':>8} {'ratio':>6} {'range':>11}  passes E&W | sqrt, max |ΔP|/P")
+    labels = ("E&W", "sqrt")
+    print(f"{'problem':<36} {'E&W ms':>9} {'sqrt ms':>9} {'ratio':>6} {'range':>11}  passes E&W | sqrt, max |ΔP|/P")
+    put = lambda gamma: newton.FORCING_GAMMA.__setitem__(args.loss, gamma)  # noqa: E731
     for spec in args.problems:
         name, factor = spec.rsplit(":", 1)
         X, y = sets[name]()
         problem = make_problem(X, y, args.loss, float(factor))
         tol = 1e-6 * abs(certified_p_star(problem))
-        timed, seen = pairs(problem, tol, args.n_jobs)
-        for _, (ew, root, ratio, low, high) in interleaved(timed, args.repeats).items():
-            passes = " | ".join(",".join(f"{p:g}" for p in sorted({s[0] for s in seen[k]})) for k in ("E&W", "sqrt"))
-            primal = np.array([s[1] for k in seen for s in seen[k]])
-            label = f"{name} {args.loss} λ={float(factor):g}/n"
-            print(f"{label:<36} {ew:>8.1f} {root:>8.1f} {ratio:>6.2f} {low:>5.2f}–{high:<5.2f}  {passes}, "
-                  f"{np.ptp(primal) / abs(primal.mean()):.1e}", flush=True)
+        timed, seen = setting_pairs(put, newton.FORCING_GAMMA.get(args.loss, 0.0), 0.0, labels, problem,
+                                    method="newton", solver="cg", tol=tol, max_passes=5000, n_jobs=args.n_jobs)
+        for timing in interleaved(timed, args.repeats).values():
+            print(pair_line(f"{name} {args.loss} λ={float(factor):g}/n", 36, timing, seen, labels), flush=True)
 
 
 if __name__ == "__main__":

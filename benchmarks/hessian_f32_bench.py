@@ -16,31 +16,10 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
 from race import certified_p_star, dense, make_problem  # first: it sets numba's thread count
-import cdlab
 import cdlab.solvers.newton as newton
 from full_row_prefetch_bench import interleaved
-
-
-def pairs(problem, tol, n_jobs):
-    shipped = newton.product_rows
-    seen = {}
-
-    def run(label, rows):
-        def call():
-            newton.product_rows = rows
-            try:
-                result = cdlab.solve(problem, method="newton", solver="cg", tol=tol, max_passes=3000, n_jobs=n_jobs)
-            finally:
-                newton.product_rows = shipped
-            trace = result.trace
-            assert result.converged
-            seen.setdefault(label, []).append((float(trace["passes"].iloc[-1]), float(trace["primal"].iloc[-1])))
-        return call
-
-    return {"newton cg solve": (run("f32", shipped), run("f64", lambda p: p.data.X_dense))}, seen
+from setting_pairs import pair_line, setting_pairs
 
 
 def main(argv=None):
@@ -49,19 +28,19 @@ def main(argv=None):
     ap.add_argument("--n-jobs", type=int, nargs="*", default=[1, 2])
     args = ap.parse_args(argv)
     X, y = dense(100_000, 500, 0)
-    print(f"{'problem':<34} {'n_jobs':>6} {'f32 ms':>8} {'f64 ms':>8} {'ratio':>6} {'range':>11}  passes f32 | f64, "
-          "max |ΔP|/P")
+    labels = ("f32", "f64")
+    print(f"{'problem':<43} {'f32 ms':>9} {'f64 ms':>9} {'ratio':>6} {'range':>11}  passes f32 | f64, max |ΔP|/P")
+    put = lambda rows: setattr(newton, "product_rows", rows)  # noqa: E731
     for factor in (1.0, 0.01):
         problem = make_problem(X, y, "logistic", factor)
         assert newton.product_rows(problem) is problem.data.X_dense_f32
         tol = 1e-6 * abs(certified_p_star(problem))
         for n_jobs in args.n_jobs:
-            timed, seen = pairs(problem, tol, n_jobs)
-            for _, (f32, f64, ratio, low, high) in interleaved(timed, args.repeats).items():
-                passes = " | ".join(",".join(f"{p:g}" for p in sorted({s[0] for s in seen[k]})) for k in ("f32", "f64"))
-                primal = np.array([s[1] for k in seen for s in seen[k]])
-                print(f"{'dense 1e5×500 logistic λ=' + f'{factor:g}/n':<34} {n_jobs:>6} {f32:>8.1f} {f64:>8.1f} "
-                      f"{ratio:>6.2f} {low:>5.2f}–{high:<5.2f}  {passes}, {np.ptp(primal) / abs(primal.mean()):.1e}")
+            timed, seen = setting_pairs(put, newton.product_rows, lambda p: p.data.X_dense, labels, problem,
+                                        method="newton", solver="cg", tol=tol, max_passes=3000, n_jobs=n_jobs)
+            for timing in interleaved(timed, args.repeats).values():
+                print(pair_line(f"dense 1e5×500 logistic λ={factor:g}/n n_jobs={n_jobs}", 43, timing, seen, labels),
+                      flush=True)
 
 
 if __name__ == "__main__":

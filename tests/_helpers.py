@@ -6,6 +6,7 @@
   ``check_importance_wins``, ``tiny_problem``;
 * the bounds' data: ``mean_scaled_dataset``, ``bounds_synthetic``;
 * ``first_steps``: the steps at the first checkpoint where a trace column reaches ε;
+* ``solve_with_and_without``: a shrinking run with and without one of its polishes;
 * the browser: ``CHROMIUM``, ``ARGS``.
 """
 import functools
@@ -178,3 +179,13 @@ def bounds_synthetic(kind, seed=0):
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
+
+
+def solve_with_and_without(monkeypatch, module, name, problem, **kw):
+    """(with, without, reads): ``cdlab.solve(problem, "sdca", **kw)`` with ``module.name`` (a polish) counted,
+    then with it replaced by one that reads nothing; ``reads`` lists what each call of it read."""
+    reads, polish = [], getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *args: reads.append(polish(*args)) or reads[-1])
+    with_it = cdlab.solve(problem, "sdca", **kw)
+    monkeypatch.setattr(module, name, lambda *args: 0)
+    return with_it, cdlab.solve(problem, "sdca", **kw), reads

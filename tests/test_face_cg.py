@@ -8,7 +8,8 @@ import scipy.sparse as sp
 
 import cdlab
 from cdlab.solvers import _face_cg, dual_cd
-from _helpers import mean_scaled_dataset
+from cdlab.solvers._box_newton import BOX_NEWTON_MAX_EXAMPLES
+from _helpers import mean_scaled_dataset, solve_with_and_without
 
 BOX_LOSSES = ("hinge", "smoothed_hinge", "absolute")
 
@@ -139,10 +140,10 @@ def test_face_cg_keeps_to_its_budget_and_reads_nothing_without_room_for_a_produc
 
 
 def test_singular_faces_and_an_l1_term_are_refused():
-    # more free examples than the columns their rows use: hinge and absolute refuse, the smoothed hinge
-    # (A ⪰ s·I) runs
+    # more free examples than the columns their rows use: hinge and absolute refuse (on an active set too
+    # large for projected Newton, tests/test_box_newton.py), the smoothed hinge (A ⪰ s·I) runs
     for loss in BOX_LOSSES:
-        problem, alpha, v, face = random_setup(loss, n=200, d=10)
+        problem, alpha, v, face = random_setup(loss, n=BOX_NEWTON_MAX_EXAMPLES + 44, d=10)
         assert face.size > np.count_nonzero(problem.col_nnz)
         start = alpha.copy()
         read = _face_cg.polish(problem, alpha, v, np.arange(problem.n_samples), 10**9)
@@ -165,14 +166,9 @@ def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum
     X, y = mean_scaled_dataset("reuters_moneyfx")
     problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
     tol = 1e-6 * 0.0489  # the race's relative gap at P* ≈ 0.0489
-    calls = []
-    polish = dual_cd.polish
-    monkeypatch.setattr(dual_cd, "polish", lambda *args: calls.append(polish(*args)) or calls[-1])
     kw = dict(sampling="permutation", shrinking=True, tol=tol, max_passes=3000, seed=0)
-    with_cg = cdlab.solve(problem, "sdca", **kw)
-    assert calls and max(calls) > 0
-    monkeypatch.setattr(dual_cd, "polish", lambda *args: 0)
-    without = cdlab.solve(problem, "sdca", **kw)
+    with_cg, without, reads = solve_with_and_without(monkeypatch, dual_cd, "polish", problem, **kw)
+    assert reads and max(reads) > 0
     for res in (with_cg, without):
         assert res.converged and problem.gap(res.w, res.alpha) <= tol
     for one, other in ((with_cg, without), (without, with_cg)):

@@ -25,7 +25,8 @@ A face with more examples than X has nonempty columns has a singular A (hinge, a
 sufficient condition, not a necessary one: duplicated rows make A singular too): its minimiser is not
 unique and CG wanders in A's null space, moving α where w does not move. Measured
 (whole solves, hinge, λ = 0.01/n, three seeds): polishing such faces took ijcnn1 (22 features) from
-335 passes to the 3000-pass cap, and mushrooms from 135 to 256; ``polish`` refuses them.
+335 passes to the 3000-pass cap, and mushrooms from 135 to 256; ``polish`` refuses them, and hands an
+active set of at most BOX_NEWTON_MAX_EXAMPLES examples to projected Newton (``_box_newton``) instead.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
+from ._box_newton import BOX_NEWTON_MAX_EXAMPLES, BOX_NEWTON_MAX_ITER, box_newton
 from ._kernels import sparse_axpy, sparse_dot
 
 # CG on the face stops once its preconditioned residual norm falls to this fraction of its first
@@ -60,13 +62,18 @@ def free_face(problem, alpha, examples):
 def polish(problem, alpha, v, examples, budget) -> int:
     """``face_cg`` on the free face of ``examples`` where it applies (the module docstring): some examples, no
     ℓ1 term (w = v), and for the hinge and absolute loss no more examples than X has nonempty columns (more
-    make A = S X_F X_Fᵀ S/(λn) singular). Returns the nonzeros read."""
+    make A = S X_F X_Fᵀ S/(λn) singular). A singular face of an active set of at most
+    BOX_NEWTON_MAX_EXAMPLES examples takes projected Newton over the active set (``_box_newton``) instead.
+    Returns the nonzeros read."""
     face = free_face(problem, alpha, examples)
     if face.shape[0] == 0 or problem.l1 != 0:
         return 0
     # the smoothed hinge's A has c = s > 0 on its diagonal: never singular
     if problem.loss != "smoothed_hinge" and face.shape[0] > problem.n_nonempty_columns:
-        return 0
+        if examples.shape[0] > BOX_NEWTON_MAX_EXAMPLES:
+            return 0
+        return box_newton(*problem.csr_arrays, problem.y, problem.loss_code, problem.lam * problem.n_samples,
+                          alpha, v, np.sort(examples), budget, BOX_NEWTON_MAX_ITER)
     return face_cg(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, problem.lam * problem.n_samples,
                    problem.row_norms_sq, alpha, v, face, budget)
 

@@ -26,7 +26,8 @@ examples whose α_i sits at a bound with the gradient pushing outward leave the 
 it is restored. Off by default: SDCA's theorems, and the bound the page draws, sample all n examples.
 After a checkpoint interval in which the certified gap stalled (fell by less than FACE_CG_FALL×), a run
 with shrinking takes conjugate-gradient steps on the active set's free face before the next checkpoint
-(``cdlab.solvers._face_cg``): no step lowers D, and its reads are counted.
+(``cdlab.solvers._face_cg``), or projected Newton steps on a small active set whose free face is singular
+(``cdlab.solvers._box_newton``): no step lowers D, and their reads are counted.
 
 ``n_jobs`` > 1 runs PASSCoDe-Wild (Hsieh, Yu & Dhillon 2015, "PASSCoDe:
 Parallel ASynchronous Stochastic dual Co-ordinate Descent", ICML, Algorithm 1

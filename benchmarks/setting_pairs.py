@@ -1,0 +1,39 @@
+"""Whole ``cdlab.solve`` calls under cdlab's shipped value of one setting and under another, for the A/B
+benchmarks (forcing_bench.py, hessian_f32_bench.py, box_newton_bench.py): the calls, and the line each prints
+after ``full_row_prefetch_bench.interleaved`` has timed them in pairs."""
+from __future__ import annotations
+
+import numpy as np
+
+import cdlab
+
+
+def setting_pairs(put, shipped, other, labels, problem, **solve_kwargs):
+    """({"solve": (shipped call, other call)}, seen): each call runs ``cdlab.solve(problem, **solve_kwargs)``
+    after ``put(value)`` (``put(shipped)`` again after it), asserts that it converged and appends its
+    (passes, certified P) to seen[label]; ``labels`` name the shipped value and the other."""
+    seen = {}
+
+    def run(label, value):
+        def call():
+            put(value)
+            try:
+                result = cdlab.solve(problem, **solve_kwargs)
+            finally:
+                put(shipped)
+            trace = result.trace
+            assert result.converged
+            seen.setdefault(label, []).append((float(trace["passes"].iloc[-1]), float(trace["primal"].iloc[-1])))
+        return call
+
+    return {"solve": (run(labels[0], shipped), run(labels[1], other))}, seen
+
+
+def pair_line(label, width, timing, seen, labels):
+    """One problem's line: label, median ms of each, median ratio (other ÷ shipped) and its range, the
+    passes of each, and the largest relative difference of the certified P between all the runs."""
+    shipped_ms, other_ms, ratio, low, high = timing
+    passes = " | ".join(",".join(f"{p:g}" for p in sorted({s[0] for s in seen[k]})) for k in labels)
+    primal = np.array([s[1] for k in labels for s in seen[k]])
+    return (f"{label:<{width}} {shipped_ms:>9.1f} {other_ms:>9.1f} {ratio:>6.2f} {low:>5.2f}–{high:<5.2f}  {passes}, "
+            f"{np.ptp(primal) / abs(primal.mean()):.1e}")
