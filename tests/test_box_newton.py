@@ -73,19 +73,44 @@ def test_box_newton_over_every_example_reaches_the_certified_optimum(loss):
     assert problem.dual(alpha) >= -best.fun / n - 1e-9 * scale
 
 
-def test_box_newton_keeps_to_its_budget_and_reads_nothing_without_room_for_an_iteration():
-    problem, alpha, v = singular_setup("hinge")
-    examples = np.arange(40)
+@pytest.mark.parametrize("loss", SINGULAR_LOSSES)
+def test_box_newton_keeps_to_its_budget_and_reads_nothing_without_room_for_an_iteration(loss):
+    problem, alpha, v = singular_setup(loss)
+    m = 40
+    examples = np.arange(m)
     nnz = int(problem.row_nnz[examples].sum())
-    k = np.count_nonzero(np.asarray(problem.X[examples].sum(axis=0)).ravel() != 0)
+    k = np.count_nonzero(np.asarray(abs(problem.X[examples]).sum(axis=0)).ravel() != 0)
+    first = nnz + _box_newton.iteration_cost(m, m, k)  # the gather and one iteration over every example
     start = alpha.copy()
-    assert run(problem, alpha, v, examples, budget=nnz + 5 * 40 * k - 1) == 0
+    assert run(problem, alpha, v, examples, budget=first - 1) == 0
     np.testing.assert_array_equal(alpha, start)
-    for budget in (nnz + 5 * 40 * k, nnz + 20 * 40 * k):
+    for budget in (first, 2 * first, 10**12):
         alpha, v = start.copy(), problem.v_from_alpha(start)
         read = run(problem, alpha, v, examples, budget=budget)
         assert nnz < read <= budget
         assert problem.dual(alpha) > problem.dual(start)
+
+
+@pytest.mark.parametrize("loss", SINGULAR_LOSSES)
+def test_an_example_held_near_its_bound_steps_onto_it(loss):
+    """An example within ε of its bound whose gradient pushes outward (Bertsekas's held set) moves along
+    its own coordinate in the first iteration, and its Newton step, which reaches the bound, is clipped
+    there."""
+    problem, alpha, v = singular_setup(loss, seed=3)
+    sigma = problem.y if loss == "hinge" else np.ones(problem.n_samples)
+    a = np.ones(problem.n_samples) if loss == "hinge" else problem.y
+    t = alpha * sigma
+    g = sigma * (problem.X @ v) - a  # ∇f at the start: G of ``losses.box_gradient``
+    # the example whose gradient pushes hardest towards t = 1, put 1e-6 below it
+    e = int(np.argmin(np.where((t > 0.5) & (t < 1.0), g, np.inf)))
+    assert g[e] < -1e-2  # the test's premise: pushed outward, and by more than ε's worth of curvature
+    alpha[e] = sigma[e] * (1.0 - 1e-6)
+    v = problem.v_from_alpha(alpha)
+    before = problem.dual(alpha)
+    run(problem, alpha, v, np.arange(problem.n_samples), max_iter=1)
+    assert alpha[e] * sigma[e] == 1.0
+    assert problem.dual(alpha) > before
+    np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
 
 
 def test_rows_over_too_many_columns_are_refused():

@@ -19,16 +19,18 @@ d_i = −g_i/(K_ii + μ), which the box clips at the bound; the rest F take the 
 
     d_F = −(K_FF + μI)⁻¹ g_F = −(1/μ) [g_F − B_F (μλn I + B_FᵀB_F)⁻¹ B_Fᵀ g_F]     (Woodbury),
 
-μ = ‖g_F‖∞, so that over K's range d is Newton's step up to the eigenvalues below μ, and along its null
-space d is −g/μ, entries at most 1 in size (the box's width); the k × k system (k: the columns of the
-active rows) is the only factorisation. The step t ← clip(t + s·d) halves s from 1 until Armijo's
-condition f(new) ≤ f + ARMIJO·gᵀ(new − t) holds; an iteration that finds none ends the polish. No step
-raises f, so none lowers D, and α and v = Xᵀα/(λn) are updated together (v by u); the checkpoint then
+μ = ‖g_F‖∞ (where no example is free, the largest projected gradient), so that over K's range d is
+Newton's step up to the eigenvalues below μ, and along its null space d is −P_N g/μ, of norm at most
+‖g_F‖/μ ≤ √|F| (the box clips it); the k × k system (k: the columns of the active rows, its shift μλn
+kept above SHIFT_FLOOR of B_FᵀB_F's largest diagonal entry) is the only factorisation. The step
+t ← clip(t + s·d) halves s from 1, at most MAX_HALVINGS times, until f(new) < f and Armijo's condition
+f(new) ≤ f + ARMIJO·gᵀ(new − t) hold; an iteration that finds no such s ends the polish. No step raises
+f, so none lowers D, and α and v = Xᵀα/(λn) are updated together (v by u); the checkpoint then
 certifies as always.
 
-Work: the active rows are gathered once into a dense m × k B (their nonzeros read), and each product
-with B or Bᵀ reads its m·k entries, counted as nonzeros read (B_FᵀB_F's k² multiply-adds per row are
-time, not reads). Measured (benchmarks/box_newton_bench.py: whole solves of the race's hinge problems to a
+Work, counted as nonzeros read (``iteration_cost``): the active rows are gathered once into a dense m × k
+B (their nonzeros), each product with B or Bᵀ reads its m·k entries, and B_FᵀB_F's multiply-adds and the
+solve's count one each (an overcount of the reads: on cached dense rows they are cheaper). Measured (benchmarks/box_newton_bench.py: whole solves of the race's hinge problems to a
 certified relative gap of 1e-6, seed 0, interleaved pairs, medians of 5, without ÷ with): λ = 0.01/n
 heart_scale 1.85 (1107 → 552 passes), phishing 2.03 (567 → 231), a9a 1.27 (656 → 578), ijcnn1 1.05
 (334 → 311); no singular face this small on mushrooms, madelon, colon-cancer at 0.01/n, nor on
@@ -51,6 +53,16 @@ BOX_NEWTON_MAX_ITER = 30
 EPS_ACTIVE = 1e-3
 ARMIJO = 1e-4
 MAX_HALVINGS = 30
+# the shift μλn is at least this fraction of B_FᵀB_F's largest diagonal entry
+SHIFT_FLOOR = 1e-12
+
+
+@njit(inline="always", cache=True)
+def iteration_cost(m, n_free, k):
+    """The work of one iteration over m examples, n_free of them free, on k columns, in entries read: B_FᵀB_F's
+    multiply-adds and the k × k solve's (each counted as one), Bᵀg_F and B_F h, one trial's Bᵀδ and the
+    next g."""
+    return n_free * k * (k + 1) // 2 + k * k * k // 3 + 4 * m * k
 
 
 @njit(cache=True)
@@ -78,9 +90,10 @@ def _box_columns(indptr, indices, examples, d):
 
 @njit(cache=True, nogil=True)
 def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget, max_iter):
-    """Projected Newton on f over ``examples`` (the module docstring), in place on α and v, reading at
-    most ``budget`` entries; returns the entries read (0, and nothing changed, where the gather and one
-    iteration do not fit, or the rows use more than BOX_NEWTON_MAX_COLUMNS columns)."""
+    """Projected Newton on f over ``examples`` (distinct; the module docstring), in place on α and v, doing
+    at most ``budget`` of ``iteration_cost``'s work; returns the work done (0, and nothing changed, where the
+    gather and one iteration over every example do not fit, or the rows use more than BOX_NEWTON_MAX_COLUMNS
+    columns)."""
     m = examples.shape[0]
     absolute = code == L.ABSOLUTE
     low = -1.0 if absolute else 0.0
@@ -90,8 +103,8 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
     columns, where = _box_columns(indptr, indices, examples, v.shape[0])
     k = columns.shape[0]
     mk = m * k
-    # the gather, g, one direction (Bᵀg_F, B_F·), one trial (Bᵀδ) and the next g
-    if k == 0 or k > BOX_NEWTON_MAX_COLUMNS or nnz + 5 * mk > budget:
+    # the gather and one iteration over every example
+    if k == 0 or k > BOX_NEWTON_MAX_COLUMNS or nnz + iteration_cost(m, m, k) > budget:
         return 0
     B = np.zeros((m, k))
     sigma = np.empty(m)
@@ -117,8 +130,6 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
     f_new = 0.0
     free = np.empty(m, np.bool_)
     for _ in range(max_iter):
-        if read + 4 * mk > budget:
-            break
         # Bertsekas's ε and the held examples
         dist, pg_max = 0.0, 0.0
         for e in range(m):
@@ -137,24 +148,33 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
             if free[e]:
                 mu = max(mu, abs(g[e]))
                 n_free += 1
-        if n_free == 0 or mu == 0.0:
+        if n_free == 0:  # only held examples move
+            mu = pg_max
+        if read + iteration_cost(m, n_free, k) > budget:
             break
         # d_F = −(1/μ)[g_F − B_F (μλn I + B_FᵀB_F)⁻¹ B_Fᵀ g_F]
-        gram = np.zeros((k, k))
-        btg = np.zeros(k)
-        for e in range(m):
-            if free[e]:
-                for a in range(k):
-                    bea = B[e, a]
-                    if bea != 0.0:
-                        btg[a] += bea * g[e]
-                        for b in range(a, k):
-                            gram[a, b] += bea * B[e, b]
-        for a in range(k):
-            gram[a, a] += mu * lam_n
-            for b in range(a):
-                gram[a, b] = gram[b, a]
-        h = np.linalg.solve(gram, btg)
+        h = np.zeros(k)
+        if n_free > 0:
+            gram = np.zeros((k, k))
+            btg = np.zeros(k)
+            for e in range(m):
+                if free[e]:
+                    for a in range(k):
+                        bea = B[e, a]
+                        if bea != 0.0:
+                            btg[a] += bea * g[e]
+                            for b in range(a, k):
+                                gram[a, b] += bea * B[e, b]
+            largest = 0.0
+            for a in range(k):
+                largest = max(largest, gram[a, a])
+            # μλn, kept above rounding relative to B_FᵀB_F (which may be singular)
+            shift = max(mu * lam_n, SHIFT_FLOOR * largest)
+            for a in range(k):
+                gram[a, a] += shift
+                for b in range(a):
+                    gram[a, b] = gram[b, a]
+            h = np.linalg.solve(gram, btg)
         slope = 0.0
         for e in range(m):
             if free[e]:
@@ -168,7 +188,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
                     kee += B[e, a] * B[e, a]
                 d[e] = -g[e] / (kee / lam_n + mu)
             slope += g[e] * d[e]
-        read += 2 * mk
+        read += 2 * mk + (iteration_cost(m, n_free, k) - 4 * mk if n_free > 0 else 0)
         if not slope < 0.0:  # rounding: the projected gradient instead
             for e in range(m):
                 blocked = (t[e] <= low and g[e] > 0.0) or (t[e] >= 1.0 and g[e] < 0.0)
@@ -177,7 +197,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
         s = 1.0
         accepted = False
         for _halving in range(MAX_HALVINGS):
-            if read + 2 * mk > budget:
+            if read + 2 * mk > budget:  # this trial and the next g
                 break
             decrease = 0.0
             for e in range(m):
