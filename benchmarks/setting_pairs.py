@@ -8,22 +8,25 @@ import numpy as np
 import cdlab
 
 
-def setting_pairs(put, shipped, other, labels, problem, **solve_kwargs):
+def setting_pairs(put, shipped, other, labels, problem, seeds=None, **solve_kwargs):
     """({"solve": (shipped call, other call)}, seen): each call runs ``cdlab.solve(problem, **solve_kwargs)``
-    after ``put(value)`` (``put(shipped)`` again after it), asserts that it converged and appends its
-    (passes, certified P) to seen[label]; ``labels`` name the shipped value and the other."""
+    (once for each of ``seeds``, as its seed, where given) after ``put(value)`` (``put(shipped)`` again after
+    it), asserts that each run converged and appends its (passes, certified P) to seen[label]; ``labels`` name
+    the shipped value and the other."""
     seen = {}
 
     def run(label, value):
         def call():
             put(value)
             try:
-                result = cdlab.solve(problem, **solve_kwargs)
+                results = [cdlab.solve(problem, **solve_kwargs, **({} if seed is None else {"seed": seed}))
+                           for seed in (seeds or [None])]
             finally:
                 put(shipped)
-            trace = result.trace
-            assert result.converged
-            seen.setdefault(label, []).append((float(trace["passes"].iloc[-1]), float(trace["primal"].iloc[-1])))
+            for result in results:
+                trace = result.trace
+                assert result.converged
+                seen.setdefault(label, []).append((float(trace["passes"].iloc[-1]), float(trace["primal"].iloc[-1])))
         return call
 
     return {"solve": (run(labels[0], shipped), run(labels[1], other))}, seen
@@ -31,9 +34,17 @@ def setting_pairs(put, shipped, other, labels, problem, **solve_kwargs):
 
 def pair_line(label, width, timing, seen, labels):
     """One problem's line: label, median ms of each, median ratio (other ÷ shipped) and its range, the
-    passes of each, and the largest relative difference of the certified P between all the runs."""
+    passes of each (their median and range where the runs differ), and the largest relative difference of
+    the certified P between all the runs."""
     shipped_ms, other_ms, ratio, low, high = timing
-    passes = " | ".join(",".join(f"{p:g}" for p in sorted({s[0] for s in seen[k]})) for k in labels)
+    passes = " | ".join(_passes([s[0] for s in seen[k]]) for k in labels)
     primal = np.array([s[1] for k in labels for s in seen[k]])
     return (f"{label:<{width}} {shipped_ms:>9.1f} {other_ms:>9.1f} {ratio:>6.2f} {low:>5.2f}–{high:<5.2f}  {passes}, "
             f"{np.ptp(primal) / abs(primal.mean()):.1e}")
+
+
+def _passes(values):
+    distinct = sorted(set(values))
+    if len(distinct) == 1:
+        return f"{distinct[0]:.0f}"
+    return f"{np.median(values):.0f} ({distinct[0]:.0f}–{distinct[-1]:.0f})"

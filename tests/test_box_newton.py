@@ -80,7 +80,7 @@ def test_box_newton_keeps_to_its_budget_and_reads_nothing_without_room_for_an_it
     examples = np.arange(m)
     nnz = int(problem.row_nnz[examples].sum())
     k = np.count_nonzero(np.asarray(abs(problem.X[examples]).sum(axis=0)).ravel() != 0)
-    first = nnz + _box_newton.iteration_cost(m, m, k)  # the gather and one iteration over every example
+    first = nnz + 4 * m * k + _box_newton.dense_work(m, k)  # the gather and one iteration over every example
     start = alpha.copy()
     assert run(problem, alpha, v, examples, budget=first - 1) == 0
     np.testing.assert_array_equal(alpha, start)

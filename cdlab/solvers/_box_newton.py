@@ -28,14 +28,16 @@ f(new) ≤ f + ARMIJO·gᵀ(new − t) hold; an iteration that finds no such s e
 f, so none lowers D, and α and v = Xᵀα/(λn) are updated together (v by u); the checkpoint then
 certifies as always.
 
-Work, counted as nonzeros read (``iteration_cost``): the active rows are gathered once into a dense m × k
-B (their nonzeros), each product with B or Bᵀ reads its m·k entries, and B_FᵀB_F's multiply-adds and the
-solve's count one each (an overcount of the reads: on cached dense rows they are cheaper). Measured (benchmarks/box_newton_bench.py: whole solves of the race's hinge problems to a
-certified relative gap of 1e-6, seed 0, interleaved pairs, medians of 5, without ÷ with): λ = 0.01/n
-heart_scale 1.85 (1107 → 552 passes), phishing 2.03 (567 → 231), a9a 1.27 (656 → 578), ijcnn1 1.05
-(334 → 311); no singular face this small on mushrooms, madelon, colon-cancer at 0.01/n, nor on
-heart_scale, phishing, a9a at 1/n (equal passes). On active sets of up to 4096 examples, ijcnn1 0.01/n
-took 363 passes and 1.5× the time: hence BOX_NEWTON_MAX_EXAMPLES.
+Reads, counted as nonzeros read: the active rows are gathered once into a dense m × k B (their nonzeros),
+and each product with B or Bᵀ reads its m·k entries. B_FᵀB_F's multiply-adds and the solve's are not reads;
+the budget, an interval's reads' worth of time, counts them at DENSE_OPS_PER_READ a read (``dense_work``).
+Measured (benchmarks/box_newton_bench.py --repeats 3 --seeds 5: whole solves of the race's hinge problems
+to a certified relative gap of 1e-6, seeds 0–4 a call, interleaved pairs, without ÷ with; passes as median
+(range) over the seeds): λ = 0.01/n heart_scale 1.69 (1041 (947–1131) → 577 (480–754) passes), phishing
+2.13 (579 → 240), a9a 1.13 (656 → 580), ijcnn1 1.10 (330 → 316). No singular face this small arises on
+mushrooms, madelon, colon-cancer at 0.01/n, nor on heart_scale, phishing, a9a at 1/n (equal passes, seed 0).
+On active sets of up to 4096 examples, ijcnn1 0.01/n took 363 passes and 1.5× the time (seed 0): hence
+BOX_NEWTON_MAX_EXAMPLES.
 """
 from __future__ import annotations
 
@@ -55,14 +57,18 @@ ARMIJO = 1e-4
 MAX_HALVINGS = 30
 # the shift μλn is at least this fraction of B_FᵀB_F's largest diagonal entry
 SHIFT_FLOOR = 1e-12
+# The polish keeps to its budget in the time of SDCA's reads: a multiply-add of B_FᵀB_F or of the solve, on the
+# cached dense B, costs about this many times less than a nonzero read by a random coordinate step. Measured
+# (one thread): the Gram's loop 0.12–0.71 ns a multiply-add (256 × 123 B at densities 0.11 and 1, 256 × 68 at
+# 0.5), the solve 0.23–0.39 ns per k³/3 (k = 68, 123); SDCA's epochs 5–8 ns a nonzero (a9a, w8a, ijcnn1).
+DENSE_OPS_PER_READ = 8
 
 
 @njit(inline="always", cache=True)
-def iteration_cost(m, n_free, k):
-    """The work of one iteration over m examples, n_free of them free, on k columns, in entries read: B_FᵀB_F's
-    multiply-adds and the k × k solve's (each counted as one), Bᵀg_F and B_F h, one trial's Bᵀδ and the
-    next g."""
-    return n_free * k * (k + 1) // 2 + k * k * k // 3 + 4 * m * k
+def dense_work(n_free, k):
+    """B_FᵀB_F's multiply-adds and the k × k solve's, over n_free free examples (none without one), in
+    nonzeros read: DENSE_OPS_PER_READ of them cost about one."""
+    return (n_free * k * (k + 1) // 2 + k * k * k // 3) // DENSE_OPS_PER_READ if n_free > 0 else 0
 
 
 @njit(cache=True)
@@ -90,10 +96,10 @@ def _box_columns(indptr, indices, examples, d):
 
 @njit(cache=True, nogil=True)
 def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget, max_iter):
-    """Projected Newton on f over ``examples`` (distinct; the module docstring), in place on α and v, doing
-    at most ``budget`` of ``iteration_cost``'s work; returns the work done (0, and nothing changed, where the
-    gather and one iteration over every example do not fit, or the rows use more than BOX_NEWTON_MAX_COLUMNS
-    columns)."""
+    """Projected Newton on f over ``examples`` (distinct; the module docstring), in place on α and v, its
+    reads and ``dense_work`` together at most ``budget``; returns the nonzeros read (0, and nothing changed,
+    where the gather and one iteration over every example do not fit, or the rows use more than
+    BOX_NEWTON_MAX_COLUMNS columns)."""
     m = examples.shape[0]
     absolute = code == L.ABSOLUTE
     low = -1.0 if absolute else 0.0
@@ -104,7 +110,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
     k = columns.shape[0]
     mk = m * k
     # the gather and one iteration over every example
-    if k == 0 or k > BOX_NEWTON_MAX_COLUMNS or nnz + iteration_cost(m, m, k) > budget:
+    if k == 0 or k > BOX_NEWTON_MAX_COLUMNS or nnz + 4 * mk + dense_work(m, k) > budget:
         return 0
     B = np.zeros((m, k))
     sigma = np.empty(m)
@@ -120,6 +126,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
             z += data[p] * v[indices[p]]
         r0[e] = (y[i] if absolute else 1.0) - sigma[e] * z
     read = nnz
+    work = nnz  # read, and dense_work's share of the budget
     t = t0.copy()
     u = np.zeros(k)  # Bᵀ(t − t0)/(λn)
     g = -r0.copy()
@@ -150,7 +157,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
                 n_free += 1
         if n_free == 0:  # only held examples move
             mu = pg_max
-        if read + iteration_cost(m, n_free, k) > budget:
+        if work + 4 * mk + dense_work(n_free, k) > budget:  # the direction, one trial, the next g
             break
         # d_F = −(1/μ)[g_F − B_F (μλn I + B_FᵀB_F)⁻¹ B_Fᵀ g_F]
         h = np.zeros(k)
@@ -188,7 +195,8 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
                     kee += B[e, a] * B[e, a]
                 d[e] = -g[e] / (kee / lam_n + mu)
             slope += g[e] * d[e]
-        read += 2 * mk + (iteration_cost(m, n_free, k) - 4 * mk if n_free > 0 else 0)
+        read += 2 * mk
+        work += 2 * mk + dense_work(n_free, k)
         if not slope < 0.0:  # rounding: the projected gradient instead
             for e in range(m):
                 blocked = (t[e] <= low and g[e] > 0.0) or (t[e] >= 1.0 and g[e] < 0.0)
@@ -197,7 +205,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
         s = 1.0
         accepted = False
         for _halving in range(MAX_HALVINGS):
-            if read + 2 * mk > budget:  # this trial and the next g
+            if work + 2 * mk > budget:  # this trial and the next g
                 break
             decrease = 0.0
             for e in range(m):
@@ -210,6 +218,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
                     for a in range(k):
                         u_new[a] += B[e, a] * delta / lam_n
             read += mk
+            work += mk
             f_new = 0.5 * lam_n * np.dot(u_new, u_new)
             for e in range(m):
                 f_new -= r0[e] * (trial[e] - t0[e])
@@ -228,6 +237,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
                 bu += B[e, a] * u[a]
             g[e] = bu - r0[e]
         read += mk
+        work += mk
     if f < 0.0:
         for e in range(m):
             alpha[examples[e]] = sigma[e] * t[e]
