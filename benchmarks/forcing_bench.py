@@ -17,7 +17,7 @@ import argparse
 from race import certified_p_star, data_sets, make_problem  # first: it sets numba's thread count
 import cdlab.solvers.newton as newton
 from full_row_prefetch_bench import interleaved
-from setting_pairs import pair_line, setting_pairs
+from setting_pairs import pair_header, pair_line, setting_pairs
 
 DEFAULT = ("reuters_moneyfx:0.01", "reuters_moneyfx:1", "rcv1_small:0.01", "rcv1_small:1", "w8a:1",
            "madelon:0.01", "madelon:1", "colon-cancer:0.01", "a9a:1")
@@ -35,7 +35,7 @@ def main(argv=None):
         print(f"note: the {args.loss} loss ships the √ rule (no γ): both columns run it")
     sets = data_sets(False)
     labels = ("E&W", "sqrt")
-    print(f"{'problem':<36} {'E&W ms':>9} {'sqrt ms':>9} {'ratio':>6} {'range':>11}  passes E&W | sqrt, max |ΔP|/P")
+    print(pair_header(36, labels))
     put = lambda gamma: newton.FORCING_GAMMA.__setitem__(args.loss, gamma)  # noqa: E731
     for spec in args.problems:
         name, factor = spec.rsplit(":", 1)

@@ -19,7 +19,7 @@ import argparse
 from race import certified_p_star, dense, make_problem  # first: it sets numba's thread count
 import cdlab.solvers.newton as newton
 from full_row_prefetch_bench import interleaved
-from setting_pairs import pair_line, setting_pairs
+from setting_pairs import pair_header, pair_line, setting_pairs
 
 
 def main(argv=None):
@@ -29,7 +29,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     X, y = dense(100_000, 500, 0)
     labels = ("f32", "f64")
-    print(f"{'problem':<43} {'f32 ms':>9} {'f64 ms':>9} {'ratio':>6} {'range':>11}  passes f32 | f64, max |ΔP|/P")
+    print(pair_header(43, labels))
     put = lambda rows: setattr(newton, "product_rows", rows)  # noqa: E731
     for factor in (1.0, 0.01):
         problem = make_problem(X, y, "logistic", factor)

@@ -20,7 +20,7 @@ def setting_pairs(put, shipped, other, labels, problem, seeds=None, **solve_kwar
             put(value)
             try:
                 results = [cdlab.solve(problem, **solve_kwargs, **({} if seed is None else {"seed": seed}))
-                           for seed in (seeds or [None])]
+                           for seed in ([None] if seeds is None else seeds)]
             finally:
                 put(shipped)
             for result in results:
@@ -30,6 +30,13 @@ def setting_pairs(put, shipped, other, labels, problem, seeds=None, **solve_kwar
         return call
 
     return {"solve": (run(labels[0], shipped), run(labels[1], other))}, seen
+
+
+def pair_header(width, labels):
+    """The header of ``pair_line``'s columns."""
+    first, second = labels
+    return (f"{'problem':<{width}} {first + ' ms':>9} {second + ' ms':>9} {'ratio':>6} {'range':>11}  passes {first} | "
+            f"{second}, max |ΔP|/P")
 
 
 def pair_line(label, width, timing, seen, labels):

@@ -181,11 +181,12 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         "--disable-sync", "--no-first-run"]
 
 
-def solve_with_and_without(monkeypatch, module, name, problem, **kw):
+def solve_with_and_without(monkeypatch, module, name, problem, nothing=0, **kw):
     """(with, without, reads): ``cdlab.solve(problem, "sdca", **kw)`` with ``module.name`` (a polish) counted,
-    then with it replaced by one that reads nothing; ``reads`` lists what each call of it read."""
+    then with it replaced by one that reads nothing (returns ``nothing``); ``reads`` lists what each call of
+    it returned."""
     reads, polish = [], getattr(module, name)
     monkeypatch.setattr(module, name, lambda *args: reads.append(polish(*args)) or reads[-1])
     with_it = cdlab.solve(problem, "sdca", **kw)
-    monkeypatch.setattr(module, name, lambda *args: 0)
+    monkeypatch.setattr(module, name, lambda *args: nothing)
     return with_it, cdlab.solve(problem, "sdca", **kw), reads

@@ -28,6 +28,7 @@ def singular_setup(loss, n=120, d=6, lam=0.01, seed=0):
 
 
 def run(problem, alpha, v, examples, budget=10**12, max_iter=_box_newton.BOX_NEWTON_MAX_ITER):
+    """(nonzeros read, work) of ``box_newton``."""
     return _box_newton.box_newton(*problem.csr_arrays, problem.y, problem.loss_code,
                                   problem.lam * problem.n_samples, alpha, v, examples, budget, max_iter)
 
@@ -44,7 +45,7 @@ def test_box_newton_raises_the_dual_and_keeps_v_the_box_and_the_other_examples(l
         problem, alpha, v = singular_setup(loss, seed=seed)
         examples = np.sort(np.random.default_rng(seed).choice(problem.n_samples, 50, replace=False))
         before, start = problem.dual(alpha), alpha.copy()
-        assert run(problem, alpha, v, examples) > 0
+        assert run(problem, alpha, v, examples)[0] > 0
         assert problem.dual(alpha) > before
         np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
         assert in_box(problem, alpha)
@@ -80,14 +81,16 @@ def test_box_newton_keeps_to_its_budget_and_reads_nothing_without_room_for_an_it
     examples = np.arange(m)
     nnz = int(problem.row_nnz[examples].sum())
     k = np.count_nonzero(np.asarray(abs(problem.X[examples]).sum(axis=0)).ravel() != 0)
-    first = nnz + 4 * m * k + _box_newton.dense_work(m, k)  # the gather and one iteration over every example
+    first = _box_newton.first_work(nnz, m, k)
+    assert first == nnz + 4 * m * k + _box_newton.dense_work(m, k) and _box_newton.dense_work(m, k) > 0
     start = alpha.copy()
-    assert run(problem, alpha, v, examples, budget=first - 1) == 0
+    assert run(problem, alpha, v, examples, budget=first - 1) == (0, 0)
     np.testing.assert_array_equal(alpha, start)
     for budget in (first, 2 * first, 10**12):
         alpha, v = start.copy(), problem.v_from_alpha(start)
-        read = run(problem, alpha, v, examples, budget=budget)
-        assert nnz < read <= budget
+        read, work = run(problem, alpha, v, examples, budget=budget)
+        # every iteration charges its dense work beside its reads, within the budget
+        assert nnz < read and read + _box_newton.dense_work(1, k) <= work <= budget
         assert problem.dual(alpha) > problem.dual(start)
 
 
@@ -119,7 +122,7 @@ def test_rows_over_too_many_columns_are_refused():
     problem = cdlab.Problem(X, np.where(np.arange(40) % 2 == 0, 1.0, -1.0), loss="hinge", lam=0.01)
     alpha = 0.5 * problem.y
     v = problem.v_from_alpha(alpha)
-    assert run(problem, alpha, v, np.arange(40)) == 0
+    assert run(problem, alpha, v, np.arange(40)) == (0, 0)
     np.testing.assert_array_equal(alpha, 0.5 * problem.y)
 
 
@@ -139,17 +142,24 @@ def test_polish_takes_projected_newton_on_a_small_singular_active_set_and_nothin
 
 def test_a_stalled_shrinking_run_on_heart_scale_polishes_by_projected_newton_in_fewer_passes(monkeypatch):
     """heart_scale hinge λ = 0.01/n (the race's problem): coordinate ascent crawls over an active set of
-    about fifteen examples on 13 features; the run with projected Newton reads fewer nonzeros than the run
-    without it, and both are certified at the optimum they bracket together."""
+    about fifteen examples on 13 features; over seeds 0-4 the runs with projected Newton read fewer nonzeros
+    (median) than the runs without it, and every run is certified at the reference optimum. A polish changes
+    the random path after it, so the comparison is over seeds."""
     X, y = mean_scaled_dataset("heart_scale")
     problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
     reference = cdlab.reference_optimum(problem)
     tol = 1e-6 * abs(reference)
-    kw = dict(sampling="permutation", shrinking=True, tol=tol, max_passes=5000, seed=0)
-    with_newton, without, reads = solve_with_and_without(monkeypatch, _face_cg, "box_newton", problem, **kw)
-    assert reads and max(reads) > 0
-    for res in (with_newton, without):
-        assert res.converged and problem.gap(res.w, res.alpha) <= tol
-        assert abs(res.trace.primal.iloc[-1] - reference) <= 2 * tol
-    assert with_newton.trace.passes.iloc[-1] < 0.7 * without.trace.passes.iloc[-1]
-    assert np.all(np.diff(with_newton.trace.dual) >= -1e-15)
+    passes = {"with": [], "without": []}
+    for seed in range(5):
+        kw = dict(sampling="permutation", shrinking=True, tol=tol, max_passes=5000, seed=seed)
+        with_newton, without, reads = solve_with_and_without(monkeypatch, _face_cg, "box_newton", problem,
+                                                             nothing=(0, 0), **kw)
+        monkeypatch.undo()
+        assert reads and max(read for read, _ in reads) > 0
+        for res in (with_newton, without):
+            assert res.converged and problem.gap(res.w, res.alpha) <= tol
+            assert abs(res.trace.primal.iloc[-1] - reference) <= 2 * tol
+        assert np.all(np.diff(with_newton.trace.dual) >= -1e-15)
+        passes["with"].append(with_newton.trace.passes.iloc[-1])
+        passes["without"].append(without.trace.passes.iloc[-1])
+    assert np.median(passes["with"]) < 0.75 * np.median(passes["without"]), passes

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import cdlab
-from cdlab.solvers import _face_cg, costs
+from cdlab.solvers import _box_newton, costs
 from cdlab.solvers.budget import AUTO_AIM, AUTO_CAP, AUTO_FIRST, AUTO_FLOOR, AUTO_SHARE, Budget
 from _helpers import lbfgs_value, mean_scaled_dataset, scaled_problem
 
@@ -111,9 +111,9 @@ def test_auto_intervals_follow_what_a_step_really_costs(monkeypatch, method):
 def test_on_tiny_data_a_checkpoints_fixed_cost_lengthens_the_longest_interval(monkeypatch):
     """Where a checkpoint's fixed cost outweighs AUTO_CAP passes' reads (heart_scale: 3380 nonzeros), the longest
     interval is as many passes as it is worth (``costs.auto_cap``); on larger data it stays AUTO_CAP. A run whose
-    gap lingers above tol (the hinge loss at λ = 0.01/n, projected Newton on its singular faces off: with it, a
-    polish after each stalled interval ends the short-interval run in about 260 passes) then takes far fewer
-    checkpoints, certified alike."""
+    gap lingers above tol (the hinge loss at λ = 0.01/n, projected Newton on its singular faces off: a polish
+    follows each stalled checkpoint interval, so the cadence would decide how long the gap lingers) then takes
+    far fewer checkpoints, certified alike."""
     X, y = mean_scaled_dataset("heart_scale")
     problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
     cap = costs.auto_cap(problem)
@@ -123,7 +123,7 @@ def test_on_tiny_data_a_checkpoints_fixed_cost_lengthens_the_longest_interval(mo
     assert cap > 5 * AUTO_CAP and costs.auto_cap(larger) == AUTO_CAP
     tol = 1e-6 * abs(cdlab.reference_optimum(problem, tol=1e-10, max_passes=50_000))
     runs = {}
-    monkeypatch.setattr(_face_cg, "BOX_NEWTON_MAX_EXAMPLES", 0)
+    monkeypatch.setattr(_box_newton, "BOX_NEWTON_MAX_EXAMPLES", 0)
     for overhead in (costs.CHECKPOINT_OVERHEAD_NS, 0.0):
         monkeypatch.setattr(costs, "CHECKPOINT_OVERHEAD_NS", overhead)
         runs[overhead] = cdlab.solve(problem, "sdca", "permutation", shrinking=True, tol=tol, max_passes=5000)

@@ -31,13 +31,15 @@ certifies as always.
 Reads, counted as nonzeros read: the active rows are gathered once into a dense m × k B (their nonzeros),
 and each product with B or Bᵀ reads its m·k entries. B_FᵀB_F's multiply-adds and the solve's are not reads;
 the budget, an interval's reads' worth of time, counts them at DENSE_OPS_PER_READ a read (``dense_work``).
-Measured (benchmarks/box_newton_bench.py --repeats 3 --seeds 5: whole solves of the race's hinge problems
-to a certified relative gap of 1e-6, seeds 0–4 a call, interleaved pairs, without ÷ with; passes as median
-(range) over the seeds): λ = 0.01/n heart_scale 1.69 (1041 (947–1131) → 577 (480–754) passes), phishing
-2.13 (579 → 240), a9a 1.13 (656 → 580), ijcnn1 1.10 (330 → 316). No singular face this small arises on
-mushrooms, madelon, colon-cancer at 0.01/n, nor on heart_scale, phishing, a9a at 1/n (equal passes, seed 0).
-On active sets of up to 4096 examples, ijcnn1 0.01/n took 363 passes and 1.5× the time (seed 0): hence
-BOX_NEWTON_MAX_EXAMPLES.
+Measured (benchmarks/box_newton_bench.py heart_scale:0.01 phishing:0.01 a9a:0.01 ijcnn1:0.01 --repeats 3
+--seeds 5: whole solves to a certified relative gap of 1e-6, seeds 0–4 a call, interleaved pairs, without ÷
+with; passes as median (range) over the seeds): hinge λ = 0.01/n heart_scale 1.53 (1041 (947–1131) → 577
+(485–754) passes), phishing 2.01 (579 → 243), a9a 1.01 (656 → 587), ijcnn1 0.98 (range 0.67–1.11; 330 →
+316); a build that priced the dense work without SOLVE_FIXED_READS read 1.69, 2.13, 1.13 and 1.10 there, so
+a9a's and ijcnn1's gains are within the run-to-run spread. With reads alone priced (no dense work), no
+singular face this small arose on mushrooms, madelon, colon-cancer at 0.01/n, nor on heart_scale, phishing,
+a9a at 1/n (equal passes, seed 0), and on active sets of up to 4096 examples ijcnn1 0.01/n took 363 passes
+against 334 and 1.5× the time (seed 0): hence BOX_NEWTON_MAX_EXAMPLES.
 """
 from __future__ import annotations
 
@@ -58,17 +60,35 @@ MAX_HALVINGS = 30
 # the shift μλn is at least this fraction of B_FᵀB_F's largest diagonal entry
 SHIFT_FLOOR = 1e-12
 # The polish keeps to its budget in the time of SDCA's reads: a multiply-add of B_FᵀB_F or of the solve, on the
-# cached dense B, costs about this many times less than a nonzero read by a random coordinate step. Measured
-# (one thread): the Gram's loop 0.12–0.71 ns a multiply-add (256 × 123 B at densities 0.11 and 1, 256 × 68 at
-# 0.5), the solve 0.23–0.39 ns per k³/3 (k = 68, 123); SDCA's epochs 5–8 ns a nonzero (a9a, w8a, ijcnn1).
+# cached dense B, costs about DENSE_OPS_PER_READ times less than a nonzero read by a random coordinate step, and
+# a solve costs at least SOLVE_FIXED_READS reads. Measured (one thread): the Gram's loop 0.12–0.71 ns a
+# multiply-add (256 × 123 B at densities 0.11 and 1, 256 × 68 at 0.5); numba's np.linalg.solve 1.8 µs at
+# k = 13, 4.3 µs at 22, 0.38 ns per k³/3 at 68, 0.22 at 123; SDCA's epochs 5–8 ns a nonzero (a9a, w8a, ijcnn1).
 DENSE_OPS_PER_READ = 8
+SOLVE_FIXED_READS = 256
 
 
 @njit(inline="always", cache=True)
 def dense_work(n_free, k):
-    """B_FᵀB_F's multiply-adds and the k × k solve's, over n_free free examples (none without one), in
-    nonzeros read: DENSE_OPS_PER_READ of them cost about one."""
-    return (n_free * k * (k + 1) // 2 + k * k * k // 3) // DENSE_OPS_PER_READ if n_free > 0 else 0
+    """B_FᵀB_F's multiply-adds and the k × k solve's, over n_free free examples (none without one), priced in
+    nonzeros read (DENSE_OPS_PER_READ, SOLVE_FIXED_READS)."""
+    if n_free == 0:
+        return 0
+    return (n_free * k * (k + 1) // 2 + k * k * k // 3) // DENSE_OPS_PER_READ + SOLVE_FIXED_READS
+
+
+@njit(inline="always", cache=True)
+def first_work(nnz, m, k):
+    """The work that must fit in the budget for the polish to start: the gather of m rows holding nnz
+    nonzeros, and one iteration with every example free (the direction's Bᵀg_F and B_F h, one trial's Bᵀδ, the
+    next g: 4·m·k reads, and ``dense_work``)."""
+    return nnz + 4 * m * k + dense_work(m, k)
+
+
+@njit(inline="always", cache=True)
+def _blocked(t, g, low):
+    """Whether the box stops the descent direction −g at t (at the lower end with g > 0, the upper with g < 0)."""
+    return (t <= low and g > 0.0) or (t >= 1.0 and g < 0.0)
 
 
 @njit(cache=True)
@@ -97,9 +117,9 @@ def _box_columns(indptr, indices, examples, d):
 @njit(cache=True, nogil=True)
 def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget, max_iter):
     """Projected Newton on f over ``examples`` (distinct; the module docstring), in place on α and v, its
-    reads and ``dense_work`` together at most ``budget``; returns the nonzeros read (0, and nothing changed,
-    where the gather and one iteration over every example do not fit, or the rows use more than
-    BOX_NEWTON_MAX_COLUMNS columns)."""
+    reads and ``dense_work`` together at most ``budget``; returns (nonzeros read, work = reads + dense_work).
+    (0, 0), and nothing changed, where ``first_work`` does not fit or the rows use more than
+    BOX_NEWTON_MAX_COLUMNS columns. The example limit BOX_NEWTON_MAX_EXAMPLES is ``_face_cg.polish``'s."""
     m = examples.shape[0]
     absolute = code == L.ABSOLUTE
     low = -1.0 if absolute else 0.0
@@ -110,8 +130,8 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
     k = columns.shape[0]
     mk = m * k
     # the gather and one iteration over every example
-    if k == 0 or k > BOX_NEWTON_MAX_COLUMNS or nnz + 4 * mk + dense_work(m, k) > budget:
-        return 0
+    if k == 0 or k > BOX_NEWTON_MAX_COLUMNS or first_work(nnz, m, k) > budget:
+        return 0, 0
     B = np.zeros((m, k))
     sigma = np.empty(m)
     t0 = np.empty(m)
@@ -142,8 +162,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
         for e in range(m):
             step = min(max(t[e] - g[e], low), 1.0) - t[e]
             dist += step * step
-            blocked = (t[e] <= low and g[e] > 0.0) or (t[e] >= 1.0 and g[e] < 0.0)
-            if not blocked:
+            if not _blocked(t[e], g[e], low):
                 pg_max = max(pg_max, abs(g[e]))
         if pg_max == 0.0:
             break
@@ -155,8 +174,8 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
             if free[e]:
                 mu = max(mu, abs(g[e]))
                 n_free += 1
-        if n_free == 0:  # only held examples move
-            mu = pg_max
+        if mu == 0.0:  # no free example moves: the held ones do
+            n_free, mu = 0, pg_max
         if work + 4 * mk + dense_work(n_free, k) > budget:  # the direction, one trial, the next g
             break
         # d_F = −(1/μ)[g_F − B_F (μλn I + B_FᵀB_F)⁻¹ B_Fᵀ g_F]
@@ -199,8 +218,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
         work += 2 * mk + dense_work(n_free, k)
         if not slope < 0.0:  # rounding: the projected gradient instead
             for e in range(m):
-                blocked = (t[e] <= low and g[e] > 0.0) or (t[e] >= 1.0 and g[e] < 0.0)
-                d[e] = 0.0 if blocked else -g[e]
+                d[e] = 0.0 if _blocked(t[e], g[e], low) else -g[e]
         # projected search: t + s·d clipped to the box, s halved from 1 until Armijo's condition holds
         s = 1.0
         accepted = False
@@ -243,4 +261,4 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
             alpha[examples[e]] = sigma[e] * t[e]
         for a in range(k):
             v[columns[a]] += u[a]
-    return read
+    return read, work

@@ -34,21 +34,24 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
-from ._box_newton import BOX_NEWTON_MAX_EXAMPLES, BOX_NEWTON_MAX_ITER, box_newton
+from . import _box_newton
+from ._box_newton import BOX_NEWTON_MAX_ITER, box_newton
 from ._kernels import sparse_axpy, sparse_dot
 
 # CG on the face stops once its preconditioned residual norm falls to this fraction of its first
 FACE_CG_RTOL = 1e-10
-# SDCA with shrinking runs CG on its face at the end of the checkpoint interval that follows one whose
-# certified gap fell by less than FACE_CG_FALL× (a stall), reading at most FACE_CG_SHARE× the nonzeros that
-# interval's steps read (so a polish that does not help adds at most half an interval's work), and never
-# more than the run's max_passes leaves. Measured (whole solves of
-# benchmarks/race.py's problems to a certified relative gap of 1e-6, seeds 0-2, passes without → with):
-# reuters_moneyfx hinge 1/n 240-442 → 76-113 (share 1: 70-137), madelon hinge 0.01/n 912-1021 → 335-370;
-# rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91, the cost of polishing a face that SDCA was about to
-# finish); unchanged (no face it applies to) on ijcnn1, mushrooms and phishing hinge 0.01/n.
-FACE_CG_FALL = 2.0
-FACE_CG_SHARE = 0.5
+# SDCA with shrinking polishes (``polish``: CG on its face, or projected Newton on a small active set whose face
+# is singular) at the end of the checkpoint interval that follows one whose certified gap fell by less than
+# POLISH_FALL× (a stall), with a budget of POLISH_SHARE× the nonzeros that interval's steps read (so a polish
+# that does not help adds at most half an interval's reads, and for projected Newton its dense work at
+# ``_box_newton.dense_work``'s price), and never more than the run's max_passes leaves. Measured for face CG
+# (whole solves of benchmarks/race.py's problems to a certified relative gap of 1e-6, seeds 0-2, passes
+# without → with): reuters_moneyfx hinge 1/n 240-442 → 76-113 (share 1: 70-137), madelon hinge 0.01/n
+# 912-1021 → 335-370; rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91, the cost of polishing a face that
+# SDCA was about to finish); no face it applies to on ijcnn1, mushrooms and phishing hinge 0.01/n (projected
+# Newton's measurements: ``_box_newton``).
+POLISH_FALL = 2.0
+POLISH_SHARE = 0.5
 
 
 def free_face(problem, alpha, examples):
@@ -70,10 +73,12 @@ def polish(problem, alpha, v, examples, budget) -> int:
         return 0
     # the smoothed hinge's A has c = s > 0 on its diagonal: never singular
     if problem.loss != "smoothed_hinge" and face.shape[0] > problem.n_nonempty_columns:
-        if examples.shape[0] > BOX_NEWTON_MAX_EXAMPLES:
+        # read at call time: the one switch of projected Newton (benchmarks/box_newton_bench.py sets it to 0)
+        if examples.shape[0] > _box_newton.BOX_NEWTON_MAX_EXAMPLES:
             return 0
-        return box_newton(*problem.csr_arrays, problem.y, problem.loss_code, problem.lam * problem.n_samples,
-                          alpha, v, np.sort(examples), budget, BOX_NEWTON_MAX_ITER)
+        read, _ = box_newton(*problem.csr_arrays, problem.y, problem.loss_code, problem.lam * problem.n_samples,
+                             alpha, v, np.sort(examples), budget, BOX_NEWTON_MAX_ITER)
+        return read
     return face_cg(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, problem.lam * problem.n_samples,
                    problem.row_norms_sq, alpha, v, face, budget)
 

@@ -24,7 +24,7 @@ SDCA's ``shrinking=True`` (losses with a box-constrained dual coordinate, sampli
 one thread) runs liblinear's shrinking (Hsieh et al. 2008, Algorithm 3; ``cdlab.solvers._shrinking``):
 examples whose α_i sits at a bound with the gradient pushing outward leave the epochs' active set until
 it is restored. Off by default: SDCA's theorems, and the bound the page draws, sample all n examples.
-After a checkpoint interval in which the certified gap stalled (fell by less than FACE_CG_FALL×), a run
+After a checkpoint interval in which the certified gap stalled (fell by less than POLISH_FALL×), a run
 with shrinking takes conjugate-gradient steps on the active set's free face before the next checkpoint
 (``cdlab.solvers._face_cg``), or projected Newton steps on a small active set whose free face is singular
 (``cdlab.solvers._box_newton``): no step lowers D, and their reads are counted.
@@ -57,7 +57,7 @@ from ..sampling import make_sampler
 from ..problem import soft_threshold
 from ._kernels import (full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row, row_axpy, row_dot,
                        scalar_soft_threshold, sparse_axpy, sparse_dot)
-from ._face_cg import FACE_CG_FALL, FACE_CG_SHARE, polish
+from ._face_cg import POLISH_FALL, POLISH_SHARE, polish
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
@@ -198,18 +198,19 @@ class DualCDState(State):
         if self.active_set is not None:
             self.active_set.checkpointed(row["gap"])
             last = self.last_row
-            self.face_due = last is not None and row["gap"] > last["gap"] / FACE_CG_FALL
+            self.face_due = last is not None and row["gap"] > last["gap"] / POLISH_FALL
             self.last_row = row
 
     def resync(self, room=None) -> int:
-        """With shrinking, after a stalled interval: CG on the active set's free face (``_face_cg``),
-        reading at most FACE_CG_SHARE× what the interval's steps read and at most ``room``. With n_jobs > 1:
+        """With shrinking, after a stalled interval: the active set's polish (``_face_cg.polish``: CG on its
+        free face, or projected Newton), on a budget of POLISH_SHARE× what the interval's steps read and at most
+        ``room``. With n_jobs > 1:
         v = v(α) and w = S_{μ/λ}(v) recomputed from α (one pass over X, the module docstring's certified
         point), from which the threads go on. Returns the nonzeros read."""
         read = 0
         if self.face_due:
             self.face_due = False
-            budget = FACE_CG_SHARE * (self.nnz_touched - self.last_row["nnz_touched"])
+            budget = POLISH_SHARE * (self.nnz_touched - self.last_row["nnz_touched"])
             if room is not None:
                 budget = min(budget, room)
             read += polish(self.p, self.alpha, self.v, self.active_set.active[:self.active_set.size], budget)
