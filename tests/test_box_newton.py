@@ -30,7 +30,8 @@ def singular_setup(loss, n=120, d=6, lam=0.01, seed=0):
 def run(problem, alpha, v, examples, budget=10**12, max_iter=_box_newton.BOX_NEWTON_MAX_ITER):
     """(nonzeros read, work) of ``box_newton``."""
     return _box_newton.box_newton(*problem.csr_arrays, problem.y, problem.loss_code,
-                                  problem.lam * problem.n_samples, alpha, v, examples, budget, max_iter)
+                                  problem.lam * problem.n_samples, problem.row_norms_sq, alpha, v, examples,
+                                  budget, max_iter)
 
 
 def in_box(problem, alpha):

@@ -33,10 +33,10 @@ and each product with B or Bᵀ reads its m·k entries. B_FᵀB_F's multiply-add
 the budget, an interval's reads' worth of time, counts them at DENSE_OPS_PER_READ a read (``dense_work``).
 Measured (benchmarks/box_newton_bench.py heart_scale:0.01 phishing:0.01 a9a:0.01 ijcnn1:0.01 --repeats 3
 --seeds 5: whole solves to a certified relative gap of 1e-6, seeds 0–4 a call, interleaved pairs, without ÷
-with; passes as median (range) over the seeds): hinge λ = 0.01/n heart_scale 1.53 (1041 (947–1131) → 577
-(485–754) passes), phishing 2.01 (579 → 243), a9a 1.01 (656 → 587), ijcnn1 0.98 (range 0.67–1.11; 330 →
-316); a build that priced the dense work without SOLVE_FIXED_READS read 1.69, 2.13, 1.13 and 1.10 there, so
-a9a's and ijcnn1's gains are within the run-to-run spread. With reads alone priced (no dense work), no
+with; passes as median (range) over the seeds): hinge λ = 0.01/n heart_scale 1.80 (1041 (947–1131) → 577
+(485–753) passes), phishing 2.12 (579 → 245), a9a 1.05 (range 0.92–1.28; 656 → 587), ijcnn1 0.99 (0.93–1.07;
+330 → 316); other runs of this bench over this session read 1.53–1.69, 2.01–2.13, 1.01–1.13 and 0.98–1.10
+there, so a9a's and ijcnn1's gains are within the run-to-run spread. With reads alone priced (no dense work), no
 singular face this small arose on mushrooms, madelon, colon-cancer at 0.01/n, nor on heart_scale, phishing,
 a9a at 1/n (equal passes, seed 0), and on active sets of up to 4096 examples ijcnn1 0.01/n took 363 passes
 against 334 and 1.5× the time (seed 0): hence BOX_NEWTON_MAX_EXAMPLES.
@@ -86,9 +86,10 @@ def first_work(nnz, m, k):
 
 
 @njit(inline="always", cache=True)
-def _blocked(t, g, low):
-    """Whether the box stops the descent direction −g at t (at the lower end with g > 0, the upper with g < 0)."""
-    return (t <= low and g > 0.0) or (t >= 1.0 and g < 0.0)
+def _blocked(t, g, low, eps):
+    """Whether t lies within ``eps`` of an end of the box [low, 1] that the descent direction −g pushes it
+    out of (the lower end with g > 0, the upper with g < 0): with eps = 0, whether the box stops −g at t."""
+    return (t <= low + eps and g > 0.0) or (t >= 1.0 - eps and g < 0.0)
 
 
 @njit(cache=True)
@@ -115,11 +116,12 @@ def _box_columns(indptr, indices, examples, d):
 
 
 @njit(cache=True, nogil=True)
-def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget, max_iter):
+def box_newton(indptr, indices, data, y, code, lam_n, row_sq, alpha, v, examples, budget, max_iter):
     """Projected Newton on f over ``examples`` (distinct; the module docstring), in place on α and v, its
     reads and ``dense_work`` together at most ``budget``; returns (nonzeros read, work = reads + dense_work).
     (0, 0), and nothing changed, where ``first_work`` does not fit or the rows use more than
-    BOX_NEWTON_MAX_COLUMNS columns. The example limit BOX_NEWTON_MAX_EXAMPLES is ``_face_cg.polish``'s."""
+    BOX_NEWTON_MAX_COLUMNS columns. The example limit BOX_NEWTON_MAX_EXAMPLES is ``_face_cg.polish``'s.
+    ``row_sq``: ‖x_i‖² (``Problem.row_norms_sq``), K's diagonal times λn."""
     m = examples.shape[0]
     absolute = code == L.ABSOLUTE
     low = -1.0 if absolute else 0.0
@@ -162,7 +164,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
         for e in range(m):
             step = min(max(t[e] - g[e], low), 1.0) - t[e]
             dist += step * step
-            if not _blocked(t[e], g[e], low):
+            if not _blocked(t[e], g[e], low, 0.0):
                 pg_max = max(pg_max, abs(g[e]))
         if pg_max == 0.0:
             break
@@ -170,7 +172,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
         mu = 0.0
         n_free = 0
         for e in range(m):
-            free[e] = not ((t[e] <= low + eps and g[e] > 0.0) or (t[e] >= 1.0 - eps and g[e] < 0.0))
+            free[e] = not _blocked(t[e], g[e], low, eps)
             if free[e]:
                 mu = max(mu, abs(g[e]))
                 n_free += 1
@@ -209,16 +211,13 @@ def box_newton(indptr, indices, data, y, code, lam_n, alpha, v, examples, budget
                     bh += B[e, a] * h[a]
                 d[e] = -(g[e] - bh) / mu
             else:  # a held example steps along its own coordinate, to its bound if its Newton step reaches it
-                kee = 0.0
-                for a in range(k):
-                    kee += B[e, a] * B[e, a]
-                d[e] = -g[e] / (kee / lam_n + mu)
+                d[e] = -g[e] / (row_sq[examples[e]] / lam_n + mu)
             slope += g[e] * d[e]
         read += 2 * mk
         work += 2 * mk + dense_work(n_free, k)
         if not slope < 0.0:  # rounding: the projected gradient instead
             for e in range(m):
-                d[e] = 0.0 if _blocked(t[e], g[e], low) else -g[e]
+                d[e] = 0.0 if _blocked(t[e], g[e], low, 0.0) else -g[e]
         # projected search: t + s·d clipped to the box, s halved from 1 until Armijo's condition holds
         s = 1.0
         accepted = False

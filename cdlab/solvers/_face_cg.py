@@ -77,7 +77,7 @@ def polish(problem, alpha, v, examples, budget) -> int:
         if examples.shape[0] > _box_newton.BOX_NEWTON_MAX_EXAMPLES:
             return 0
         read, _ = box_newton(*problem.csr_arrays, problem.y, problem.loss_code, problem.lam * problem.n_samples,
-                             alpha, v, np.sort(examples), budget, BOX_NEWTON_MAX_ITER)
+                             problem.row_norms_sq, alpha, v, np.sort(examples), budget, BOX_NEWTON_MAX_ITER)
         return read
     return face_cg(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, problem.lam * problem.n_samples,
                    problem.row_norms_sq, alpha, v, face, budget)
