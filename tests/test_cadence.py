@@ -131,4 +131,6 @@ def test_on_tiny_data_a_checkpoints_fixed_cost_lengthens_the_longest_interval(mo
     assert long.converged and short.converged and long.trace.gap.iloc[-1] <= tol
     assert len(long.trace) < len(short.trace) / 3, (len(long.trace), len(short.trace))
     intervals = np.diff(long.trace.passes.to_numpy())
-    assert 2 * AUTO_CAP < intervals.max() <= cap + 1.0  # a step is one example: a chunk ends within a pass of it
+    # a chunk's steps are priced at the active rows' mean length when it starts, and an epoch that ends inside it
+    # may restore the set (longer rows) or shrink it: it ends within a few passes of the cap
+    assert 2 * AUTO_CAP < intervals.max() <= cap + 2.0

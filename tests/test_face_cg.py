@@ -161,20 +161,26 @@ def test_singular_faces_and_an_l1_term_are_refused():
 
 def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum_in_fewer_passes(monkeypatch):
     """reuters_moneyfx hinge λ = 1/n (the race's problem): coordinate ascent stalls on a face of about a
-    thousand free examples; the run with face CG reads fewer nonzeros than the run without it, and both
-    are certified at the optimum they bracket together."""
+    thousand free examples; over seeds 0-7 the runs with face CG take fewer passes than those without it
+    (medians 141 against 200 when measured; one seed's path is luck: 35 to 639 passes without), and every
+    pair is certified at the optimum it brackets."""
     X, y = mean_scaled_dataset("reuters_moneyfx")
     problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
     tol = 1e-6 * 0.0489  # the race's relative gap at P* ≈ 0.0489
-    kw = dict(sampling="permutation", shrinking=True, tol=tol, max_passes=3000, seed=0)
-    with_cg, without, reads = solve_with_and_without(monkeypatch, dual_cd, "polish", problem, **kw)
-    assert reads and max(reads) > 0
-    for res in (with_cg, without):
-        assert res.converged and problem.gap(res.w, res.alpha) <= tol
-    for one, other in ((with_cg, without), (without, with_cg)):
-        assert one.trace.primal.iloc[-1] - other.trace.dual.iloc[-1] <= 2 * tol
-    assert with_cg.trace.passes.iloc[-1] < 0.6 * without.trace.passes.iloc[-1]
-    assert np.all(np.diff(with_cg.trace.dual) >= -1e-15)
+    passes, polish = {"with": [], "without": []}, dual_cd.polish
+    for seed in range(8):
+        monkeypatch.setattr(dual_cd, "polish", polish)  # the helper leaves the reader of nothing in place
+        kw = dict(sampling="permutation", shrinking=True, tol=tol, max_passes=3000, seed=seed)
+        with_cg, without, reads = solve_with_and_without(monkeypatch, dual_cd, "polish", problem, **kw)
+        assert reads and max(reads) > 0
+        for res in (with_cg, without):
+            assert res.converged and problem.gap(res.w, res.alpha) <= tol
+        for one, other in ((with_cg, without), (without, with_cg)):
+            assert one.trace.primal.iloc[-1] - other.trace.dual.iloc[-1] <= 2 * tol
+        assert np.all(np.diff(with_cg.trace.dual) >= -1e-15)
+        passes["with"].append(with_cg.trace.passes.iloc[-1])
+        passes["without"].append(without.trace.passes.iloc[-1])
+    assert np.median(passes["with"]) < 0.8 * np.median(passes["without"]), passes
 
 
 def test_the_face_cg_reads_no_more_than_the_room_the_driver_leaves():

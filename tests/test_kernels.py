@@ -405,22 +405,21 @@ def test_dual_cd_chunk_gives_the_same_steps_with_and_without_prefetch(loss):
 
 def test_the_shrinking_kernel_gives_the_same_run_with_and_without_prefetch():
     """The shrinking kernel prefetches only while its active rows exceed L2; compiled with that threshold
-    below any active set (and bounds checked), its guess of the example two visits ahead reads inside the
-    active set and the run is the same, shrinks included."""
+    below any active set (and bounds checked), the example it prefetches lies inside the active set and the
+    run is the same, shrinks and the epochs' orders included."""
     from cdlab.solvers import _shrinking
 
     p = _problem("hinge", 0.0)
     eager = _recompiled(_shrinking.shrinking_chunk, PREFETCH_MIN_NNZ=-1)
     never = _recompiled(_shrinking.shrinking_chunk, PREFETCH_MIN_NNZ=np.iinfo(np.int64).max)
-    u = np.random.default_rng(2).random(3000)
     runs = []
     for kernel in (eager, never):
-        active_set = _shrinking.ActiveSet(p)
+        active_set = _shrinking.ActiveSet(p, np.random.default_rng(2))
         alpha, v = np.zeros(p.n_samples), np.zeros(p.n_features)
         touched = kernel(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq, alpha,
-                         v, v, u, active_set.active, active_set.ints, active_set.floats, _shrinking.UNSHRINK_RATIO,
-                         active_set.nnz, None)
-        runs.append((touched, alpha, v, active_set.active.copy(), active_set.ints.copy()))
+                         v, v, 3000, active_set.state, active_set.active, active_set.ints, active_set.floats,
+                         _shrinking.UNSHRINK_RATIO, active_set.nnz, None)
+        runs.append((touched, alpha, v, active_set.active.copy(), active_set.ints.copy(), active_set.state.copy()))
     assert runs[0][4][_shrinking.N_ACTIVE] < p.n_samples and np.any(runs[0][1] != 0.0)  # it shrank, it moved
     for a, b in zip(*runs):
         assert np.array_equal(a, b)

@@ -176,14 +176,14 @@ class DualCDState(State):
         self.steps_per_pass = self.sampler.steps_per_pass(problem.row_nnz)
         self.n_jobs = n_jobs
         # SDCA with shrinking (cdlab.solvers._shrinking): the active set replaces the sampler's order
-        self.active_set = ActiveSet(problem) if shrinking else None
+        self.active_set = ActiveSet(problem, rng) if shrinking else None
         # the last checkpoint's row, and whether CG on the free face runs before the next (``_face_cg``)
         self.last_row, self.face_due = None, False
 
     def advance(self, n_steps):
         p = self.p
         if self.active_set is not None:
-            touched = self.active_set.advance(p, self.alpha, self.v, self.w, self.thresh, self.rng, n_steps)
+            touched = self.active_set.advance(p, self.alpha, self.v, self.w, self.thresh, n_steps)
             self.steps_per_pass = self.active_set.steps_per_pass()
             return touched
         order = self.sampler.draw(self.rng, n_steps)
