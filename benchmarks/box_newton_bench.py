@@ -14,40 +14,18 @@ the runs), and the largest relative difference of the certified P between them.
 """
 from __future__ import annotations
 
-import argparse
-
-from race import certified_p_star, data_sets, make_problem  # first: it sets numba's thread count
+import race  # noqa: F401  first: it sets numba's thread count
 from cdlab.solvers import _box_newton
-from full_row_prefetch_bench import interleaved
-from setting_pairs import pair_header, pair_line, setting_pairs
+from setting_pairs import hinge_main
 
 DEFAULT = ("heart_scale:0.01", "phishing:0.01", "a9a:0.01", "ijcnn1:0.01", "mushrooms:0.01", "madelon:0.01",
            "colon-cancer:0.01", "heart_scale:1", "phishing:1", "a9a:1")
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("problems", nargs="*", default=list(DEFAULT), metavar="NAME:FACTOR",
-                    help="a data set of benchmarks/race.py and its λ·n, e.g. phishing:0.01")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--seeds", type=int, default=3)
-    args = ap.parse_args(argv)
-    sets = data_sets(False)
-    labels = ("newton", "without")
-    if args.seeds < 1:
-        ap.error(f"--seeds must be at least 1, got {args.seeds}")
-    print(pair_header(30, labels))
     put = lambda value: setattr(_box_newton, "BOX_NEWTON_MAX_EXAMPLES", value)  # noqa: E731
-    for spec in args.problems:
-        name, factor = spec.rsplit(":", 1)
-        X, y = sets[name]()
-        problem = make_problem(X, y, "hinge", float(factor))
-        tol = 1e-6 * abs(certified_p_star(problem))
-        timed, seen = setting_pairs(put, _box_newton.BOX_NEWTON_MAX_EXAMPLES, 0, labels, problem,
-                                    seeds=range(args.seeds), method="sdca", sampling="permutation", shrinking=True,
-                                    tol=tol, max_passes=5000)
-        for timing in interleaved(timed, args.repeats).values():
-            print(pair_line(f"{name} hinge λ={float(factor):g}/n", 30, timing, seen, labels), flush=True)
+    hinge_main(argv, __doc__.splitlines()[0], put, (_box_newton.BOX_NEWTON_MAX_EXAMPLES, 0), ("newton", "without"),
+               DEFAULT, repeats=5, seeds=3)
 
 
 if __name__ == "__main__":

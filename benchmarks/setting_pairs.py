@@ -1,7 +1,10 @@
 """Whole ``cdlab.solve`` calls under cdlab's shipped value of one setting and under another, for the A/B
-benchmarks (forcing_bench.py, hessian_f32_bench.py, box_newton_bench.py): the calls, and the line each prints
-after ``full_row_prefetch_bench.interleaved`` has timed them in pairs."""
+benchmarks (forcing_bench.py, hessian_f32_bench.py, box_newton_bench.py, polish_growth_bench.py): the calls, and
+the line each prints after ``full_row_prefetch_bench.interleaved`` has timed them in pairs; ``hinge_main``, the
+whole program of the benchmarks of SDCA with shrinking on the hinge loss."""
 from __future__ import annotations
+
+import argparse
 
 import numpy as np
 
@@ -55,3 +58,31 @@ def _passes(values):
     if len(distinct) == 1:
         return f"{distinct[0]:.0f}"
     return f"{np.median(values):.0f} ({distinct[0]:.0f}–{distinct[-1]:.0f})"
+
+
+def hinge_main(argv, description, put, values, labels, default, repeats, seeds):
+    """Parse ``argv`` (problems NAME:FACTOR, --repeats, --seeds), then time, for each problem of benchmarks/race.py
+    (hinge loss, λ = FACTOR/n), SDCA with shrinking to a certified relative gap of 1e-6 under ``put(values[0])``
+    (shipped) and ``put(values[1])``, each call running seeds 0 … SEEDS − 1, and print ``pair_line``."""
+    from full_row_prefetch_bench import interleaved
+    from race import certified_p_star, data_sets, make_problem
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("problems", nargs="*", default=list(default), metavar="NAME:FACTOR",
+                    help="a data set of benchmarks/race.py and its λ·n, e.g. phishing:0.01")
+    ap.add_argument("--repeats", type=int, default=repeats)
+    ap.add_argument("--seeds", type=int, default=seeds)
+    args = ap.parse_args(argv)
+    if args.seeds < 1:
+        ap.error(f"--seeds must be at least 1, got {args.seeds}")
+    sets = data_sets(False)
+    print(pair_header(30, labels))
+    for spec in args.problems:
+        name, factor = spec.rsplit(":", 1)
+        X, y = sets[name]()
+        problem = make_problem(X, y, "hinge", float(factor))
+        tol = 1e-6 * abs(certified_p_star(problem))
+        timed, seen = setting_pairs(put, *values, labels, problem, seeds=range(args.seeds), method="sdca",
+                                    sampling="permutation", shrinking=True, tol=tol, max_passes=5000)
+        for timing in interleaved(timed, args.repeats).values():
+            print(pair_line(f"{name} hinge λ={float(factor):g}/n", 30, timing, seen, labels), flush=True)

@@ -19,7 +19,9 @@ over its passes, medians).
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib.util
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,7 +44,9 @@ def before_active_set(rev):
     root = Path(__file__).resolve().parent.parent
     source = subprocess.run(["git", "show", f"{rev}:{MODULE}"], cwd=root, check=True, capture_output=True,
                             text=True).stdout
-    path = Path(tempfile.mkdtemp()) / "_shrinking_before.py"
+    directory = tempfile.mkdtemp()
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    path = Path(directory) / "_shrinking_before.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location("cdlab.solvers._shrinking_before", path)
     module = importlib.util.module_from_spec(spec)

@@ -183,6 +183,35 @@ def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum
     assert np.median(passes["with"]) < 0.8 * np.median(passes["without"]), passes
 
 
+def test_the_polish_budget_doubles_after_a_polish_that_left_the_gap_higher_and_resets_once_it_falls():
+    """``polish_budget_factor``'s table: a stall after a polish that raised the gap grows the factor, a stall
+    after one that did not keeps it, an interval whose gap falls POLISH_FALL× resets it."""
+    grow = _face_cg.POLISH_GROWTH
+    assert grow > 1
+    assert _face_cg.polish_budget_factor(1.0, stalled=True, hurt=True) == grow
+    assert _face_cg.polish_budget_factor(grow, stalled=True, hurt=True) == grow * grow
+    assert _face_cg.polish_budget_factor(grow, stalled=True, hurt=False) == grow
+    assert _face_cg.polish_budget_factor(grow * grow, stalled=False, hurt=False) == 1.0
+
+
+def test_a_growing_polish_budget_cuts_the_slow_seeds_of_a_stalled_face(monkeypatch):
+    """reuters_moneyfx hinge λ = 1/n: a polish cut short by its budget can leave the gap higher than before it
+    (truncated CG on an ill-conditioned face); with the budget growing after such a polish the slowest of seeds
+    0-7 takes fewer than 0.6× the passes of the slowest with a fixed budget (178 against 435 when measured), and
+    every run is certified."""
+    X, y = mean_scaled_dataset("reuters_moneyfx")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
+    tol = 1e-6 * 0.0489
+    slowest, shipped = {}, _face_cg.POLISH_GROWTH
+    for growth in (shipped, 1.0):
+        monkeypatch.setattr(_face_cg, "POLISH_GROWTH", growth)
+        runs = [cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=tol, max_passes=3000,
+                            seed=seed) for seed in range(8)]
+        assert all(res.converged and problem.gap(res.w, res.alpha) <= tol for res in runs)
+        slowest[growth] = max(res.trace.passes.iloc[-1] for res in runs)
+    assert slowest[shipped] < 0.6 * slowest[1.0], slowest
+
+
 def test_the_face_cg_reads_no_more_than_the_room_the_driver_leaves():
     """The driver hands ``synchronize`` what max_passes leaves (0 once the run is stopped); the face CG
     reads at most that, and nothing moves when there is no room."""
@@ -192,7 +221,8 @@ def test_the_face_cg_reads_no_more_than_the_room_the_driver_leaves():
                                     shrinking=True)
         state.alpha[:] = alpha
         state.v[:] = v
-        state.face_due, state.last_row = True, {"nnz_touched": -10**9}  # a budget the room alone limits
+        # a budget the room alone limits: a long interval of a long run
+        state.face_due, state.last_row, state.nnz_touched = True, {"nnz_touched": 0}, 10**9
         read = state.resync(room)
         assert read <= room and state.face_due is False
         if room == 0:

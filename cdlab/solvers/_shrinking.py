@@ -40,15 +40,14 @@ Each epoch's order is drawn when the epoch before it ends, as liblinear does: a 
 the active examples (``shuffle_active``) in ``active[:n_active]``, which the epoch then visits slot by
 slot; an example that leaves swaps with the last active slot's, which is visited next (the unvisited
 examples stay in a uniformly random order). The uniforms come from SplitMix64 (Steele, Lea & Flood 2014)
-inside the kernel, its state seeded once from the run's generator, so equal seeds give equal runs
-however the driver cuts the run into chunks (at equal tol and eval_every: the checkpoints' restores make
-a run's path depend on where it is certified). Against one uniform from numpy's generator per visit,
-drawn into an array per chunk, each visit drawing its example from the slots not yet visited (an order a
-prefetch can only guess), measured (benchmarks/shuffle_bench.py: hinge, whole solves to a certified
-relative gap of 1e-6, seeds 0-9 a call, interleaved pairs in one process, before ÷ shuffled, time a
-pass): w8a 1.10, mushrooms 1.16, ijcnn1 1.23, a9a 1.04, reuters_moneyfx 1.12, phishing 1.07, madelon
-1.05 at λ = 1/n; rcv1_small 1.09 and heart_scale 1.01 at 0.01/n; rcv1_small 1/n 0.92 (the whole calls
-1.08).
+inside the kernel, its state seeded once from the run's generator, so equal seeds give equal runs (at
+equal tol and eval_every: the checkpoints' restores make a run's path depend on where it is certified).
+Against one uniform from numpy's generator per visit, drawn into an array per chunk, each visit drawing
+its example from the slots not yet visited (an order a prefetch can only guess), measured
+(benchmarks/shuffle_bench.py: hinge, whole solves to a certified relative gap of 1e-6, seeds 0-9 a call,
+interleaved pairs in one process, before ÷ shuffled, time a pass): w8a 1.10, mushrooms 1.16, ijcnn1
+1.23, a9a 1.04, reuters_moneyfx 1.12, phishing 1.07, madelon 1.05 at λ = 1/n; rcv1_small 1.09 and
+heart_scale 1.01 at 0.01/n; rcv1_small 1/n 0.92 (the whole calls 1.08).
 """
 from __future__ import annotations
 

@@ -57,7 +57,7 @@ from ..sampling import make_sampler
 from ..problem import soft_threshold
 from ._kernels import (full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row, row_axpy, row_dot,
                        scalar_soft_threshold, sparse_axpy, sparse_dot)
-from ._face_cg import POLISH_FALL, POLISH_SHARE, polish
+from ._face_cg import POLISH_FALL, POLISH_SHARE, polish, polish_budget_factor
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
@@ -177,8 +177,9 @@ class DualCDState(State):
         self.n_jobs = n_jobs
         # SDCA with shrinking (cdlab.solvers._shrinking): the active set replaces the sampler's order
         self.active_set = ActiveSet(problem, rng) if shrinking else None
-        # the last checkpoint's row, and whether CG on the free face runs before the next (``_face_cg``)
-        self.last_row, self.face_due = None, False
+        # the last checkpoint's row, whether the polish (``_face_cg.polish``) runs before the next, whether one ran
+        # since it, and the factor on its budget (``_face_cg.polish_budget_factor``)
+        self.last_row, self.face_due, self.polished, self.budget_factor = None, False, False, 1.0
 
     def advance(self, n_steps):
         p = self.p
@@ -199,21 +200,26 @@ class DualCDState(State):
             self.active_set.checkpointed(row["gap"])
             last = self.last_row
             self.face_due = last is not None and row["gap"] > last["gap"] / POLISH_FALL
-            self.last_row = row
+            hurt = self.polished and row["gap"] > last["gap"]
+            self.budget_factor = polish_budget_factor(self.budget_factor, self.face_due, hurt)
+            self.last_row, self.polished = row, False
 
     def resync(self, room=None) -> int:
         """With shrinking, after a stalled interval: the active set's polish (``_face_cg.polish``: CG on its
-        free face, or projected Newton), on a budget of POLISH_SHARE× what the interval's steps read and at most
+        free face, or projected Newton), on a budget of POLISH_SHARE× what the interval's steps read times
+        the factor ``_face_cg.polish_budget_factor`` keeps, but at most POLISH_SHARE× the run's reads so far and
         ``room``. With n_jobs > 1:
         v = v(α) and w = S_{μ/λ}(v) recomputed from α (one pass over X, the module docstring's certified
         point), from which the threads go on. Returns the nonzeros read."""
         read = 0
         if self.face_due:
             self.face_due = False
-            budget = POLISH_SHARE * (self.nnz_touched - self.last_row["nnz_touched"])
+            interval = self.nnz_touched - self.last_row["nnz_touched"]
+            budget = POLISH_SHARE * min(self.budget_factor * interval, self.nnz_touched)
             if room is not None:
                 budget = min(budget, room)
             read += polish(self.p, self.alpha, self.v, self.active_set.active[:self.active_set.size], budget)
+            self.polished = read > 0
         if self.n_jobs == 1:
             return read
         p = self.p
