@@ -404,9 +404,9 @@ def test_dual_cd_chunk_gives_the_same_steps_with_and_without_prefetch(loss):
 
 
 def test_the_shrinking_kernel_gives_the_same_run_with_and_without_prefetch():
-    """The shrinking kernel prefetches only while its active rows exceed L2; compiled with that threshold
-    below any active set (and the chunk kernel bounds checked), the example it prefetches lies inside the
-    active set and the run is the same, shrinks and the epochs' orders included."""
+    """The shrinking kernel prefetches only while its active rows exceed the last-level cache; compiled with
+    that threshold below any active set (and the chunk kernel bounds checked), the example it prefetches lies
+    inside the active set and the run is the same, shrinks and the epochs' orders included."""
     from cdlab.solvers import _shrinking
 
     p = _problem("hinge", 0.0)

@@ -30,7 +30,7 @@ certifies as always.
 
 Reads, counted as nonzeros read: the active rows are gathered once into a dense m × k B (their nonzeros),
 and each product with B or Bᵀ reads its m·k entries. B_FᵀB_F's multiply-adds and the solve's are not reads;
-the budget, an interval's reads' worth of time, counts them at DENSE_OPS_PER_READ a read (``dense_work``).
+the budget (``dual_cd.DualCDState.resync``'s, in reads) counts them at DENSE_OPS_PER_READ a read (``dense_work``).
 Measured (benchmarks/box_newton_bench.py heart_scale:0.01 phishing:0.01 a9a:0.01 ijcnn1:0.01 --repeats 3
 --seeds 5: whole solves to a certified relative gap of 1e-6, seeds 0–4 a call, interleaved pairs, without ÷
 with; passes as median (range) over the seeds): hinge λ = 0.01/n heart_scale 1.80 (1041 (947–1131) → 577

@@ -40,29 +40,30 @@ from ._kernels import sparse_axpy, sparse_dot
 
 # CG on the face stops once its preconditioned residual norm falls to this fraction of its first
 FACE_CG_RTOL = 1e-10
-# SDCA with shrinking polishes (``polish``: CG on its face, or projected Newton on a small active set whose face
-# is singular) at the end of the checkpoint interval that follows one whose certified gap fell by less than
-# POLISH_FALL× (a stall), with a budget of POLISH_SHARE× the nonzeros that interval's steps read, times the factor
-# of ``polish_budget_factor`` below (so a first polish that does not help adds at most half an interval's reads,
-# and for projected Newton its dense work at ``_box_newton.dense_work``'s price), and never more than the run's
-# max_passes leaves. Measured for face CG
-# (whole solves of benchmarks/race.py's problems to a certified relative gap of 1e-6, seeds 0-2, passes
-# without → with): reuters_moneyfx hinge 1/n 240-442 → 76-113 (share 1: 70-137), madelon hinge 0.01/n
-# 912-1021 → 335-370; rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91, the cost of polishing a face that
-# SDCA was about to finish); no face it applies to on ijcnn1, mushrooms and phishing hinge 0.01/n (projected
-# Newton's measurements: ``_box_newton``).
+# SDCA with shrinking polishes (``polish``: CG on its face, or projected Newton on a small active set whose face is
+# singular) at the end of the checkpoint interval that follows one whose certified gap fell by less than POLISH_FALL×
+# (a stall), with a budget of POLISH_SHARE× the nonzeros that interval's steps read, times the factor of
+# ``polish_budget_factor`` below (so a first polish that does not help adds at most half an interval's reads, and for
+# projected Newton its dense work at ``_box_newton.dense_work``'s price), and never more than the run's max_passes
+# leaves. Measured for face CG (whole solves of benchmarks/race.py's problems to a certified relative gap of 1e-6,
+# seeds 0-2, passes without → with): reuters_moneyfx hinge 1/n 240-442 → 76-113 (share 1: 70-137), madelon hinge
+# 0.01/n 912-1021 → 335-370; rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91, the cost of polishing a face that
+# SDCA was about to finish); no face it applies to on ijcnn1, mushrooms and phishing hinge 0.01/n (projected Newton's
+# measurements: ``_box_newton``).
 POLISH_FALL = 2.0
 POLISH_SHARE = 0.5
-# A polish after which the certified gap rose was cut short by its budget: CG truncated on an ill-conditioned face
-# raises D yet can leave w = v(α) with a higher P than before it (reuters_moneyfx hinge 1/n, seed 0, one polish:
-# P − P* 6.8e-7 → 1.2e-5; CG to its tolerance there: 4.0e-8). The next polish, in a row of stalled intervals, then
-# gets POLISH_GROWTH× its budget factor (``polish_budget_factor``), which an interval whose gap falls POLISH_FALL×
-# resets to 1, and a polish never reads more than POLISH_SHARE× the run's reads so far: the reads of the cut-short
-# polishes are at most about the last one's. Measured (race.py's problems, hinge, whole solves to a certified
-# relative gap of 1e-6, passes over seeds 0-11, without → with the factor: median, mean, max): reuters_moneyfx
-# 1/n 85, 153, 431 → 84, 97, 203; reuters_moneyfx 0.01/n 168, 170, 197 → 172, 170, 175; madelon 0.01/n 354,
-# 363, 440 → 349, 353, 390; seeds 0-7: heart_scale 0.01/n 526, 547, 761 → 468, 487, 649; a9a 0.01/n 590, 594,
-# 671 → 602, 607, 668; rcv1_small (1/n, 0.01/n) and mushrooms 0.01/n alike; phishing 0.01/n 219 → 218.
+# A polish cut short by its budget can leave the gap higher than before it: CG truncated on an ill-conditioned
+# face raises D yet can leave w = v(α) with a higher P (reuters_moneyfx hinge 1/n, seed 0, one polish: P − P*
+# 6.8e-7 → 1.2e-5; CG to its tolerance there: 4.0e-8). So after a stalled interval whose polish left the gap above
+# the checkpoint before it (the interval's steps count in that too), the next polish gets POLISH_GROWTH× its budget
+# factor (``polish_budget_factor``), which an interval whose gap falls POLISH_FALL× resets to 1; and all of a run's
+# polishes read at most what its steps read (``dual_cd.DualCDState.resync``), so polishing at most doubles a run's
+# reads. Measured (race.py's problems, hinge, whole solves to a certified relative gap of 1e-6, passes over seeds
+# 0-11, without → with the factor: median, mean, max): reuters_moneyfx 1/n 85, 153, 431 → 84, 97, 203;
+# reuters_moneyfx 0.01/n 168, 170, 197 → 172, 170, 175; madelon 0.01/n 354, 363, 440 → 349, 353, 390; seeds 0-7:
+# heart_scale 0.01/n 526, 547, 761 → 468, 487, 649; a9a 0.01/n 590, 594, 671 → 602, 607, 668; rcv1_small (1/n,
+# 0.01/n) and mushrooms 0.01/n alike; phishing 0.01/n 219 → 218. A cap of half the steps' reads instead lost most
+# of it (reuters_moneyfx 1/n mean 114, max 354; heart_scale 0.01/n median 570 against 528 without the factor).
 POLISH_GROWTH = 2.0
 
 

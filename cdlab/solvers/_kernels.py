@@ -59,7 +59,6 @@ from .._vector import VECTOR_SUM
 # This machine's last-level cache, and the bytes a nonzero of X takes in the kernels' arrays (a float64 value
 # and a uint32 index): the cost model (``auto.pass_ns``) and the prefetching rule below read both.
 CACHE_BYTES = 32 * 2 ** 20
-CORE_CACHE_BYTES = 2 ** 20  # its L2, one a core
 NNZ_BYTES = 12
 # A kernel that visits rows in random order prefetches (``prefetch_row``, and the row's scalars) the row this
 # many visits ahead, while the rows between are read: its first lines then come from memory or L3 in the
@@ -68,16 +67,19 @@ NNZ_BYTES = 12
 # ``cdlab.solve`` calls to a certified relative gap 1e-6, one thread, medians of 7 interleaved pairs, time
 # without ÷ with; benchmarks/prefetch_bench.py): SDCA with a random permutation, logistic λ = 1/n, a9a 1.45,
 # ijcnn1 1.51, w8a 1.15, the race's text-like problem at 1e7 nonzeros 1.22, phishing, mushrooms, madelon and
-# reuters_moneyfx 0.97–1.06; with shrinking, hinge, a9a 1.16–1.17 (λ = 1/n, 0.01/n), ijcnn1 1.08, the
-# text-like problem 1.25, w8a 1.02–1.04. Where most steps leave α_i at its bound (the hinge loss at small λ)
-# and the rows are cached, the prefetches are overhead: w8a 0.86–0.94 while its shrunk active set fits in L2.
+# reuters_moneyfx 0.97–1.06. With shrinking (hinge, its epoch's order shuffled up front, so the example ahead is
+# known): the text-like problem at 1e7 nonzeros 1.22 (λ = 1/n), and on X between L2 and the last-level cache
+# w8a 0.90, a9a 0.90, ijcnn1 0.81, mushrooms 0.97, phishing 0.95, reuters_moneyfx 0.88 (1/n), a9a 0.99 and w8a
+# 1.00 (0.01/n); under the per-visit draw it replaced, on other days, a9a 1.16–1.17 and ijcnn1 1.08, then
+# 0.89–1.04 (the gain hangs on how much of the shared L3 other work holds). Where most steps leave α_i at its
+# bound (the hinge loss) and the rows are cached, the prefetches are overhead.
 # The rules: ``dual_cd_chunk`` prefetches for a smooth loss, and for the others where X is ``beyond_cache``
 # (not measured between: the hinge loss without shrinking on X between L2 and the last-level cache, a9a and
 # w8a, lost 1–14 % with prefetching in unreliable runs, so it is off there); the shrinking kernel, which
-# runs the box losses (the smoothed hinge too), while its active rows exceed CORE_CACHE_BYTES
-# (PREFETCH_MIN_NNZ), where it was measured above.
+# runs the box losses (the smoothed hinge too), while its active rows exceed the last-level cache
+# (PREFETCH_MIN_NNZ nonzeros, as ``exceeds_cache``).
 PREFETCH_AHEAD = 2
-PREFETCH_MIN_NNZ = CORE_CACHE_BYTES // NNZ_BYTES
+PREFETCH_MIN_NNZ = CACHE_BYTES // NNZ_BYTES
 # ... of a row, the first two lines: entries of ``data`` (float64, 8 a 64-byte line) and ``indices`` (uint32, 16);
 # ``prefetch_full_row`` strides by _LINE_BYTES over its array's entry size.
 _LINE_BYTES = 64

@@ -145,8 +145,8 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
     restore, last_sum = floats[RESTORE], floats[LAST_PG_SUM]
     touched = 0
     for _ in range(n_steps):
-        # while the active rows exceed L2, prefetch the example in slot pos + PREFETCH_AHEAD: the epoch visits it
-        # then, unless examples leave first (each pulls the last slot's example forward, visited next)
+        # while the active rows exceed the last-level cache, prefetch the example in slot pos + PREFETCH_AHEAD: the
+        # epoch visits it then, unless examples leave first (each pulls the last slot's example forward)
         if active_nnz > PREFETCH_MIN_NNZ and pos + PREFETCH_AHEAD < n_active:
             ahead = active[pos + PREFETCH_AHEAD]
             prefetch_row(indptr, indices, data, ahead)

@@ -178,8 +178,9 @@ class DualCDState(State):
         # SDCA with shrinking (cdlab.solvers._shrinking): the active set replaces the sampler's order
         self.active_set = ActiveSet(problem, rng) if shrinking else None
         # the last checkpoint's row, whether the polish (``_face_cg.polish``) runs before the next, whether one ran
-        # since it, and the factor on its budget (``_face_cg.polish_budget_factor``)
+        # since it, the factor on its budget (``_face_cg.polish_budget_factor``), and the polishes' reads so far
         self.last_row, self.face_due, self.polished, self.budget_factor = None, False, False, 1.0
+        self.polish_reads = 0
 
     def advance(self, n_steps):
         p = self.p
@@ -206,20 +207,22 @@ class DualCDState(State):
 
     def resync(self, room=None) -> int:
         """With shrinking, after a stalled interval: the active set's polish (``_face_cg.polish``: CG on its
-        free face, or projected Newton), on a budget of POLISH_SHARE× what the interval's steps read times
-        the factor ``_face_cg.polish_budget_factor`` keeps, but at most POLISH_SHARE× the run's reads so far and
-        ``room``. With n_jobs > 1:
+        free face, or projected Newton), on a budget of POLISH_SHARE× what the interval read times the factor
+        ``_face_cg.polish_budget_factor`` keeps, within ``room`` and so that all the run's polishes read at most
+        what its steps read (``_face_cg.POLISH_GROWTH``). With n_jobs > 1:
         v = v(α) and w = S_{μ/λ}(v) recomputed from α (one pass over X, the module docstring's certified
         point), from which the threads go on. Returns the nonzeros read."""
         read = 0
         if self.face_due:
             self.face_due = False
             interval = self.nnz_touched - self.last_row["nnz_touched"]
-            budget = POLISH_SHARE * min(self.budget_factor * interval, self.nnz_touched)
+            steps = self.nnz_touched - self.polish_reads
+            budget = max(min(POLISH_SHARE * self.budget_factor * interval, steps - self.polish_reads), 0.0)
             if room is not None:
                 budget = min(budget, room)
             read += polish(self.p, self.alpha, self.v, self.active_set.active[:self.active_set.size], budget)
             self.polished = read > 0
+            self.polish_reads += read
         if self.n_jobs == 1:
             return read
         p = self.p
