@@ -24,7 +24,9 @@ no intercept):
    A fixed method whose first run is still going at OURS_REACH × the fastest
    run finished before it (and at OURS_FLOOR_S) is stopped there (max_time)
    and not repeated: it cannot be the fastest, and is shown as n/r with its
-   cap (auto always runs to the end).
+   cap (auto always runs to the end). One whose first run finished but took
+   over OURS_REPEAT_REACH × the round's fastest (and at least OURS_FLOOR_S)
+   is not repeated either: its one run's seconds are shown.
 3. Each peer (``_peers.PEERS``, at its own conventions converted) is fitted
    at tol 1e-2, 1e-3, … until the P of its coef_ (computed by cdlab) is
    ≤ P* + ε; that tolerance is then timed around fit(). A peer that does not
@@ -99,6 +101,9 @@ TWO_THREAD_REACH = 2.0
 # noisy millisecond run from sinking a method where stopping it would save nothing.
 OURS_REACH = 10.0
 OURS_FLOOR_S = 1.0
+# a fixed cdlab method whose first run finished, took at least OURS_FLOOR_S and more than this many times the
+# fastest first run of the round, is not repeated (it cannot be the fastest): its one run's seconds are shown
+OURS_REPEAT_REACH = 2.0
 # A timed run of ours that entered numba's compiler is run again, at most this many times (then the last
 # one's seconds are kept and the row's status says so).
 COMPILED_RERUNS = 2
@@ -259,10 +264,13 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     kept_compiled = [False] * len(runs)  # a run whose seconds were kept entered numba's compiler
     caps = [None] * len(runs)  # each first run's max_time (OURS_REACH, OURS_FLOOR_S)
     order = [len(runs) - 1, *range(len(runs) - 1)] if with_auto else range(len(runs))
-    for _ in range(repeats):
+    once = [False] * len(runs)  # finished OURS_REPEAT_REACH× slower than the first round's fastest: not repeated
+    for round_ in range(repeats):
+        if round_ == 1:
+            once = slow_first_runs(runs, times, results)
         for k in order:
             call = calls[k]
-            if stopped[k]:
+            if stopped[k] or once[k]:
                 continue
             finished = [min(ts) for ts, res in zip(times, results) if ts and res.status == "converged"]
             first = not times[k]  # a method that finished once is repeated in full
@@ -286,10 +294,12 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     for (method, sampling, options), ts, res, cut, cap, compiled in zip(runs, times, results, stopped, caps,
                                                                          kept_compiled):
         seconds = float(np.median(ts))
-        spread = np.nan if cut else (max(ts) - min(ts)) / seconds if seconds > 0 else 0.0
+        spread = np.nan if cut or len(ts) < 2 else (max(ts) - min(ts)) / seconds if seconds > 0 else 0.0
         last = res.trace.iloc[-1]
         ok = res.status == "converged"
         status = f"stopped at {seconds:.3g} s (cap {cap:.3g} s, {OURS_REACH:g}× a faster run)" if cut else res.status
+        if len(ts) < 2 <= repeats and ok:
+            status += f" (run once: over {OURS_REPEAT_REACH:g}× the fastest)"
         if compiled:
             status += " (compiled in a timed run)"
         rows.append(dict(solver=solver_label(method, sampling, options) if method != "auto" else "auto", seconds=seconds if ok else np.nan,
@@ -297,6 +307,15 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
                          status=status, picked=solver_label(res.method, res.sampling, res.trace.attrs["auto"].get("options", {}))
                          if method == "auto" else ""))
     return pd.DataFrame(rows)
+
+
+def slow_first_runs(runs, times, results):
+    """For each run: whether it is a fixed method whose first run converged, took at least OURS_FLOOR_S and
+    more than OURS_REPEAT_REACH × the fastest converged first run (auto's included), so is not repeated."""
+    firsts = [ts[0] for ts, res in zip(times, results) if ts and res.status == "converged"]
+    fastest = min(firsts, default=np.inf)
+    return [method != "auto" and bool(ts) and res.status == "converged" and ts[0] >= OURS_FLOOR_S
+            and ts[0] > OURS_REPEAT_REACH * fastest for (method, *_), ts, res in zip(runs, times, results)]
 
 
 def fit_peer(build, problem, X, tol, threads):

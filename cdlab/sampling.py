@@ -127,21 +127,28 @@ def _alias_pick(idx, u, prob, alias):
     return out
 
 
+@njit(inline="always", cache=True)
+def fisher_yates_step(perm, pos, end, u):
+    """One step of Fisher–Yates (Knuth 1997, TAOCP vol. 2, §3.4.2, Algorithm P) on perm[:end]: slot ``pos``
+    takes the entry at the uniform slot pos + ⌊u·(end − pos)⌋ of [pos, end) (u ∈ [0, 1)), which it returns;
+    the two swap."""
+    j = min(pos + int(u * (end - pos)), end - 1)  # u·m may round up to m
+    i = perm[j]
+    perm[j] = perm[pos]
+    perm[pos] = i
+    return i
+
+
 @njit(cache=True, nogil=True)
 def shuffled_draws(perm, pos, u, out):
-    """The next len(u) indices of the epochs' random permutations: Fisher–Yates (Knuth 1997, TAOCP vol. 2,
-    §3.4.2, Algorithm P) one position at a time, position ``pos`` of the epoch taking the index at a uniform
-    position of perm[pos:] (from u[k] ∈ [0, 1)); an epoch shuffles the order the last one left in ``perm``, so
-    each epoch is a uniformly random permutation, independent of the others. Returns the position reached.
-    One uniform an index, against numpy's ``Generator.permutation``, which cost 12–27 ns an index on
+    """The next len(u) indices of the epochs' random permutations: ``fisher_yates_step`` one position at a
+    time, position ``pos`` of the epoch from u[k] ∈ [0, 1); an epoch shuffles the order the last one left in
+    ``perm``, so each epoch is a uniformly random permutation, independent of the others. Returns the position
+    reached. One uniform an index, against numpy's ``Generator.permutation``, which cost 12–27 ns an index on
     8000–50000 indices and 90 on 270 (more than a sparse SDCA step on short rows, 12–30)."""
     n = perm.shape[0]
     for k in range(u.shape[0]):
-        j = min(pos + int(u[k] * (n - pos)), n - 1)  # u·m may round up to m
-        i = perm[j]
-        perm[j] = perm[pos]
-        perm[pos] = i
-        out[k] = i
+        out[k] = fisher_yates_step(perm, pos, n, u[k])
         pos += 1
         if pos == n:
             pos = 0

@@ -134,6 +134,35 @@ def test_a_slow_fixed_method_is_stopped_at_its_cap_and_not_repeated(monkeypatch)
         assert np.isnan(row.seconds) and np.isnan(row.spread) and row.gap > eps
 
 
+def test_a_fixed_method_that_finished_far_behind_is_run_once(monkeypatch):
+    """run_ours: a fixed method whose first run converged but took over OURS_REPEAT_REACH × the round's fastest
+    (here: made to take 0.2 s more, with the floor OURS_FLOOR_S at 0) is not repeated: one call, its one run's
+    seconds, no spread, and the row says so; the fastest is repeated in full."""
+    import time
+
+    monkeypatch.setattr(race, "OURS_FLOOR_S", 0.0)
+    X, y = dense(200, 10, 2)
+    problem = race.make_problem(X, y, "squared", 1.0)
+    eps = 1e-6 * abs(cdlab.reference_optimum(problem, tol=1e-10))
+    calls = []
+    real_solve = cdlab.solve
+
+    def solve(*args, **kwargs):
+        calls.append(kwargs["sampling"])
+        if kwargs["sampling"] == "uniform":
+            time.sleep(0.2)
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(race.cdlab, "solve", solve)
+    runs = [("sdca", "permutation", {}), ("sdca", "uniform", {})]
+    ours = race.run_ours(problem, eps, 3, 2000, runs=runs, with_auto=False)
+    assert calls.count("permutation") == 3 and calls.count("uniform") == 1
+    fast, slow = ours.iloc[0], ours.iloc[1]
+    assert fast.status == "converged" and np.isfinite(fast.spread)
+    assert slow.status.startswith("converged (run once") and slow.seconds > 0.2 and np.isnan(slow.spread)
+    assert slow.gap <= eps
+
+
 def test_a_run_that_entered_the_compiler_is_run_again_and_not_counted(monkeypatch):
     """run_ours: a timed run during which numba's compiler was entered (here: made to look so, and to take
     0.3 s more) is run again and its seconds are not kept. SDCA "compiles" on its first call only: 3 calls
