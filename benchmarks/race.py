@@ -24,15 +24,16 @@ no intercept):
    A fixed method whose first run is still going at OURS_REACH × the fastest
    run finished before it (and at OURS_FLOOR_S) is stopped there (max_time)
    and not repeated: it cannot be the fastest, and is shown as n/r with its
-   cap (auto always runs to the end). One whose first run finished but took
-   over OURS_REPEAT_REACH × the round's fastest (and at least OURS_FLOOR_S)
-   is not repeated either: its one run's seconds are shown.
+   cap (auto always runs to the end). One whose first run ended without
+   converging (max_passes: with the seed fixed, a rerun ends so again), or
+   converged but took over OURS_REPEAT_REACH × the fastest fixed method's first
+   run (and at least OURS_FLOOR_S), is not repeated either: its one run is shown.
 3. Each peer (``_peers.PEERS``, at its own conventions converted) is fitted
    at tol 1e-2, 1e-3, … until the P of its coef_ (computed by cdlab) is
    ≤ P* + ε; that tolerance is then timed around fit(). A peer that does not
    get there within the time cap, or raises, or is not installed, is shown as
    n/r with the reason.
-4. Every timing is repeated (``--repeats``, ≥ 3): the median is reported,
+4. Every other timing is repeated (``--repeats``, ≥ 3): the median is reported,
    with the spread (max − min) / median. JIT compilation and a first call of
    every peer happen on a toy problem before anything is timed; a timed cdlab
    run that still entered numba's compiler is run again (COMPILED_RERUNS).
@@ -101,8 +102,9 @@ TWO_THREAD_REACH = 2.0
 # noisy millisecond run from sinking a method where stopping it would save nothing.
 OURS_REACH = 10.0
 OURS_FLOOR_S = 1.0
-# a fixed cdlab method whose first run finished, took at least OURS_FLOOR_S and more than this many times the
-# fastest first run of the round, is not repeated (it cannot be the fastest): its one run's seconds are shown
+# a fixed cdlab method whose first run converged, took at least OURS_FLOOR_S and more than this many times the
+# fastest fixed method's first run, is not repeated (it cannot be the fastest): its one run's seconds are shown;
+# nor is one whose first run ended without converging (``runs_not_repeated``)
 OURS_REPEAT_REACH = 2.0
 # A timed run of ours that entered numba's compiler is run again, at most this many times (then the last
 # one's seconds are kept and the row's status says so).
@@ -251,7 +253,8 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     whichever ran during it: auto ÷ best compares runs taken side by side. Auto goes first
     in each round: it is never stopped, and its time caps the fixed methods' first runs
     (OURS_REACH) from the first of them on, where a slow method run before any had finished
-    (SDCA on the dense problem's logistic loss) ran uncapped, three times."""
+    (SDCA on the dense problem's logistic loss) ran uncapped, three times. A fixed method whose first run
+    did not converge, or converged far behind the fastest fixed one, is not repeated (``runs_not_repeated``)."""
     rows = []
     runs = applicable(problem) if runs is None else list(runs)
     if with_auto:
@@ -264,10 +267,11 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     kept_compiled = [False] * len(runs)  # a run whose seconds were kept entered numba's compiler
     caps = [None] * len(runs)  # each first run's max_time (OURS_REACH, OURS_FLOOR_S)
     order = [len(runs) - 1, *range(len(runs) - 1)] if with_auto else range(len(runs))
-    once = [False] * len(runs)  # finished OURS_REPEAT_REACH× slower than the first round's fastest: not repeated
+    once = [False] * len(runs)  # runs_not_repeated after the first round
     for round_ in range(repeats):
         if round_ == 1:
-            once = slow_first_runs(runs, times, results)
+            once = [skip and not compiled for skip, compiled in zip(runs_not_repeated(runs, times, results),
+                                                                     kept_compiled)]
         for k in order:
             call = calls[k]
             if stopped[k] or once[k]:
@@ -291,15 +295,15 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
             stopped[k] = results[k].status == "max_time"
             kept_compiled[k] = kept_compiled[k] or entered
             times[k].append(seconds)
-    for (method, sampling, options), ts, res, cut, cap, compiled in zip(runs, times, results, stopped, caps,
-                                                                         kept_compiled):
+    for (method, sampling, options), ts, res, cut, cap, compiled, single in zip(runs, times, results, stopped, caps,
+                                                                                 kept_compiled, once):
         seconds = float(np.median(ts))
-        spread = np.nan if cut or len(ts) < 2 else (max(ts) - min(ts)) / seconds if seconds > 0 else 0.0
+        spread = np.nan if cut or single else (max(ts) - min(ts)) / seconds if seconds > 0 else 0.0
         last = res.trace.iloc[-1]
         ok = res.status == "converged"
         status = f"stopped at {seconds:.3g} s (cap {cap:.3g} s, {OURS_REACH:g}× a faster run)" if cut else res.status
-        if len(ts) < 2 <= repeats and ok:
-            status += f" (run once: over {OURS_REPEAT_REACH:g}× the fastest)"
+        if single:
+            status += f" (run once: over {OURS_REPEAT_REACH:g}× the fastest fixed method)" if ok else " (run once)"
         if compiled:
             status += " (compiled in a timed run)"
         rows.append(dict(solver=solver_label(method, sampling, options) if method != "auto" else "auto", seconds=seconds if ok else np.nan,
@@ -309,13 +313,18 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     return pd.DataFrame(rows)
 
 
-def slow_first_runs(runs, times, results):
-    """For each run: whether it is a fixed method whose first run converged, took at least OURS_FLOOR_S and
-    more than OURS_REPEAT_REACH × the fastest converged first run (auto's included), so is not repeated."""
-    firsts = [ts[0] for ts, res in zip(times, results) if ts and res.status == "converged"]
+def runs_not_repeated(runs, times, results):
+    """For each run, after the first round: whether it is a fixed method whose first run ended without
+    converging (not at its cap: those are ``stopped``; at max_passes, which a rerun from the same seed reaches
+    again), or converged but took at least OURS_FLOOR_S and more than OURS_REPEAT_REACH × the fastest converged
+    first run of a fixed method (auto may pick a method or options outside ``runs``, so its time says nothing
+    of which fixed one is fastest)."""
+    firsts = [ts[0] for (method, *_), ts, res in zip(runs, times, results)
+              if method != "auto" and ts and res.status == "converged"]
     fastest = min(firsts, default=np.inf)
-    return [method != "auto" and bool(ts) and res.status == "converged" and ts[0] >= OURS_FLOOR_S
-            and ts[0] > OURS_REPEAT_REACH * fastest for (method, *_), ts, res in zip(runs, times, results)]
+    return [method != "auto" and bool(ts) and (res.status != "converged" or (
+        ts[0] >= OURS_FLOOR_S and ts[0] > OURS_REPEAT_REACH * fastest))
+        for (method, *_), ts, res in zip(runs, times, results)]
 
 
 def fit_peer(build, problem, X, tol, threads):
@@ -571,7 +580,8 @@ def main(argv=None):
             continue
         settings = dict(repeats=args.repeats, threads=() if args.no_threads else (1, 2),
                         cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
-                        ours=[solver_label(*run) for run in OURS], reach=(OURS_REACH, OURS_FLOOR_S), cdlab=CDLAB_DIGEST)
+                        ours=[solver_label(*run) for run in OURS], reach=(OURS_REACH, OURS_FLOOR_S, OURS_REPEAT_REACH),
+                        cdlab=CDLAB_DIGEST)
         saved = saved_case(args.save, case, settings)
         if saved is not None:
             results[case.label] = saved

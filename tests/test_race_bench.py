@@ -135,12 +135,15 @@ def test_a_slow_fixed_method_is_stopped_at_its_cap_and_not_repeated(monkeypatch)
 
 
 def test_a_fixed_method_that_finished_far_behind_is_run_once(monkeypatch):
-    """run_ours: a fixed method whose first run converged but took over OURS_REPEAT_REACH × the round's fastest
-    (here: made to take 0.2 s more, with the floor OURS_FLOOR_S at 0) is not repeated: one call, its one run's
-    seconds, no spread, and the row says so; the fastest is repeated in full."""
+    """run_ours: a fixed method whose first run converged but took over OURS_REPEAT_REACH × the fastest fixed
+    method's first run (here: made to take 0.5 s more, with the floor OURS_FLOOR_S at 0 and no cap) is not
+    repeated: one call, its one run's seconds, no spread, and the row says so; nor is one whose first run ended
+    at max_passes (here: given one pass), shown n/r; the fastest fixed method and auto run every round."""
     import time
 
     monkeypatch.setattr(race, "OURS_FLOOR_S", 0.0)
+    monkeypatch.setattr(race, "OURS_REACH", 1e9)
+    monkeypatch.setattr(race, "compiler_entries", lambda: 0)  # no timed run is taken for a compiling one
     X, y = dense(200, 10, 2)
     problem = race.make_problem(X, y, "squared", 1.0)
     eps = 1e-6 * abs(cdlab.reference_optimum(problem, tol=1e-10))
@@ -148,19 +151,23 @@ def test_a_fixed_method_that_finished_far_behind_is_run_once(monkeypatch):
     real_solve = cdlab.solve
 
     def solve(*args, **kwargs):
-        calls.append(kwargs["sampling"])
-        if kwargs["sampling"] == "uniform":
-            time.sleep(0.2)
+        calls.append(kwargs.get("sampling", kwargs["method"]))
+        if kwargs.get("sampling") == "uniform":
+            time.sleep(0.5)
+        if kwargs.get("sampling") == "cyclic":
+            kwargs["max_passes"] = 1
         return real_solve(*args, **kwargs)
 
     monkeypatch.setattr(race.cdlab, "solve", solve)
-    runs = [("sdca", "permutation", {}), ("sdca", "uniform", {})]
-    ours = race.run_ours(problem, eps, 3, 2000, runs=runs, with_auto=False)
-    assert calls.count("permutation") == 3 and calls.count("uniform") == 1
-    fast, slow = ours.iloc[0], ours.iloc[1]
+    runs = [("sdca", "permutation", {}), ("sdca", "uniform", {}), ("sdca", "cyclic", {})]
+    ours = race.run_ours(problem, eps, 3, 2000, runs=runs)
+    assert calls.count("permutation") == 3 and calls.count("uniform") == 1 and calls.count("auto") == 3
+    assert calls.count("cyclic") == 1
+    fast, slow, short, auto = ours.iloc[0], ours.iloc[1], ours.iloc[2], ours.iloc[3]
+    assert short.status == "max_passes (run once)" and np.isnan(short.seconds)
     assert fast.status == "converged" and np.isfinite(fast.spread)
-    assert slow.status.startswith("converged (run once") and slow.seconds > 0.2 and np.isnan(slow.spread)
-    assert slow.gap <= eps
+    assert slow.status.startswith("converged (run once") and slow.seconds > 0.5 and np.isnan(slow.spread)
+    assert slow.gap <= eps and auto.solver == "auto" and np.isfinite(auto.spread)
 
 
 def test_a_run_that_entered_the_compiler_is_run_again_and_not_counted(monkeypatch):

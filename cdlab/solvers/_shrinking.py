@@ -145,8 +145,8 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
         # while the active rows exceed the last-level cache, prefetch the example in slot pos + PREFETCH_AHEAD: the
         # epoch visits it then, unless examples leave first (each pulls the last slot's example forward)
         if active_nnz > PREFETCH_MIN_NNZ and pos + PREFETCH_AHEAD < n_active:
-            # the prefetches of dual_cd_chunk's: shared as an inline helper, they cost that kernel 10-15 % a pass
-            # (logistic, a9a and ijcnn1, λ = 1/n, whole solves against the kernel as written out)
+            # as in dual_cd_chunk: an inline helper for these lines cost that kernel 10-15 % (logistic, λ = 1/n,
+            # a9a and ijcnn1, whole solves against the kernel with the lines written out)
             ahead = active[pos + PREFETCH_AHEAD]
             prefetch_row(indptr, indices, data, ahead)
             prefetch(alpha, ahead)
