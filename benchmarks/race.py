@@ -270,8 +270,8 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     once = [False] * len(runs)  # runs_not_repeated after the first round
     for round_ in range(repeats):
         if round_ == 1:
-            once = [skip and not compiled for skip, compiled in zip(runs_not_repeated(runs, times, results),
-                                                                     kept_compiled)]
+            once = [skip and not (compiled or cut) for skip, compiled, cut in zip(
+                runs_not_repeated(runs, times, results), kept_compiled, stopped)]
         for k in order:
             call = calls[k]
             if stopped[k] or once[k]:
