@@ -25,9 +25,11 @@ no intercept):
    run finished before it (and at OURS_FLOOR_S) is stopped there (max_time)
    and not repeated: it cannot be the fastest, and is shown as n/r with its
    cap (auto always runs to the end). One whose first run ended without
-   converging (max_passes: with the seed fixed, a rerun ends so again), or
-   converged but took over OURS_REPEAT_REACH × the fastest fixed method's first
-   run (and at least OURS_FLOOR_S), is not repeated either: its one run is shown.
+   converging (at max_passes, say: on one thread a rerun from the same seed
+   ends so again), or converged but took at least OURS_FLOOR_S and over
+   OURS_REPEAT_REACH × the fastest converged first run of a fixed method, is
+   not repeated either, unless that run entered numba's compiler: its one run
+   is shown.
 3. Each peer (``_peers.PEERS``, at its own conventions converted) is fitted
    at tol 1e-2, 1e-3, … until the P of its coef_ (computed by cdlab) is
    ≤ P* + ε; that tolerance is then timed around fit(). A peer that does not
@@ -103,8 +105,9 @@ TWO_THREAD_REACH = 2.0
 OURS_REACH = 10.0
 OURS_FLOOR_S = 1.0
 # a fixed cdlab method whose first run converged, took at least OURS_FLOOR_S and more than this many times the
-# fastest fixed method's first run, is not repeated (it cannot be the fastest): its one run's seconds are shown;
-# nor is one whose first run ended without converging (``runs_not_repeated``)
+# fastest converged first run of a fixed method, is not repeated (it cannot be the fastest): its one run's seconds
+# are shown; nor is one whose first run ended without converging (``runs_not_repeated``); a first run that entered
+# numba's compiler is always repeated
 OURS_REPEAT_REACH = 2.0
 # A timed run of ours that entered numba's compiler is run again, at most this many times (then the last
 # one's seconds are kept and the row's status says so).
@@ -254,7 +257,8 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     in each round: it is never stopped, and its time caps the fixed methods' first runs
     (OURS_REACH) from the first of them on, where a slow method run before any had finished
     (SDCA on the dense problem's logistic loss) ran uncapped, three times. A fixed method whose first run
-    did not converge, or converged far behind the fastest fixed one, is not repeated (``runs_not_repeated``)."""
+    did not converge, or converged far behind the fastest fixed one (``runs_not_repeated``: OURS_REPEAT_REACH,
+    OURS_FLOOR_S), is not repeated, unless that run entered numba's compiler."""
     rows = []
     runs = applicable(problem) if runs is None else list(runs)
     if with_auto:
