@@ -7,7 +7,8 @@ problem, with the settings it ran under, cdlab's source digest included); a
 rerun with the same DIR and settings reads them instead of racing again, so the full race can be run in
 pieces, across sessions. ``--tables DIR ...`` races nothing: it prints the
 tables over every problem saved in those directories, with the settings each
-ran under.
+ran under, and then how many of the race's problems they cover, raced by which
+cdlab source digests, and which are missing.
 
 Protocol, per problem (data scaled by the mean example norm; logistic, hinge
 = L1-loss SVM max(0, 1 − y x·w), squared ½(x·w − y)²; λ = 1/n and 0.01/n;
@@ -35,8 +36,10 @@ no intercept):
    ≤ P* + ε; that tolerance is then timed around fit(). A peer that does not
    get there within the time cap, or raises, or is not installed, is shown as
    n/r with the reason.
-4. Every other timing is repeated (``--repeats``, ≥ 3): the median is reported,
-   with the spread (max − min) / median. JIT compilation and a first call of
+4. Every other timing is repeated (``--repeats``, ≥ 3), a call whose first run
+   took under SHORT_CALL_S until its runs add up to about repeats ×
+   SHORT_CALL_S (at most SHORT_CALL_REPEATS runs, ``repeats_for``): the median
+   is reported, with the spread (max − min) / median. JIT compilation and a first call of
    every peer happen on a toy problem before anything is timed; a timed cdlab
    run that still entered numba's compiler is run again (COMPILED_RERUNS).
 5. One thread everywhere (cdlab's n_jobs = 1, which runs no numba threads;
@@ -66,6 +69,7 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "2")  # before numba is imported: n_j
 import argparse  # noqa: E402
 import ctypes  # noqa: E402
 import gc  # noqa: E402
+import math  # noqa: E402
 import pickle  # noqa: E402
 import re  # noqa: E402
 import sys  # noqa: E402
@@ -109,6 +113,12 @@ OURS_FLOOR_S = 1.0
 # are shown; nor is one whose first run ended without converging (``runs_not_repeated``); a first run that entered
 # numba's compiler is always repeated
 OURS_REPEAT_REACH = 2.0
+# A call whose first run took under SHORT_CALL_S is timed more than --repeats times: until its runs add up to
+# about repeats × SHORT_CALL_S, at most SHORT_CALL_REPEATS runs (``repeats_for``). The median of 3 millisecond calls
+# on this shared machine is not a measurement: heart_scale hinge 1/n read auto ÷ best 1.47 in a race where
+# auto ran the best's method; 41 interleaved pairs of the two calls read 1.03.
+SHORT_CALL_S = 0.2
+SHORT_CALL_REPEATS = 15
 # A timed run of ours that entered numba's compiler is run again, at most this many times (then the last
 # one's seconds are kept and the row's status says so).
 COMPILED_RERUNS = 2
@@ -220,6 +230,15 @@ def timed(fn, repeats):
     return med, (max(times) - min(times)) / med if med > 0 else 0.0, out, mb
 
 
+def repeats_for(first_seconds, repeats):
+    """How many runs of a call whose first run took ``first_seconds`` are timed: ``repeats``, or, for a call under
+    SHORT_CALL_S, enough that they add up to about repeats × SHORT_CALL_S, at most SHORT_CALL_REPEATS."""
+    if first_seconds >= SHORT_CALL_S:
+        return repeats
+    wanted = math.ceil(repeats * SHORT_CALL_S / first_seconds) if first_seconds > 0 else SHORT_CALL_REPEATS
+    return max(repeats, min(SHORT_CALL_REPEATS, wanted))
+
+
 def solver_label(method, sampling, options):
     """A raced solver's name in the tables: "method sampling", then its options as key=value."""
     return " ".join([method, sampling] + [f"{k}={v}" for k, v in options.items()])
@@ -258,7 +277,8 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     (OURS_REACH) from the first of them on, where a slow method run before any had finished
     (SDCA on the dense problem's logistic loss) ran uncapped, three times. A fixed method whose first run
     did not converge, or converged far behind the fastest fixed one (``runs_not_repeated``: OURS_REPEAT_REACH,
-    OURS_FLOOR_S), is not repeated, unless that run entered numba's compiler."""
+    OURS_FLOOR_S), is not repeated, unless that run entered numba's compiler; one whose first run took under
+    SHORT_CALL_S runs in more rounds (``repeats_for``), the others sitting those out."""
     rows = []
     runs = applicable(problem) if runs is None else list(runs)
     if with_auto:
@@ -272,13 +292,12 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     caps = [None] * len(runs)  # each first run's max_time (OURS_REACH, OURS_FLOOR_S)
     order = [len(runs) - 1, *range(len(runs) - 1)] if with_auto else range(len(runs))
     once = [False] * len(runs)  # runs_not_repeated after the first round
-    for round_ in range(repeats):
-        if round_ == 1:
-            once = [skip and not (compiled or cut) for skip, compiled, cut in zip(
-                runs_not_repeated(runs, times, results), kept_compiled, stopped)]
+    wanted = [repeats] * len(runs)  # each run's repeats_for its first run
+    round_ = 0
+    while round_ < max(wanted):
         for k in order:
             call = calls[k]
-            if stopped[k] or once[k]:
+            if stopped[k] or once[k] or round_ >= wanted[k]:
                 continue
             finished = [min(ts) for ts, res in zip(times, results) if ts and res.status == "converged"]
             first = not times[k]  # a method that finished once is repeated in full
@@ -299,6 +318,11 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
             stopped[k] = results[k].status == "max_time"
             kept_compiled[k] = kept_compiled[k] or entered
             times[k].append(seconds)
+        round_ += 1
+        if round_ == 1:
+            once = [skip and not (compiled or cut) for skip, compiled, cut in zip(
+                runs_not_repeated(runs, times, results), kept_compiled, stopped)]
+            wanted = [repeats_for(ts[0], repeats) for ts in times]
     for (method, sampling, options), ts, res, cut, cap, compiled, single in zip(runs, times, results, stopped, caps,
                                                                                  kept_compiled, once):
         seconds = float(np.median(ts))
@@ -364,7 +388,8 @@ def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER
         else:
             row["note"] = f"P − target {row['primal'] - target:.2g} at tol {tols[-1]:g}"
             return row
-        med, spread, (_, primal), mb = timed(lambda: fit_peer(build, problem, X, row["tol"], threads), repeats)
+        med, spread, (_, primal), mb = timed(lambda: fit_peer(build, problem, X, row["tol"], threads),
+                                             repeats_for(seconds, repeats))
         row.update(seconds=med, spread=spread, primal=primal, mb=mb)
         if primal > target:  # a randomised peer may land above on a rerun
             row["note"] = "above target on a rerun"
@@ -560,7 +585,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)  # each problem's rows as it finishes, also into a file
     if args.tables:
-        return print_tables(saved_results(args.tables), (1, 2))
+        results, settings = saved_results(args.tables)
+        print_tables(results, (1, 2))
+        print_coverage(settings)
+        return results
     if args.repeats < 1:
         ap.error("--repeats must be ≥ 1")
     if args.ours:
@@ -571,7 +599,8 @@ def main(argv=None):
     print(CONVENTIONS)
     print("peer libraries:\n" + peer_status())
     print(f"cdlab: whole solve() call to a certified gap ≤ {GAP_REL:g}·|P*|; peers: tol tightened until "
-          f"P ≤ P* + {GAP_REL:g}·|P*|; median of {args.repeats} runs; NUMBA_NUM_THREADS="
+          f"P ≤ P* + {GAP_REL:g}·|P*|; median of {args.repeats} runs (a call under {SHORT_CALL_S:g} s: of up to "
+          f"{SHORT_CALL_REPEATS}, adding up to ~{args.repeats * SHORT_CALL_S:g} s); NUMBA_NUM_THREADS="
           f"{os.environ.get('NUMBA_NUM_THREADS')} (cdlab's n_jobs=2 only), BLAS/OpenMP limited by threadpoolctl")
     t_start = time.perf_counter()
     with threadpool_limits(1):
@@ -582,7 +611,8 @@ def main(argv=None):
             continue
         if case.loss not in args.losses or case.lam_factor not in args.lam_factors:
             continue
-        settings = dict(repeats=args.repeats, threads=() if args.no_threads else (1, 2),
+        settings = dict(repeats=args.repeats, short_calls=(SHORT_CALL_S, SHORT_CALL_REPEATS),
+                        threads=() if args.no_threads else (1, 2),
                         cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
                         ours=[solver_label(*run) for run in OURS], reach=(OURS_REACH, OURS_FLOOR_S, OURS_REPEAT_REACH),
                         cdlab=CDLAB_DIGEST)
@@ -607,17 +637,29 @@ def main(argv=None):
 
 
 def saved_results(directories):
-    """{problem label: results} of every problem saved in ``directories`` (a later directory's copy of
-    a problem replaces an earlier one's); each problem's settings are printed."""
-    results = {}
+    """({problem label: results}, {problem label: settings}) of every problem saved in ``directories`` (a
+    later directory's copy of a problem replaces an earlier one's); each problem's settings are printed."""
+    results, settings = {}, {}
     for directory in directories:
         for path in sorted(Path(directory).glob("*.pkl")):
             with open(path, "rb") as f:
                 saved = pickle.load(f)
             label = saved["result"]["info"].get("label", path.stem)
-            results[label] = saved["result"]
+            results[label], settings[label] = saved["result"], saved["settings"]
             print(f"{label}: {path} ({', '.join(f'{k}={v}' for k, v in saved['settings'].items())})")
-    return results
+    return results, settings
+
+
+def print_coverage(settings):
+    """How many of the full race's problems (``cases(quick=False)``) ``settings`` holds, under which cdlab
+    source digests, and which problems are missing: tables read from several ``--save`` directories may
+    mix problems raced by different versions of cdlab."""
+    labels = [case.label for case in cases(False)]
+    digests = pd.Series([s.get("cdlab", "unknown") for s in settings.values()], dtype=object).value_counts()
+    missing = [label for label in labels if label not in settings]
+    print(f"\n=== coverage: {sum(label in settings for label in labels)} of the race's {len(labels)} problems "
+          f"saved; raced by cdlab source digest " + ", ".join(f"{d} ({k})" for d, k in digests.items()))
+    print("not saved in these directories: " + ("; ".join(missing) if missing else "none"))
 
 
 def print_tables(results, thread_counts):

@@ -6,7 +6,8 @@ DIR: ``race.py --save`` directories (a later one's copy of a problem replaces an
 Per problem: cdlab's fastest fixed method on one thread and its seconds, auto ÷ that, the best
 peer and best peer ÷ cdlab on one thread and on two, and peak RSS of cdlab (build + solve) and of
 that peer; then the geometric means of both tables, as ``race.py --tables`` prints them. Each saved
-problem's settings line (cdlab's digest included) is printed first, by ``race.saved_results``.
+problem's settings line (cdlab's digest included) is printed first, by ``race.saved_results``, and
+the coverage (problems saved of the race's, by digest, and those missing) last, by ``race.print_coverage``.
 """
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ def shown(v, digits=3):
 
 
 def main(directories):
-    res = race.saved_results([Path(d) for d in directories])
+    res, settings = race.saved_results([Path(d) for d in directories])
     t1 = race.ratio_table(res, 1).set_index("problem")
     t2 = race.ratio_table(res, 2)  # empty where every problem ran with --no-threads
     t2 = t2.set_index("problem") if "problem" in t2.columns else None
@@ -53,6 +54,7 @@ def main(directories):
             continue
         means = race.geometric_means(table.reset_index())
         print(f"geometric means, {threads} thread(s): " + "; ".join(f"{k}: {v}" for k, v in means.items()))
+    race.print_coverage(settings)
 
 
 if __name__ == "__main__":

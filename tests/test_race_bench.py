@@ -20,6 +20,12 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("CDLAB_CACHE", str(tmp_path))
 
 
+@pytest.fixture(autouse=True)
+def exact_repeats(monkeypatch):
+    """Every call is timed exactly ``repeats`` times, as the tests below count (the short-call rule has its own)."""
+    monkeypatch.setattr(race, "SHORT_CALL_S", 0.0)
+
+
 @pytest.mark.parametrize("loss", race.LOSSES)
 def test_race_machinery_on_a_tiny_problem(loss, monkeypatch):
     # no warm-up here (the race's main() has one): a method's first call may include its compilation,
@@ -110,6 +116,11 @@ def test_save_resumes_and_tables_print_what_was_saved(tmp_path, monkeypatch, cap
     race.main(["--tables", str(tmp_path / "saved")])
     out = capsys.readouterr().out
     assert "toy squared λ=1/n" in out and "geometric means" in out and "peak RSS" in out
+    # the full race here is toy's 3 losses × 2 λ: one saved, by this cdlab, the five others named as missing
+    assert f"coverage: 1 of the race's 6 problems saved; raced by cdlab source digest {race.CDLAB_DIGEST} (1)" in out
+    missing = out.split("not saved in these directories: ")[1].splitlines()[0].split("; ")
+    assert sorted(missing) == sorted(f"toy {loss} λ={f:g}/n" for loss in race.LOSSES for f in race.LAM_FACTORS
+                                     if (loss, f) != ("squared", 1.0))
 
 
 def test_a_slow_fixed_method_is_stopped_at_its_cap_and_not_repeated(monkeypatch):
@@ -170,6 +181,63 @@ def test_a_fixed_method_that_finished_far_behind_is_run_once(monkeypatch):
     assert fast.status == "converged" and np.isfinite(fast.spread)
     assert slow.status.startswith("converged (run once") and slow.seconds > 0.5 and np.isnan(slow.spread)
     assert slow.gap <= eps and auto.solver == "auto" and np.isfinite(auto.spread)
+
+
+def test_repeats_for_a_short_call(monkeypatch):
+    """repeats_for: a call of SHORT_CALL_S or more keeps --repeats; a shorter one runs until its runs add up to
+    about repeats × SHORT_CALL_S, never fewer than repeats nor more than SHORT_CALL_REPEATS."""
+    monkeypatch.setattr(race, "SHORT_CALL_S", 0.2)
+    monkeypatch.setattr(race, "SHORT_CALL_REPEATS", 15)
+    assert race.repeats_for(0.2, 3) == 3 and race.repeats_for(5.0, 3) == 3
+    assert race.repeats_for(0.11, 3) == 6 and race.repeats_for(0.07, 3) == 9  # ⌈0.6/0.11⌉, ⌈0.6/0.07⌉
+    assert race.repeats_for(0.001, 3) == 15 and race.repeats_for(0.0, 3) == 15
+    assert race.repeats_for(0.09, 1) == 3 and race.repeats_for(0.01, 20) == 20
+
+
+def test_short_calls_run_in_more_rounds(monkeypatch):
+    """run_ours: with SHORT_CALL_S above a toy problem's millisecond calls, auto and the fast fixed method run
+    SHORT_CALL_REPEATS rounds, interleaved; a method made to take SHORT_CALL_S runs --repeats times. A peer's
+    short fit is timed SHORT_CALL_REPEATS times too."""
+    import time
+
+    monkeypatch.setattr(race, "SHORT_CALL_S", 0.15)
+    monkeypatch.setattr(race, "SHORT_CALL_REPEATS", 7)
+    monkeypatch.setattr(race, "OURS_FLOOR_S", 600.0)  # no cap, no run-once
+    monkeypatch.setattr(race, "compiler_entries", lambda: 0)
+    X, y = dense(200, 10, 2)
+    problem = race.make_problem(X, y, "squared", 1.0)
+    p_star = cdlab.reference_optimum(problem, tol=1e-10)
+    eps = 1e-6 * abs(p_star)
+    real_solve = cdlab.solve
+    for sampling in ("permutation", "uniform"):  # compiled (or loaded) before any timed run
+        real_solve(problem, method="sdca", sampling=sampling, tol=eps, max_passes=2000)
+    calls = []
+
+    def solve(*args, **kwargs):
+        calls.append(kwargs.get("sampling", kwargs["method"]))
+        if kwargs.get("sampling") == "uniform":
+            time.sleep(0.15)
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(race.cdlab, "solve", solve)
+    ours = race.run_ours(problem, eps, 3, 2000, runs=[("sdca", "permutation", {}), ("sdca", "uniform", {})])
+    assert calls.count("permutation") == 7 and calls.count("auto") == 7 and calls.count("uniform") == 3
+    assert calls[:3] == ["auto", "permutation", "uniform"] and calls[-2:] == ["auto", "permutation"]
+    assert (ours.status == "converged").all() and (ours.gap <= eps).all()
+    fits = []
+
+    def build(lam, n, d, tol, threads):
+        from sklearn.linear_model import Ridge
+
+        class Counted(Ridge):
+            def fit(self, X, y):
+                fits.append(tol)
+                return super().fit(X, y)
+        return Counted(alpha=lam * n, fit_intercept=False, solver="cholesky")
+
+    row = race.run_peer("ridge", build, problem, X, p_star + eps, 3, 5.0)
+    assert np.isfinite(row["seconds"]) and row["note"] == ""
+    assert fits == [race.PEER_TOLS[0]] * (1 + 7)  # the loosest tol reaches the target (a direct solve), then 7 timed
 
 
 def test_a_run_that_entered_the_compiler_is_run_again_and_not_counted(monkeypatch):
