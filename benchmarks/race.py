@@ -36,10 +36,11 @@ no intercept):
    ≤ P* + ε; that tolerance is then timed around fit(). A peer that does not
    get there within the time cap, or raises, or is not installed, is shown as
    n/r with the reason.
-4. Every other timing is repeated (``--repeats``, ≥ 3), a call whose first run
-   took under SHORT_CALL_S until its runs add up to about repeats ×
-   SHORT_CALL_S (at most SHORT_CALL_REPEATS runs, ``repeats_for``): the median
-   is reported, with the spread (max − min) / median. JIT compilation and a first call of
+4. Every other timing is repeated (``--repeats``, ≥ 3); a call whose first run
+   took under SHORT_CALL_S is repeated until its runs add up to about repeats ×
+   SHORT_CALL_S, in at most max(repeats, SHORT_CALL_REPEATS) runs
+   (``repeats_for``). The median is reported, with the spread (max − min) /
+   median (over more runs for a short call, so wider than a 3-run row's). JIT compilation and a first call of
    every peer happen on a toy problem before anything is timed; a timed cdlab
    run that still entered numba's compiler is run again (COMPILED_RERUNS).
 5. One thread everywhere (cdlab's n_jobs = 1, which runs no numba threads;
@@ -114,7 +115,7 @@ OURS_FLOOR_S = 1.0
 # numba's compiler is always repeated
 OURS_REPEAT_REACH = 2.0
 # A call whose first run took under SHORT_CALL_S is timed more than --repeats times: until its runs add up to
-# about repeats × SHORT_CALL_S, at most SHORT_CALL_REPEATS runs (``repeats_for``). The median of 3 millisecond calls
+# about repeats × SHORT_CALL_S, in at most max(repeats, SHORT_CALL_REPEATS) runs (``repeats_for``). The median of 3 millisecond calls
 # on this shared machine is not a measurement: heart_scale hinge 1/n read auto ÷ best 1.47 in a race where
 # auto ran the best's method; 41 interleaved pairs of the two calls read 1.03.
 SHORT_CALL_S = 0.2
@@ -232,10 +233,11 @@ def timed(fn, repeats):
 
 def repeats_for(first_seconds, repeats):
     """How many runs of a call whose first run took ``first_seconds`` are timed: ``repeats``, or, for a call under
-    SHORT_CALL_S, enough that they add up to about repeats × SHORT_CALL_S, at most SHORT_CALL_REPEATS."""
+    SHORT_CALL_S, enough that they add up to about repeats × SHORT_CALL_S, at most max(repeats, SHORT_CALL_REPEATS)."""
     if first_seconds >= SHORT_CALL_S:
         return repeats
-    wanted = math.ceil(repeats * SHORT_CALL_S / first_seconds) if first_seconds > 0 else SHORT_CALL_REPEATS
+    # the ratio less a rounding slack: 3 × 0.2 / 0.1 is 6.000000000000001 in floating point
+    wanted = math.ceil(repeats * SHORT_CALL_S / first_seconds - 1e-9) if first_seconds > 0 else SHORT_CALL_REPEATS
     return max(repeats, min(SHORT_CALL_REPEATS, wanted))
 
 
@@ -277,8 +279,9 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     (OURS_REACH) from the first of them on, where a slow method run before any had finished
     (SDCA on the dense problem's logistic loss) ran uncapped, three times. A fixed method whose first run
     did not converge, or converged far behind the fastest fixed one (``runs_not_repeated``: OURS_REPEAT_REACH,
-    OURS_FLOOR_S), is not repeated, unless that run entered numba's compiler; one whose first run took under
-    SHORT_CALL_S runs in more rounds (``repeats_for``), the others sitting those out."""
+    OURS_FLOOR_S), is not repeated, unless that run entered numba's compiler. A run (auto's too) whose first run
+    took under SHORT_CALL_S runs in more rounds (``repeats_for``), the others sitting those out: those extra
+    rounds interleave the short runs with each other only."""
     rows = []
     runs = applicable(problem) if runs is None else list(runs)
     if with_auto:
@@ -294,7 +297,7 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
     once = [False] * len(runs)  # runs_not_repeated after the first round
     wanted = [repeats] * len(runs)  # each run's repeats_for its first run
     round_ = 0
-    while round_ < max(wanted):
+    while round_ < max(wanted, default=0):  # no runs (race_case's n_jobs=2 rerun with none near): no rows
         for k in order:
             call = calls[k]
             if stopped[k] or once[k] or round_ >= wanted[k]:
@@ -600,7 +603,7 @@ def main(argv=None):
     print("peer libraries:\n" + peer_status())
     print(f"cdlab: whole solve() call to a certified gap ≤ {GAP_REL:g}·|P*|; peers: tol tightened until "
           f"P ≤ P* + {GAP_REL:g}·|P*|; median of {args.repeats} runs (a call under {SHORT_CALL_S:g} s: of up to "
-          f"{SHORT_CALL_REPEATS}, adding up to ~{args.repeats * SHORT_CALL_S:g} s); NUMBA_NUM_THREADS="
+          f"{max(args.repeats, SHORT_CALL_REPEATS)}, adding up to ~{args.repeats * SHORT_CALL_S:g} s); NUMBA_NUM_THREADS="
           f"{os.environ.get('NUMBA_NUM_THREADS')} (cdlab's n_jobs=2 only), BLAS/OpenMP limited by threadpoolctl")
     t_start = time.perf_counter()
     with threadpool_limits(1):
@@ -655,10 +658,12 @@ def print_coverage(settings):
     source digests, and which problems are missing: tables read from several ``--save`` directories may
     mix problems raced by different versions of cdlab."""
     labels = [case.label for case in cases(False)]
-    digests = pd.Series([s.get("cdlab", "unknown") for s in settings.values()], dtype=object).value_counts()
+    digests = pd.Series([settings[label].get("cdlab", "unknown") for label in labels if label in settings],
+                        dtype=object).value_counts().sort_index(kind="stable").sort_values(ascending=False, kind="stable")
     missing = [label for label in labels if label not in settings]
-    print(f"\n=== coverage: {sum(label in settings for label in labels)} of the race's {len(labels)} problems "
-          f"saved; raced by cdlab source digest " + ", ".join(f"{d} ({k})" for d, k in digests.items()))
+    print(f"\n=== coverage: {len(labels) - len(missing)} of the race's {len(labels)} problems saved"
+          + ("; raced by cdlab source digest " + ", ".join(f"{d} ({k})" for d, k in digests.items())
+             if len(digests) else ""))
     print("not saved in these directories: " + ("; ".join(missing) if missing else "none"))
 
 

@@ -190,6 +190,7 @@ def test_repeats_for_a_short_call(monkeypatch):
     monkeypatch.setattr(race, "SHORT_CALL_REPEATS", 15)
     assert race.repeats_for(0.2, 3) == 3 and race.repeats_for(5.0, 3) == 3
     assert race.repeats_for(0.11, 3) == 6 and race.repeats_for(0.07, 3) == 9  # ⌈0.6/0.11⌉, ⌈0.6/0.07⌉
+    assert race.repeats_for(0.1, 3) == 6 and race.repeats_for(0.05, 3) == 12  # 3 × 0.2 is 0.6000000000000001
     assert race.repeats_for(0.001, 3) == 15 and race.repeats_for(0.0, 3) == 15
     assert race.repeats_for(0.09, 1) == 3 and race.repeats_for(0.01, 20) == 20
 
@@ -200,7 +201,7 @@ def test_short_calls_run_in_more_rounds(monkeypatch):
     short fit is timed SHORT_CALL_REPEATS times too."""
     import time
 
-    monkeypatch.setattr(race, "SHORT_CALL_S", 0.15)
+    monkeypatch.setattr(race, "SHORT_CALL_S", 0.5)  # 7 runs for a first run under 3 × 0.5 / 7 ≈ 0.21 s
     monkeypatch.setattr(race, "SHORT_CALL_REPEATS", 7)
     monkeypatch.setattr(race, "OURS_FLOOR_S", 600.0)  # no cap, no run-once
     monkeypatch.setattr(race, "compiler_entries", lambda: 0)
@@ -209,14 +210,15 @@ def test_short_calls_run_in_more_rounds(monkeypatch):
     p_star = cdlab.reference_optimum(problem, tol=1e-10)
     eps = 1e-6 * abs(p_star)
     real_solve = cdlab.solve
-    for sampling in ("permutation", "uniform"):  # compiled (or loaded) before any timed run
+    for sampling in ("permutation", "uniform"):  # compiled (or loaded) before any timed run, auto's pick too
         real_solve(problem, method="sdca", sampling=sampling, tol=eps, max_passes=2000)
+    real_solve(problem, method="auto", tol=eps, max_passes=2000)
     calls = []
 
     def solve(*args, **kwargs):
         calls.append(kwargs.get("sampling", kwargs["method"]))
         if kwargs.get("sampling") == "uniform":
-            time.sleep(0.15)
+            time.sleep(0.5)
         return real_solve(*args, **kwargs)
 
     monkeypatch.setattr(race.cdlab, "solve", solve)
@@ -238,6 +240,14 @@ def test_short_calls_run_in_more_rounds(monkeypatch):
     row = race.run_peer("ridge", build, problem, X, p_star + eps, 3, 5.0)
     assert np.isfinite(row["seconds"]) and row["note"] == ""
     assert fits == [race.PEER_TOLS[0]] * (1 + 7)  # the loosest tol reaches the target (a direct solve), then 7 timed
+
+
+def test_no_runs_give_no_rows():
+    """run_ours with no runs (race_case's n_jobs=2 rerun when no parallel method is near the best) gives an empty
+    table, not an error."""
+    X, y = dense(60, 8, 0)
+    problem = race.make_problem(X, y, "hinge", 1.0)
+    assert race.run_ours(problem, 1e-6, 3, 100, with_auto=False, runs=[]).empty
 
 
 def test_a_run_that_entered_the_compiler_is_run_again_and_not_counted(monkeypatch):
