@@ -297,7 +297,7 @@ def _recompiled(kernel, **constants):
 def test_prefetch_is_a_hint_that_changes_no_value():
     from numba import njit
 
-    from cdlab.solvers._kernels import prefetch, prefetch_full_row, prefetch_row
+    from cdlab.solvers._kernels import prefetch, prefetch_full_row, prefetch_row, prefetch_whole_row
 
     @njit
     def touch_all(indptr, indices, data, values):
@@ -305,10 +305,14 @@ def test_prefetch_is_a_hint_that_changes_no_value():
             prefetch(values, i)
         for i in range(indptr.shape[0] - 1):
             prefetch_row(indptr, indices, data, i)
+            prefetch_whole_row(indptr, indices, data, i, True)
         prefetch_full_row(data, 0, data.shape[0])
         return values.sum()
 
-    X = sp.random(30, 50, density=0.6, random_state=0, format="csr")  # rows longer than a cache line
+    keep = np.ones(30)
+    keep[3] = 0.0  # an empty row
+    X = sp.csr_matrix(sp.diags(keep) @ sp.random(30, 50, density=0.6, random_state=0))  # rows beyond a cache line
+    X.eliminate_zeros()
     values = np.arange(7.0)
     before = (X.indptr.copy(), X.indices.copy(), X.data.copy())
     assert touch_all(X.indptr, X.indices, X.data, values) == 21.0
@@ -379,10 +383,14 @@ def test_prefetch_ahead_is_on_for_smooth_losses_and_for_data_beyond_the_cache():
 
 @functools.cache
 def _bounds_checked_dual_cd_chunk():
-    """``dual_cd_chunk`` compiled again with bounds checks, once for the module (a compile takes ~1 min)."""
+    """``dual_cd_chunk`` compiled again with bounds checks and X taken as beyond the cache (so it prefetches the
+    row ahead whole, ``prefetch_whole_row``; the shipped build takes these small X as cached and prefetches the
+    row's first lines), once for the module (a compile takes ~1 min)."""
+    from numba import njit
+
     from cdlab.solvers.dual_cd import dual_cd_chunk
 
-    return _recompiled(dual_cd_chunk)
+    return _recompiled(dual_cd_chunk, exceeds_cache=njit(lambda nnz: True))
 
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])

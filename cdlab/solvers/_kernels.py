@@ -78,6 +78,18 @@ NNZ_BYTES = 12
 # w8a, lost 1–14 % with prefetching in unreliable runs, so it is off there); the shrinking kernel, which
 # runs the box losses (the smoothed hinge too), while its active rows exceed the last-level cache
 # (PREFETCH_MIN_NNZ nonzeros, as ``exceeds_cache``).
+# Where X exceeds the last-level cache, both prefetch the row ahead whole (``prefetch_whole_row``: every line of
+# its data and, unless the kernel reads full rows, of its indices), not its first lines (``prefetch_row``): a
+# text-like row of ~100 nonzeros spans 13 lines of data and 7 of indices, and the stream prefetcher that would
+# follow the first lines does not start in time. Measured (one thread, in-process, interleaved; first lines ÷
+# whole): whole SDCA calls (permutation) to a certified relative gap of 1e-6 on the race's text-like problem at
+# 1e7 nonzeros, λ = 1/n (benchmarks/prefetch_bench.py, medians of 5): squared 1.20 (1.05–1.27), logistic 1.07
+# (0.99–1.24), hinge with shrinking 1.09 (1.00–1.20); 3 passes of it (tol 0): squared 1.46–1.51, logistic
+# 1.17–1.23; at 5e7 nonzeros squared 1.18, hinge 1.21; the dense 1e5 × 500 squared 1.06. Against a pass in row
+# order (sampling="cyclic", the memory floor) the shipped first lines were 1.44–1.78× slower at 1e7 and 1.6× at
+# 5e7. On X in the cache both kernels prefetch the first lines as before; there the shipped build against one
+# compiled with prefetch_whole_row swapped for prefetch_row read 0.97–1.00 (a9a, ijcnn1, w8a logistic; a9a hinge
+# with shrinking).
 PREFETCH_AHEAD = 2
 PREFETCH_MIN_NNZ = CACHE_BYTES // NNZ_BYTES
 # ... of a row, the first two lines: entries of ``data`` (float64, 8 a 64-byte line) and ``indices`` (uint32, 16);
@@ -138,6 +150,16 @@ def prefetch_row(indptr, indices, data, i):
             prefetch(data, start + _DATA_LINE)
         if end - start > _INDEX_LINE:
             prefetch(indices, start + _INDEX_LINE)
+
+
+@njit(inline="always", cache=True)
+def prefetch_whole_row(indptr, indices, data, i, with_indices):
+    """``prefetch`` every line of row (or column) i's data and, ``with_indices``, of its indices."""
+    start, end = indptr[i], indptr[i + 1]
+    if end > start:
+        prefetch_full_row(data, start, end - start)
+        if with_indices:
+            prefetch_full_row(indices, start, end - start)
 
 
 @njit(inline="always", cache=True)

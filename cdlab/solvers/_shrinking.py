@@ -56,8 +56,8 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import MAX_STEPS_PER_PASS_FACTOR, fisher_yates_step
-from ._kernels import (PREFETCH_AHEAD, PREFETCH_MIN_NNZ, full_rows, prefetch, prefetch_row, row_axpy, row_dot,
-                       scalar_soft_threshold, sparse_axpy, sparse_dot)
+from ._kernels import (PREFETCH_AHEAD, PREFETCH_MIN_NNZ, full_rows, prefetch, prefetch_whole_row, row_axpy,
+                       row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
 
 # The active set is restored when an epoch's Σ|PG| falls to this fraction of the last full epoch's.
 # Measured (hinge, λ = 1/n, whole solve to a certified relative gap of 1e-6 and 1e-10, on heart_scale,
@@ -148,7 +148,7 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
             # as in dual_cd_chunk: an inline helper for these lines cost that kernel 10-15 % (logistic, λ = 1/n,
             # a9a and ijcnn1, whole solves against the kernel with the lines written out)
             ahead = active[pos + PREFETCH_AHEAD]
-            prefetch_row(indptr, indices, data, ahead)
+            prefetch_whole_row(indptr, indices, data, ahead, full_rows is None)
             prefetch(alpha, ahead)
             prefetch(y, ahead)
             prefetch(row_sq, ahead)

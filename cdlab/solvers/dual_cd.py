@@ -55,8 +55,8 @@ from numba import njit, prange
 from .. import losses as L
 from ..sampling import make_sampler
 from ..problem import soft_threshold
-from ._kernels import (full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row, row_axpy, row_dot,
-                       scalar_soft_threshold, sparse_axpy, sparse_dot)
+from ._kernels import (exceeds_cache, full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row,
+                       prefetch_whole_row, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
 from ._face_cg import POLISH_FALL, POLISH_SHARE, polish, polish_budget_factor
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
@@ -74,10 +74,14 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     ``_kernels.prefetch_ahead`` (0: no prefetch).
     """
     touched = 0
+    whole = exceeds_cache(data.shape[0])  # the row ahead: all its lines beyond the cache (PREFETCH_AHEAD's comment)
     for k in range(order.shape[0]):
         if ahead > 0 and k + ahead < order.shape[0]:
             later = order[k + ahead]
-            prefetch_row(indptr, indices, data, later)
+            if whole:
+                prefetch_whole_row(indptr, indices, data, later, full_rows is None)
+            else:
+                prefetch_row(indptr, indices, data, later)
             prefetch(alpha, later)
             prefetch(y, later)
             prefetch(row_sq, later)
