@@ -320,6 +320,67 @@ def test_prefetch_is_a_hint_that_changes_no_value():
     assert any("@llvm.prefetch" in text for text in touch_all.inspect_llvm().values())  # emitted, not dropped
 
 
+def test_prefetch_whole_row_reaches_every_line_of_the_row_and_no_other():
+    """``prefetch_whole_row``, run as Python with ``prefetch`` recording the 64-byte lines it is handed: every line
+    of row i's data, and with ``with_indices`` of its indices, and none outside the row; nothing for an empty row.
+    Rows of 0 to 150 entries, starting at every offset within a line."""
+    import types
+
+    from cdlab.solvers import _kernels
+
+    hits = []
+
+    def record(values, index):
+        hits.append((values.ctypes.data, (values.ctypes.data + int(index) * values.itemsize) // 64))
+
+    def as_python(helper, **replaced):
+        f = helper.py_func
+        return types.FunctionType(f.__code__, dict(f.__globals__, **replaced), f.__name__)
+
+    whole = as_python(_kernels.prefetch_whole_row, prefetch_full_row=as_python(_kernels.prefetch_full_row,
+                                                                               prefetch=record))
+    lengths = [0, 1, 2, 7, 8, 9, 15, 16, 17, 33, 100, 150, 0, 3] + list(range(1, 18))
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.uint32)
+    data = np.random.default_rng(0).standard_normal(int(indptr[-1]))
+    indices = np.arange(indptr[-1], dtype=np.uint32)
+    for i in range(len(lengths)):
+        start, end = int(indptr[i]), int(indptr[i + 1])
+        for with_indices in (True, False):
+            hits.clear()
+            whole(indptr, indices, data, i, with_indices)
+            wanted = {(a.ctypes.data, (a.ctypes.data + k * a.itemsize) // 64)
+                      for a in ((data, indices) if with_indices else (data,)) for k in range(start, end)}
+            assert set(hits) == wanted, (i, with_indices)
+
+    # and dual_cd_chunk takes it beyond the cache only: the rows ahead whole there, their first lines below
+    from cdlab.solvers import dual_cd
+
+    rng = np.random.default_rng(4)
+    X = sp.random(40, 300, density=0.2, random_state=4, format="csr")  # rows of ~60 entries: 8 lines of data
+    p = cdlab.Problem(X, np.where(rng.standard_normal(40) >= 0, 1.0, -1.0), loss="logistic", lam=0.05)
+    ip, ix, dx = p.csr_arrays
+    order = rng.integers(0, p.n_samples, 30)
+    first = as_python(_kernels.prefetch_row, prefetch=record)
+
+    def lines(a, ks):
+        return {(a.ctypes.data, (a.ctypes.data + int(k) * a.itemsize) // 64) for k in ks}
+
+    wanted = {
+        True: set().union(*(lines(dx, range(ip[i], ip[i + 1])) | lines(ix, range(ip[i], ip[i + 1]))
+                            for i in order[2:])),
+        False: set().union(*(lines(dx, [ip[i], ip[i] + _kernels._DATA_LINE])
+                             | lines(ix, [ip[i], ip[i] + _kernels._INDEX_LINE]) for i in order[2:])),  # prefetch_row
+    }
+    assert wanted[False] < wanted[True] and (np.diff(ip) > _kernels._INDEX_LINE).all()
+    for beyond in (True, False):
+        chunk = as_python(dual_cd.dual_cd_chunk, prefetch=record, prefetch_row=first, prefetch_whole_row=whole,
+                          exceeds_cache=lambda nnz, beyond=beyond: beyond)
+        hits.clear()
+        chunk(ip, ix, dx, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq, np.zeros(p.n_samples),
+              np.zeros(p.n_features), np.zeros(p.n_features), order, np.ones(p.n_samples), dual_cd.EXACT, None, 2)
+        assert {hit for hit in hits if hit[0] in (dx.ctypes.data, ix.ctypes.data)} == wanted[beyond], beyond
+
+
 def test_the_full_row_sweeps_give_the_same_bits_without_their_prefetches():
     """The row-order sweeps over full rows prefetch the row FULL_ROW_AHEAD ahead (``prefetch_full_row_ahead``,
     ``prefetch_dense_row_ahead``): compiled with bounds checks, with and without those prefetches (the helpers

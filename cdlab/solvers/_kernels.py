@@ -27,10 +27,11 @@
   as a dense row (``full_dot``: a vectorised sum); a row kernel's argument
   ``full_rows`` (``full_rows``) picks them, and ``row_margins`` gives Problem the
   margins a checkpoint computes so.
-* ``prefetch`` / ``prefetch_row``: a hint that brings an array's entry, or the
-  first cache lines of a compressed row, toward the core ahead of its use
-  (LLVM's ``llvm.prefetch``); a kernel visiting rows in random order
-  prefetches the row PREFETCH_AHEAD visits ahead.
+* ``prefetch`` / ``prefetch_row`` / ``prefetch_whole_row``: a hint that brings
+  an array's entry, or the first cache lines of a compressed row, or all of
+  them, toward the core ahead of its use (LLVM's ``llvm.prefetch``); a kernel
+  visiting rows in random order prefetches the row PREFETCH_AHEAD visits
+  ahead, whole where X exceeds the last-level cache.
 * ``prefetch_full_row_ahead`` / ``prefetch_dense_row_ahead``: a row-order sweep
   over full rows (CSR rows of d entries, or a dense array's rows) prefetches
   every line of the row FULL_ROW_AHEAD rows ahead (``prefetch_full_row``).
@@ -60,9 +61,9 @@ from .._vector import VECTOR_SUM
 # and a uint32 index): the cost model (``auto.pass_ns``) and the prefetching rule below read both.
 CACHE_BYTES = 32 * 2 ** 20
 NNZ_BYTES = 12
-# A kernel that visits rows in random order prefetches (``prefetch_row``, and the row's scalars) the row this
-# many visits ahead, while the rows between are read: its first lines then come from memory or L3 in the
-# shadow of that work. Where a step changes α_i (every step of a smooth loss) it writes v, which the next
+# A kernel that visits rows in random order prefetches (``prefetch_row``, ``prefetch_whole_row`` beyond the
+# cache as below, and the row's scalars) the row this many visits ahead, while the rows between are read: its
+# lines then come from memory or L3 in the shadow of that work. Where a step changes α_i (every step of a smooth loss) it writes v, which the next
 # step's x_i·v reads, and the processor cannot run ahead into the next row by itself. Measured (whole
 # ``cdlab.solve`` calls to a certified relative gap 1e-6, one thread, medians of 7 interleaved pairs, time
 # without ÷ with; benchmarks/prefetch_bench.py): SDCA with a random permutation, logistic λ = 1/n, a9a 1.45,
@@ -79,17 +80,15 @@ NNZ_BYTES = 12
 # runs the box losses (the smoothed hinge too), while its active rows exceed the last-level cache
 # (PREFETCH_MIN_NNZ nonzeros, as ``exceeds_cache``).
 # Where X exceeds the last-level cache, both prefetch the row ahead whole (``prefetch_whole_row``: every line of
-# its data and, unless the kernel reads full rows, of its indices), not its first lines (``prefetch_row``): a
-# text-like row of ~100 nonzeros spans 13 lines of data and 7 of indices, and the stream prefetcher that would
-# follow the first lines does not start in time. Measured (one thread, in-process, interleaved; first lines ÷
+# its data and, unless the problem's rows are read as full rows (``full_rows``), of its indices), not its first
+# lines (``prefetch_row``): a text-like row of ~100 nonzeros spans 13 lines of data and 7 of indices, and the
+# stream prefetcher that would follow the first lines does not start in time. Measured (one thread, in-process, interleaved; first lines ÷
 # whole): whole SDCA calls (permutation) to a certified relative gap of 1e-6 on the race's text-like problem at
 # 1e7 nonzeros, λ = 1/n (benchmarks/prefetch_bench.py, medians of 5): squared 1.20 (1.05–1.27), logistic 1.07
 # (0.99–1.24), hinge with shrinking 1.09 (1.00–1.20); 3 passes of it (tol 0): squared 1.46–1.51, logistic
 # 1.17–1.23; at 5e7 nonzeros squared 1.18, hinge 1.21; the dense 1e5 × 500 squared 1.06. Against a pass in row
 # order (sampling="cyclic", the memory floor) the shipped first lines were 1.44–1.78× slower at 1e7 and 1.6× at
-# 5e7. On X in the cache both kernels prefetch the first lines as before; there the shipped build against one
-# compiled with prefetch_whole_row swapped for prefetch_row read 0.97–1.00 (a9a, ijcnn1, w8a logistic; a9a hinge
-# with shrinking).
+# 5e7. On X in the cache ``dual_cd_chunk`` prefetches the first lines as before, and the shrinking kernel nothing.
 PREFETCH_AHEAD = 2
 PREFETCH_MIN_NNZ = CACHE_BYTES // NNZ_BYTES
 # ... of a row, the first two lines: entries of ``data`` (float64, 8 a 64-byte line) and ``indices`` (uint32, 16);
@@ -101,7 +100,7 @@ _DATA_LINE, _INDEX_LINE = 8, 16
 # Hessian-vector products. The processor's stream prefetcher does not cross a 4 KiB page, and a row of 500 doubles
 # is about one: without it the sweep waits on memory at each new page. Not applied (not measured): the squared
 # loss's dual CG (``_dual_cg``, which runs where d ≥ 2n, rows of thousands of entries); the random-order kernels
-# prefetch a row's first lines instead (PREFETCH_AHEAD). Measured on the race's dense 1e5 × 500 rows, one
+# prefetch the row PREFETCH_AHEAD visits ahead instead (its first lines, or all of them beyond the cache). Measured on the race's dense 1e5 × 500 rows, one
 # thread (benchmarks/full_row_prefetch_bench.py: interleaved pairs in one process, medians of 7, without ÷ with,
 # two runs): the certificate sweep 1.13–1.14, a Hessian-vector product 1.25 (44 → 35 ms; BLAS's gemv 29 ms), the
 # gradient-and-diagonal sweep 1.23–1.36; whole Newton–CG calls (logistic, certified relative gap 1e-6) 1.17–1.18 at

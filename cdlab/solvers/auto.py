@@ -113,7 +113,9 @@ FIRST_ORDER_PASSES_PER_BOUND = 5.0
 SDCA_NS_PER_NNZ = 0.75
 # ... while X's arrays fit this machine's last-level cache (``_kernels.beyond_cache``); beyond it a pass streams X from memory and gathers w from beyond L1: 1.8–2.2 ns a nonzero on
 # the race's dense 1e5 × 500 (600 MB), 5.5–6.3 on its text-like problem at 1e7 nonzeros (120 MB, w of 25000
-# entries), against 0.7–1.4 on madelon and rcv1_small (benchmarks/sdca_epoch.py's kernel, one thread).
+# entries), against 0.7–1.4 on madelon and rcv1_small (benchmarks/sdca_epoch.py's kernel, one thread). Measured
+# before SDCA prefetched whole rows beyond the cache (``_kernels.PREFETCH_AHEAD``'s comment: 3 passes on that
+# text-like problem 1.17–1.51× faster since), not refitted: 3.0 stands between the two problems.
 SDCA_NS_PER_NNZ_BEYOND_CACHE = 3.0
 # SDCA's passes on the logistic loss and the smoothed hinge stop growing with 1/λ below λ = 1/n where n ≤ this
 # share of d (``separable_cap``).
