@@ -40,7 +40,8 @@ no intercept):
    took under SHORT_CALL_S is repeated until its runs add up to about repeats ×
    SHORT_CALL_S, in at most max(repeats, SHORT_CALL_REPEATS) runs
    (``repeats_for``). The median is reported, with the spread (max − min) /
-   median (over more runs for a short call, so wider than a 3-run row's). JIT compilation and a first call of
+   median (over more runs for a short call, so wider than a 3-run row's).
+   JIT compilation and a first call of
    every peer happen on a toy problem before anything is timed; a timed cdlab
    run that still entered numba's compiler is run again (COMPILED_RERUNS).
 5. One thread everywhere (cdlab's n_jobs = 1, which runs no numba threads;
@@ -68,6 +69,7 @@ import os
 os.environ.setdefault("NUMBA_NUM_THREADS", "2")  # before numba is imported: n_jobs=2's threads
 
 import argparse  # noqa: E402
+from collections import Counter  # noqa: E402
 import ctypes  # noqa: E402
 import gc  # noqa: E402
 import math  # noqa: E402
@@ -115,9 +117,9 @@ OURS_FLOOR_S = 1.0
 # numba's compiler is always repeated
 OURS_REPEAT_REACH = 2.0
 # A call whose first run took under SHORT_CALL_S is timed more than --repeats times: until its runs add up to
-# about repeats × SHORT_CALL_S, in at most max(repeats, SHORT_CALL_REPEATS) runs (``repeats_for``). The median of 3 millisecond calls
-# on this shared machine is not a measurement: heart_scale hinge 1/n read auto ÷ best 1.47 in a race where
-# auto ran the best's method; 41 interleaved pairs of the two calls read 1.03.
+# about repeats × SHORT_CALL_S, in at most max(repeats, SHORT_CALL_REPEATS) runs (``repeats_for``). The median of
+# 3 millisecond calls on this shared machine is not a measurement: heart_scale hinge 1/n read auto ÷ best 1.47 in
+# a race where auto ran the best's method; 41 interleaved pairs of the two calls read 1.03.
 SHORT_CALL_S = 0.2
 SHORT_CALL_REPEATS = 15
 # A timed run of ours that entered numba's compiler is run again, at most this many times (then the last
@@ -603,7 +605,8 @@ def main(argv=None):
     print("peer libraries:\n" + peer_status())
     print(f"cdlab: whole solve() call to a certified gap ≤ {GAP_REL:g}·|P*|; peers: tol tightened until "
           f"P ≤ P* + {GAP_REL:g}·|P*|; median of {args.repeats} runs (a call under {SHORT_CALL_S:g} s: of up to "
-          f"{max(args.repeats, SHORT_CALL_REPEATS)}, adding up to ~{args.repeats * SHORT_CALL_S:g} s); NUMBA_NUM_THREADS="
+          f"{max(args.repeats, SHORT_CALL_REPEATS)}, adding up to ~{args.repeats * SHORT_CALL_S:g} s); "
+          f"NUMBA_NUM_THREADS="
           f"{os.environ.get('NUMBA_NUM_THREADS')} (cdlab's n_jobs=2 only), BLAS/OpenMP limited by threadpoolctl")
     t_start = time.perf_counter()
     with threadpool_limits(1):
@@ -658,8 +661,8 @@ def print_coverage(settings):
     source digests, and which problems are missing: tables read from several ``--save`` directories may
     mix problems raced by different versions of cdlab."""
     labels = [case.label for case in cases(False)]
-    digests = pd.Series([settings[label].get("cdlab", "unknown") for label in labels if label in settings],
-                        dtype=object).value_counts().sort_index(kind="stable").sort_values(ascending=False, kind="stable")
+    counts = Counter(settings[label].get("cdlab", "unknown") for label in labels if label in settings)
+    digests = dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))  # most problems first
     missing = [label for label in labels if label not in settings]
     print(f"\n=== coverage: {len(labels) - len(missing)} of the race's {len(labels)} problems saved"
           + ("; raced by cdlab source digest " + ", ".join(f"{d} ({k})" for d, k in digests.items())

@@ -61,52 +61,51 @@ from .._vector import VECTOR_SUM
 # and a uint32 index): the cost model (``auto.pass_ns``) and the prefetching rule below read both.
 CACHE_BYTES = 32 * 2 ** 20
 NNZ_BYTES = 12
-# A kernel that visits rows in random order prefetches (``prefetch_row``, ``prefetch_whole_row`` beyond the
-# cache as below, and the row's scalars) the row this many visits ahead, while the rows between are read: its
-# lines then come from memory or L3 in the shadow of that work. Where a step changes α_i (every step of a smooth loss) it writes v, which the next
-# step's x_i·v reads, and the processor cannot run ahead into the next row by itself. Measured (whole
-# ``cdlab.solve`` calls to a certified relative gap 1e-6, one thread, medians of 7 interleaved pairs, time
-# without ÷ with; benchmarks/prefetch_bench.py): SDCA with a random permutation, logistic λ = 1/n, a9a 1.45,
-# ijcnn1 1.51, w8a 1.15, the race's text-like problem at 1e7 nonzeros 1.22, phishing, mushrooms, madelon and
-# reuters_moneyfx 0.97–1.06. With shrinking (hinge, its epoch's order shuffled up front, so the example ahead is
-# known): the text-like problem at 1e7 nonzeros 1.22 (λ = 1/n), and on X between L2 and the last-level cache
-# w8a 0.90, a9a 0.90, ijcnn1 0.81, mushrooms 0.97, phishing 0.95, reuters_moneyfx 0.88 (1/n), a9a 0.99 and w8a
-# 1.00 (0.01/n); under the per-visit draw it replaced, on other days, a9a 1.16–1.17 and ijcnn1 1.08, then
-# 0.89–1.04 (the gain hangs on how much of the shared L3 other work holds). Where most steps leave α_i at its
-# bound (the hinge loss) and the rows are cached, the prefetches are overhead.
-# The rules: ``dual_cd_chunk`` prefetches for a smooth loss, and for the others where X is ``beyond_cache``
-# (not measured between: the hinge loss without shrinking on X between L2 and the last-level cache, a9a and
-# w8a, lost 1–14 % with prefetching in unreliable runs, so it is off there); the shrinking kernel, which
-# runs the box losses (the smoothed hinge too), while its active rows exceed the last-level cache
-# (PREFETCH_MIN_NNZ nonzeros, as ``exceeds_cache``).
-# Where X exceeds the last-level cache, both prefetch the row ahead whole (``prefetch_whole_row``: every line of
-# its data and, unless the problem's rows are read as full rows (``full_rows``), of its indices), not its first
-# lines (``prefetch_row``): a text-like row of ~100 nonzeros spans 13 lines of data and 7 of indices, and the
-# stream prefetcher that would follow the first lines does not start in time. Measured (one thread, in-process, interleaved; first lines ÷
-# whole): whole SDCA calls (permutation) to a certified relative gap of 1e-6 on the race's text-like problem at
-# 1e7 nonzeros, λ = 1/n (benchmarks/prefetch_bench.py, medians of 5): squared 1.20 (1.05–1.27), logistic 1.07
-# (0.99–1.24), hinge with shrinking 1.09 (1.00–1.20); 3 passes of it (tol 0): squared 1.46–1.51, logistic
-# 1.17–1.23; at 5e7 nonzeros squared 1.18, hinge 1.21; the dense 1e5 × 500 squared 1.06. Against a pass in row
-# order (sampling="cyclic", the memory floor) the shipped first lines were 1.44–1.78× slower at 1e7 and 1.6× at
-# 5e7. On X in the cache ``dual_cd_chunk`` prefetches the first lines as before, and the shrinking kernel nothing.
+# A kernel that visits rows in random order prefetches (``prefetch_row``, ``prefetch_whole_row`` beyond the cache as
+# below, and the row's scalars) the row this many visits ahead, while the rows between are read: its lines then come
+# from memory or L3 in the shadow of that work. Where a step changes α_i (every step of a smooth loss) it writes v,
+# which the next step's x_i·v reads, and the processor cannot run ahead into the next row by itself. Measured (whole
+# ``cdlab.solve`` calls to a certified relative gap 1e-6, one thread, medians of 7 interleaved pairs, time without ÷
+# with; benchmarks/prefetch_bench.py): SDCA with a random permutation, logistic λ = 1/n, a9a 1.45, ijcnn1 1.51, w8a
+# 1.15, the race's text-like problem at 1e7 nonzeros 1.22, phishing, mushrooms, madelon and reuters_moneyfx 0.97–1.06.
+# With shrinking (hinge, its epoch's order shuffled up front, so the example ahead is known): the text-like problem at
+# 1e7 nonzeros 1.22 (λ = 1/n), and on X between L2 and the last-level cache w8a 0.90, a9a 0.90, ijcnn1 0.81, mushrooms
+# 0.97, phishing 0.95, reuters_moneyfx 0.88 (1/n), a9a 0.99 and w8a 1.00 (0.01/n); under the per-visit draw it
+# replaced, on other days, a9a 1.16–1.17 and ijcnn1 1.08, then 0.89–1.04 (the gain hangs on how much of the shared L3
+# other work holds). Where most steps leave α_i at its bound (the hinge loss) and the rows are cached, the prefetches
+# are overhead. The rules: ``dual_cd_chunk`` prefetches for a smooth loss, and for the others where X is
+# ``beyond_cache`` (not measured between: the hinge loss without shrinking on X between L2 and the last-level cache,
+# a9a and w8a, lost 1–14 % with prefetching in unreliable runs, so it is off there); the shrinking kernel, which runs
+# the box losses (the smoothed hinge too), while its active rows exceed the last-level cache (PREFETCH_MIN_NNZ
+# nonzeros, as ``exceeds_cache``). Where X exceeds the last-level cache, both prefetch the row ahead whole
+# (``prefetch_whole_row``: every line of its data and, unless the problem's rows are read as full rows
+# (``full_rows``), of its indices), not its first lines (``prefetch_row``): a text-like row of ~100 nonzeros spans 13
+# lines of data and 7 of indices, and the stream prefetcher that would follow the first lines does not start in time.
+# Measured (one thread, in-process, interleaved; first lines ÷ whole): whole SDCA calls (permutation) to a certified
+# relative gap of 1e-6 on the race's text-like problem at 1e7 nonzeros, λ = 1/n (benchmarks/prefetch_bench.py, medians
+# of 5): squared 1.20 (1.05–1.27), logistic 1.07 (0.99–1.24), hinge with shrinking 1.09 (1.00–1.20); 3 passes of it
+# (tol 0): squared 1.46–1.51, logistic 1.17–1.23; at 5e7 nonzeros squared 1.18, hinge 1.21; the dense 1e5 × 500
+# squared 1.06. Against a pass in row order (sampling="cyclic", the memory floor) the shipped first lines were
+# 1.44–1.78× slower at 1e7 and 1.6× at 5e7. On X in the cache ``dual_cd_chunk`` prefetches the first lines as before,
+# and the shrinking kernel nothing.
 PREFETCH_AHEAD = 2
 PREFETCH_MIN_NNZ = CACHE_BYTES // NNZ_BYTES
 # ... of a row, the first two lines: entries of ``data`` (float64, 8 a 64-byte line) and ``indices`` (uint32, 16);
 # ``prefetch_full_row`` strides by _LINE_BYTES over its array's entry size.
 _LINE_BYTES = 64
 _DATA_LINE, _INDEX_LINE = 8, 16
-# A row-order sweep over full rows prefetches every line of the row this many rows ahead (``prefetch_full_row``):
-# the checkpoint's sweep (``certificate_rows``), ``row_margins``, and Newton–CG's gradient-and-diagonal sweeps and
-# Hessian-vector products. The processor's stream prefetcher does not cross a 4 KiB page, and a row of 500 doubles
-# is about one: without it the sweep waits on memory at each new page. Not applied (not measured): the squared
-# loss's dual CG (``_dual_cg``, which runs where d ≥ 2n, rows of thousands of entries); the random-order kernels
-# prefetch the row PREFETCH_AHEAD visits ahead instead (its first lines, or all of them beyond the cache). Measured on the race's dense 1e5 × 500 rows, one
-# thread (benchmarks/full_row_prefetch_bench.py: interleaved pairs in one process, medians of 7, without ÷ with,
-# two runs): the certificate sweep 1.13–1.14, a Hessian-vector product 1.25 (44 → 35 ms; BLAS's gemv 29 ms), the
-# gradient-and-diagonal sweep 1.23–1.36; whole Newton–CG calls (logistic, certified relative gap 1e-6) 1.17–1.18 at
-# λ = 1/n, 1.20–1.21 at 0.01/n; 1 and 4 rows ahead measured as 2. Only where X ``exceeds_cache``: on rows in the
-# last-level cache the prefetches are overhead (madelon, colon-cancer without the gate: the gradient sweep
-# 0.65–0.76×, the certificate sweep 0.86–0.88×, whole Newton–CG calls 0.84–0.99×; with it 0.94–1.03).
+# A row-order sweep over full rows prefetches every line of the row this many rows ahead (``prefetch_full_row``): the
+# checkpoint's sweep (``certificate_rows``), ``row_margins``, and Newton–CG's gradient-and-diagonal sweeps and
+# Hessian-vector products. The processor's stream prefetcher does not cross a 4 KiB page, and a row of 500 doubles is
+# about one: without it the sweep waits on memory at each new page. Not applied (not measured): the squared loss's
+# dual CG (``_dual_cg``, which runs where d ≥ 2n, rows of thousands of entries); the random-order kernels prefetch the
+# row PREFETCH_AHEAD visits ahead instead (its first lines, or all of them beyond the cache). Measured on the race's
+# dense 1e5 × 500 rows, one thread (benchmarks/full_row_prefetch_bench.py: interleaved pairs in one process, medians
+# of 7, without ÷ with, two runs): the certificate sweep 1.13–1.14, a Hessian-vector product 1.25 (44 → 35 ms; BLAS's
+# gemv 29 ms), the gradient-and-diagonal sweep 1.23–1.36; whole Newton–CG calls (logistic, certified relative gap
+# 1e-6) 1.17–1.18 at λ = 1/n, 1.20–1.21 at 0.01/n; 1 and 4 rows ahead measured as 2. Only where X ``exceeds_cache``:
+# on rows in the last-level cache the prefetches are overhead (madelon, colon-cancer without the gate: the gradient
+# sweep 0.65–0.76×, the certificate sweep 0.86–0.88×, whole Newton–CG calls 0.84–0.99×; with it 0.94–1.03).
 FULL_ROW_AHEAD = 2
 
 
