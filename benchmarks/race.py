@@ -1,14 +1,18 @@
 """The race (issue 16): cdlab against every peer, timed as a user waits, to the same objective.
 
-    python benchmarks/race.py [--quick] [--only NAME ...] [--repeats 3] [--no-threads] [--save DIR]
+    python benchmarks/race.py [--quick] [--only NAME ...] [--repeats 3] [--no-threads] [--save [DIR]]
+    python benchmarks/race.py --tables [DIR ...] [--details]
 
-``--save DIR`` keeps each finished problem's results in DIR (one pickle per
-problem, with the settings it ran under, cdlab's source digest included); a
-rerun with the same DIR and settings reads them instead of racing again, so the full race can be run in
-pieces, across sessions. ``--tables DIR ...`` races nothing: it prints the
-tables over every problem saved in those directories, with the settings each
-ran under, and then how many of the race's problems they cover, raced by which
-cdlab source digests, and which are missing.
+``--save DIR`` keeps each finished problem's results in DIR (one JSON file per
+problem, with the settings it ran under, cdlab's source digest included, and
+the date); a rerun with the same DIR and settings reads them instead of racing
+again, so the full race can be run in pieces, across sessions. The race's
+results are kept in the repository, in ``benchmarks/results/race`` (RESULTS):
+``--save`` with no DIR saves there. ``--tables [DIR ...]`` races nothing: it
+prints the tables over every problem saved in those directories (RESULTS when
+none is named), with the settings each ran under, and then how many of the
+race's problems they cover, raced by which cdlab source digests, and which are
+missing; ``--details`` first prints each problem's own rows, as the race did.
 
 Protocol, per problem (data scaled by the mean example norm; logistic, hinge
 = L1-loss SVM max(0, 1 − y x·w), squared ½(x·w − y)²; λ = 1/n and 0.01/n;
@@ -69,11 +73,12 @@ import os
 os.environ.setdefault("NUMBA_NUM_THREADS", "2")  # before numba is imported: n_jobs=2's threads
 
 import argparse  # noqa: E402
+import datetime  # noqa: E402
 from collections import Counter  # noqa: E402
 import ctypes  # noqa: E402
 import gc  # noqa: E402
 import math  # noqa: E402
-import pickle  # noqa: E402
+import json  # noqa: E402
 import re  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -95,6 +100,8 @@ from _peers import CONVENTIONS, PEERS, dense, peer_input, peer_status, real, sca
 # the digest of the cdlab this process imported, read once: files edited while a race runs do not change
 # the code it runs, so they must not change the digest its saved problems carry
 CDLAB_DIGEST = source_digest()[:12]
+# where the race's results are kept, one JSON file per problem: committed, so coverage accumulates across sessions
+RESULTS = Path(__file__).resolve().parent / "results" / "race"
 
 GAP_REL = 1e-6          # cdlab's certified gap and the peers' target, relative to |P*|
 REFERENCE_TOL = 1e-9    # P* certified to this relative gap (``certified_p_star``)
@@ -482,14 +489,24 @@ def race_case(case, repeats=3, threads=(1, 2), cap=60.0, max_passes=2000, verbos
     info = dict(label=case.label, n=problem.n_samples, d=problem.n_features, nnz=problem.nnz, lam=problem.lam, p_star=p_star,
                 eps=eps, build_s=build_s, build_mb=build_mb, ours_mb=ours_mb,
                 best=best.solver if best is not None else "n/r", best_s=best_s, best2=best2, best2_s=best2_s)
+    result = dict(ours=ours, ours2=ours2, peers=peers, info=info)
     if verbose:
-        print(f"\n=== {case.label}: n={info['n']}, d={info['d']}, nnz={info['nnz']}, λ={info['lam']:.3g}, "
-              f"P*={p_star:.10g}, ε={eps:.3g}; Problem built in {build_s:.3g} s ({build_mb:.0f} MB)")
-        print(ours.to_string(index=False, na_rep="n/r", float_format=lambda v: f"{v:.3g}"))
-        if ours2 is not None:
-            print("cdlab, n_jobs=2:\n" + ours2.to_string(index=False, na_rep="n/r", float_format=lambda v: f"{v:.3g}"))
-        print(peers.to_string(index=False, na_rep="n/r", float_format=lambda v: f"{v:.3g}"))
-    return dict(ours=ours, ours2=ours2, peers=peers, info=info)
+        print_details(result)
+    return result
+
+
+def print_details(result):
+    """One problem's own rows: its shape and target, cdlab's runs (and its n_jobs=2 rerun), the peers'."""
+    info, fmt = result["info"], dict(index=False, na_rep="n/r", float_format=lambda v: f"{v:.3g}")
+    print(f"\n=== {info['label']}: n={info['n']}, d={info['d']}, nnz={info['nnz']}, λ={info['lam']:.3g}, "
+          f"P*={info['p_star']:.10g}, ε={info['eps']:.3g}; Problem built in {info['build_s']:.3g} s "
+          f"({info['build_mb']:.0f} MB)")
+    print(result["ours"].to_string(**fmt))
+    if result["ours2"] is not None:
+        print("cdlab, n_jobs=2:\n" + (result["ours2"].to_string(**fmt) if len(result["ours2"]) else
+                                      f"(no rerun: no method with a parallel mode within {TWO_THREAD_REACH:g}× the "
+                                      f"best on one thread)"))
+    print(result["peers"].to_string(**fmt))
 
 
 # ------------------------------------------------------------------- tables
@@ -558,19 +575,50 @@ def warm_up():
 
 
 def saved_path(directory, case):
-    return directory / (re.sub(r"[^A-Za-z0-9.]+", "_", case.label) + ".pkl")
+    return directory / (re.sub(r"[^A-Za-z0-9.]+", "_", case.label) + ".json")
+
+
+def _plain(value):
+    """``value`` as JSON holds it: numpy scalars as Python's, tuples as lists (so saved and current
+    settings compare equal), NaN kept (Python's json reads and writes it)."""
+    return json.loads(json.dumps(value, default=lambda v: v.item() if isinstance(v, np.generic) else str(v)))
+
+
+def save_case(path, result, settings):
+    """Write one problem's results with its settings and today's date: its tables as columns and rows,
+    a line per row (so a diff of a re-raced problem reads row by row)."""
+    line = lambda value: json.dumps(_plain(value), ensure_ascii=False)  # noqa: E731
+    parts = [f' "settings": {line(settings)}', f' "saved": {line(datetime.date.today().isoformat())}',
+             f' "info": {line(result["info"])}']
+    for key in ("ours", "ours2", "peers"):
+        table = result[key]
+        if table is None:
+            parts.append(f' "{key}": null')
+            continue
+        rows = ",\n  ".join(line(row) for row in table.to_numpy(object).tolist())
+        parts.append(f' "{key}": {{"columns": {line(list(table.columns))}, "rows": [\n  {rows}]}}')
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{\n" + ",\n".join(parts) + "\n}\n", encoding="utf-8")
+
+
+def load_case(path):
+    """(results, settings, date saved) of one file written by ``save_case``."""
+    record = json.loads(path.read_text(encoding="utf-8"))
+    result = {key: None if record[key] is None else pd.DataFrame(record[key]["rows"], columns=record[key]["columns"])
+              for key in ("ours", "ours2", "peers")}
+    result["info"] = record["info"]
+    return result, record["settings"], record["saved"]
 
 
 def saved_case(directory, case, settings):
     """The case's saved results if ``--save`` holds them under the same settings (else None)."""
     if directory is None or not saved_path(directory, case).exists():
         return None
-    with open(saved_path(directory, case), "rb") as f:
-        saved = pickle.load(f)
-    if saved["settings"] != settings:
+    result, saved_settings, _ = load_case(saved_path(directory, case))
+    if saved_settings != _plain(settings):
         return None
     print(f"\n=== {case.label}: read from {saved_path(directory, case)}")
-    return saved["result"]
+    return result
 
 
 def main(argv=None):
@@ -583,19 +631,27 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-threads", action="store_true", help="skip the two-thread table")
     ap.add_argument("--ours", nargs="*", help="race only these cdlab methods (e.g. sdca dual_cd; auto always runs)")
-    ap.add_argument("--save", type=Path, help="keep each problem's results here and reuse those that ran under "
-                    "the same settings")
-    ap.add_argument("--tables", nargs="+", type=Path, metavar="DIR",
-                    help="race nothing: print the tables over the problems saved in these --save directories")
+    ap.add_argument("--save", type=Path, nargs="?", const=RESULTS, metavar="DIR",
+                    help="keep each problem's results here (no DIR: the repository's, benchmarks/results/race) and "
+                    "reuse those that ran under the same settings")
+    ap.add_argument("--tables", nargs="*", type=Path, metavar="DIR",
+                    help="race nothing: print the tables over the problems saved in these --save directories "
+                    "(none named: benchmarks/results/race)")
+    ap.add_argument("--details", action="store_true", help="with --tables: each problem's own rows first")
     args = ap.parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)  # each problem's rows as it finishes, also into a file
-    if args.tables:
-        results, settings = saved_results(args.tables)
+    if args.tables is not None:
+        results, settings = saved_results(args.tables or [RESULTS])
+        if args.details:
+            for result in results.values():
+                print_details(result)
         print_tables(results, (1, 2))
         print_coverage(settings)
         return results
     if args.repeats < 1:
         ap.error("--repeats must be ≥ 1")
+    if args.quick and args.save is not None and args.save.resolve() == RESULTS:
+        ap.error("--quick: its shortened problems are not kept with the race's results; give --save a DIR")
     if args.ours:
         unknown = set(args.ours) - {method for method, *_ in OURS}
         if unknown:
@@ -634,9 +690,7 @@ def main(argv=None):
                 print(f"\n=== {case.label}: left out: {exc}", flush=True)
                 continue
         if args.save is not None:
-            args.save.mkdir(parents=True, exist_ok=True)
-            with open(saved_path(args.save, case), "wb") as f:
-                pickle.dump(dict(settings=settings, result=results[case.label]), f)
+            save_case(saved_path(args.save, case), results[case.label], settings)
     print_tables(results, (1,) if args.no_threads else (1, 2))
     print(f"\nrace finished in {time.perf_counter() - t_start:.0f} s")
     return results
@@ -647,12 +701,11 @@ def saved_results(directories):
     later directory's copy of a problem replaces an earlier one's); each problem's settings are printed."""
     results, settings = {}, {}
     for directory in directories:
-        for path in sorted(Path(directory).glob("*.pkl")):
-            with open(path, "rb") as f:
-                saved = pickle.load(f)
-            label = saved["result"]["info"].get("label", path.stem)
-            results[label], settings[label] = saved["result"], saved["settings"]
-            print(f"{label}: {path} ({', '.join(f'{k}={v}' for k, v in saved['settings'].items())})")
+        for path in sorted(Path(directory).glob("*.json")):
+            result, saved_settings, saved = load_case(path)
+            label = result["info"]["label"]
+            results[label], settings[label] = result, saved_settings
+            print(f"{label}: {path}, saved {saved} ({', '.join(f'{k}={v}' for k, v in saved_settings.items())})")
     return results, settings
 
 

@@ -1,8 +1,9 @@
 """A markdown digest of saved race results, one row per problem (issue 16's closing notes).
 
-    python benchmarks/race_markdown.py DIR ...
+    python benchmarks/race_markdown.py [DIR ...]
 
-DIR: ``race.py --save`` directories (a later one's copy of a problem replaces an earlier one's).
+DIR: ``race.py --save`` directories (a later one's copy of a problem replaces an earlier one's); none
+named: the repository's results, ``benchmarks/results/race``.
 Per problem: cdlab's fastest fixed method on one thread and its seconds, auto ÷ that, the best
 peer and best peer ÷ cdlab on one thread and on two, and peak RSS of cdlab (build + solve) and of
 that peer; then the geometric means of both tables, as ``race.py --tables`` prints them. Each saved
@@ -29,7 +30,7 @@ def shown(v, digits=3):
 
 
 def main(directories):
-    res, settings = race.saved_results([Path(d) for d in directories])
+    res, settings = race.saved_results([Path(d) for d in directories] or [race.RESULTS])
     t1 = race.ratio_table(res, 1).set_index("problem")
     t2 = race.ratio_table(res, 2)  # empty where every problem ran with --no-threads
     t2 = t2.set_index("problem") if "problem" in t2.columns else None

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import cdlab
@@ -107,20 +108,27 @@ def test_save_resumes_and_tables_print_what_was_saved(tmp_path, monkeypatch, cap
     monkeypatch.setattr(race, "warm_up", lambda: None)
     args = ["--quick", "--losses", "squared", "--repeats", "1", "--no-threads", "--save", str(tmp_path / "saved")]
     first = race.main(args)
-    assert list(first) == ["toy squared λ=1/n"] and len(list((tmp_path / "saved").glob("*.pkl"))) == 1
+    assert list(first) == ["toy squared λ=1/n"] and len(list((tmp_path / "saved").glob("*.json"))) == 1
     monkeypatch.setattr(race, "race_case", lambda *a, **k: pytest.fail("a saved problem was raced again"))
     again = race.main(args)
     assert again.keys() == first.keys()
-    assert again["toy squared λ=1/n"]["info"]["best_s"] == first["toy squared λ=1/n"]["info"]["best_s"]
+    label = "toy squared λ=1/n"
+    assert again[label]["info"] == pytest.approx(first[label]["info"], nan_ok=True)
+    for key in ("ours", "peers"):  # the JSON file gives back the tables the race printed
+        pd.testing.assert_frame_equal(again[label][key], first[label][key], check_dtype=False)
     capsys.readouterr()
-    race.main(["--tables", str(tmp_path / "saved")])
+    race.main(["--tables", str(tmp_path / "saved"), "--details"])
     out = capsys.readouterr().out
+    assert f"=== {label}: n=60, d=8" in out and out.index(f"=== {label}") < out.index("geometric means")
     assert "toy squared λ=1/n" in out and "geometric means" in out and "peak RSS" in out
     # the full race here is toy's 3 losses × 2 λ: one saved, by this cdlab, the five others named as missing
     assert f"coverage: 1 of the race's 6 problems saved; raced by cdlab source digest {race.CDLAB_DIGEST} (1)" in out
     missing = out.split("not saved in these directories: ")[1].splitlines()[0].split("; ")
     assert sorted(missing) == sorted(f"toy {loss} λ={f:g}/n" for loss in race.LOSSES for f in race.LAM_FACTORS
                                      if (loss, f) != ("squared", 1.0))
+    with pytest.raises(SystemExit):  # --quick's shortened problems stay out of the repository's results
+        race.main(["--quick", "--save"])
+    assert "give --save a DIR" in capsys.readouterr().err
 
 
 def test_a_slow_fixed_method_is_stopped_at_its_cap_and_not_repeated(monkeypatch):
