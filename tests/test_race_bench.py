@@ -323,3 +323,35 @@ def test_a_smooth_loss_on_large_data_takes_p_star_from_newton_certified_alike(mo
     calls.clear()
     race.certified_p_star(race.make_problem(X, y, "hinge", lam_factor))
     assert not calls  # SDCA's reference_optimum, which does not call race.cdlab.solve
+
+
+def test_a_peer_far_behind_is_timed_once(monkeypatch):
+    """run_peer: a fit at the target's tol that took at least OURS_FLOOR_S and over OURS_REPEAT_REACH × the
+    reference is timed once and says so; within reach, or under the floor, it is timed ``repeats`` times. In a
+    race, the reference starts at OURS_REPEAT_REACH × cdlab's fastest fixed method and falls to each faster peer."""
+    from sklearn.linear_model import Ridge
+
+    X, y = dense(200, 10, 2)
+    problem = race.make_problem(X, y, "squared", 1.0)
+    p_star = cdlab.reference_optimum(problem, tol=1e-10)
+    target = p_star + 1e-6 * abs(p_star)
+    fits = []
+
+    def build(lam, n, d, tol, threads):
+        class Counted(Ridge):
+            def fit(self, X, y):
+                fits.append(tol)
+                return super().fit(X, y)
+        return Counted(alpha=lam * n, fit_intercept=False, solver="cholesky")
+
+    monkeypatch.setattr(race, "OURS_FLOOR_S", 0.0)
+    row = race.run_peer("ridge", build, problem, X, target, 3, 5.0, reference=1e-12)
+    assert len(fits) == 1 + 1 and row["note"].startswith("run once: over 2×") and np.isnan(row["spread"])
+    assert np.isfinite(row["seconds"]) and row["primal"] <= target
+    fits.clear()
+    row = race.run_peer("ridge", build, problem, X, target, 3, 5.0, reference=60.0)
+    assert len(fits) == 1 + 3 and row["note"] == "" and np.isfinite(row["spread"])
+    monkeypatch.setattr(race, "OURS_FLOOR_S", 60.0)
+    fits.clear()
+    race.run_peer("ridge", build, problem, X, target, 3, 5.0, reference=1e-12)
+    assert len(fits) == 1 + 3
