@@ -27,6 +27,19 @@ def exact_repeats(monkeypatch):
     monkeypatch.setattr(race, "SHORT_CALL_S", 0.0)
 
 
+def counted_ridge(fits):
+    """A peer build: scikit-learn's direct Ridge solve (no intercept), recording each fit's tol in ``fits``."""
+    from sklearn.linear_model import Ridge
+
+    def build(lam, n, d, tol, threads):
+        class Counted(Ridge):
+            def fit(self, X, y):
+                fits.append(tol)
+                return super().fit(X, y)
+        return Counted(alpha=lam * n, fit_intercept=False, solver="cholesky")
+    return build
+
+
 @pytest.mark.parametrize("loss", race.LOSSES)
 def test_race_machinery_on_a_tiny_problem(loss, monkeypatch):
     # no warm-up here (the race's main() has one): a method's first call may include its compilation,
@@ -235,16 +248,7 @@ def test_short_calls_run_in_more_rounds(monkeypatch):
     assert calls[:3] == ["auto", "permutation", "uniform"] and calls[-2:] == ["auto", "permutation"]
     assert (ours.status == "converged").all() and (ours.gap <= eps).all()
     fits = []
-
-    def build(lam, n, d, tol, threads):
-        from sklearn.linear_model import Ridge
-
-        class Counted(Ridge):
-            def fit(self, X, y):
-                fits.append(tol)
-                return super().fit(X, y)
-        return Counted(alpha=lam * n, fit_intercept=False, solver="cholesky")
-
+    build = counted_ridge(fits)
     row = race.run_peer("ridge", build, problem, X, p_star + eps, 3, 5.0)
     assert np.isfinite(row["seconds"]) and row["note"] == ""
     assert fits == [race.PEER_TOLS[0]] * (1 + 7)  # the loosest tol reaches the target (a direct solve), then 7 timed
@@ -329,21 +333,12 @@ def test_a_peer_far_behind_is_timed_once(monkeypatch):
     """run_peer: a fit at the target's tol that took at least OURS_FLOOR_S and over OURS_REPEAT_REACH × the
     reference is timed once and says so; within reach, or under the floor, it is timed ``repeats`` times. In a
     race, the reference starts at OURS_REPEAT_REACH × cdlab's fastest fixed method and falls to each faster peer."""
-    from sklearn.linear_model import Ridge
-
     X, y = dense(200, 10, 2)
     problem = race.make_problem(X, y, "squared", 1.0)
     p_star = cdlab.reference_optimum(problem, tol=1e-10)
     target = p_star + 1e-6 * abs(p_star)
     fits = []
-
-    def build(lam, n, d, tol, threads):
-        class Counted(Ridge):
-            def fit(self, X, y):
-                fits.append(tol)
-                return super().fit(X, y)
-        return Counted(alpha=lam * n, fit_intercept=False, solver="cholesky")
-
+    build = counted_ridge(fits)
     monkeypatch.setattr(race, "OURS_FLOOR_S", 0.0)
     row = race.run_peer("ridge", build, problem, X, target, 3, 5.0, reference=1e-12)
     assert len(fits) == 1 + 1 and row["note"].startswith("run once: over 2×") and np.isnan(row["spread"])
