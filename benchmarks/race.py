@@ -68,7 +68,13 @@ no intercept):
 
 Ratios are peer seconds ÷ cdlab seconds (> 1: cdlab is faster), against the
 fastest fixed cdlab method of that problem; the geometric mean is over the
-problems where both finished.
+problems where both finished. Each peer's timed fits alternate with calls of
+that method (``timed_pairs``), and its ratio is to the median of those calls,
+so that a change in the shared machine's load between cdlab's runs (step 2)
+and the peer's falls on both: on this machine the same problem's whole race
+read ijcnn1 logistic 1/n at 67 ms for Newton and best peer ÷ cdlab 1.05, and
+20 minutes later 42 ms and 1.34. (Problems saved before the pairing have the
+table's "cdlab s" as every peer's denominator.)
 """
 from __future__ import annotations
 
@@ -232,7 +238,14 @@ class PeakRSS:
 
 def timed(fn, repeats):
     """(median seconds, spread = (max − min)/median, last return value, peak MB of the first call)."""
-    times, out, mb = [], None, np.nan
+    return timed_pairs(fn, None, repeats)[:4]
+
+
+def timed_pairs(fn, partner, repeats):
+    """``timed``'s four values, then the median seconds of ``partner`` (NaN if None), a call timed right after
+    each of fn's runs, outside its memory measurement: a peer's fits alternate with cdlab's best method, so a
+    change in the shared machine's load falls on both (``race_case``)."""
+    times, partner_times, out, mb = [], [], None, np.nan
     for k in range(repeats):
         with PeakRSS() as mem:
             t0 = time.perf_counter()
@@ -240,8 +253,14 @@ def timed(fn, repeats):
             times.append(time.perf_counter() - t0)
         if k == 0:
             mb = mem.mb
+        if partner is not None:
+            gc.collect()
+            t0 = time.perf_counter()
+            partner()
+            partner_times.append(time.perf_counter() - t0)
     med = float(np.median(times))
-    return med, (max(times) - min(times)) / med if med > 0 else 0.0, out, mb
+    return (med, (max(times) - min(times)) / med if med > 0 else 0.0, out, mb,
+            float(np.median(partner_times)) if partner_times else np.nan)
 
 
 def repeats_for(first_seconds, repeats):
@@ -383,13 +402,15 @@ def fit_peer(build, problem, X, tol, threads):
     return seconds, problem.primal(np.ravel(est.coef_).astype(np.float64))
 
 
-def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER_TOLS, reference=np.inf):
+def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER_TOLS, reference=np.inf,
+             partner=None):
     """Tighten the peer's tol until P ≤ target, then time that tol. Returns a row. A fit at that tol that took
     at least OURS_FLOOR_S and over OURS_REPEAT_REACH × ``reference`` is timed once (``race_case``'s reference:
     a faster peer's seconds, or OURS_REPEAT_REACH × cdlab's), as a fixed cdlab method so far behind is: at
-    5e7 nonzeros each fit of scikit-learn's Ridge solvers takes 30-60 s."""
+    5e7 nonzeros each fit of scikit-learn's Ridge solvers takes 30-60 s. ``partner``: cdlab's call the timed
+    fits alternate with (``timed_pairs``); its median over those runs is the row's "cdlab s"."""
     row = dict(peer=name, threads=threads, seconds=np.nan, spread=np.nan, tol=np.nan, primal=np.nan,
-               mb=np.nan, note="")
+               mb=np.nan, note="", **{"cdlab s": np.nan})
     try:
         build(problem.lam, problem.n_samples, problem.n_features, 1e-3, threads)
     except Exception as exc:  # ImportError, or a library broken at import
@@ -408,9 +429,9 @@ def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER
             row["note"] = f"P − target {row['primal'] - target:.2g} at tol {tols[-1]:g}"
             return row
         once = seconds >= OURS_FLOOR_S and seconds > OURS_REPEAT_REACH * reference
-        med, spread, (_, primal), mb = timed(lambda: fit_peer(build, problem, X, row["tol"], threads),
-                                             1 if once else repeats_for(seconds, repeats))
-        row.update(seconds=med, spread=np.nan if once else spread, primal=primal, mb=mb)
+        med, spread, (_, primal), mb, ours = timed_pairs(lambda: fit_peer(build, problem, X, row["tol"], threads),
+                                                         partner, 1 if once else repeats_for(seconds, repeats))
+        row.update(seconds=med, spread=np.nan if once else spread, primal=primal, mb=mb, **{"cdlab s": ours})
         if primal > target:  # a randomised peer may land above on a rerun
             row["note"] = "above target on a rerun"
         elif once:
@@ -418,6 +439,17 @@ def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER
     except Exception as exc:
         row.update(seconds=np.nan, note=f"failed: {type(exc).__name__}: {exc}")
     return row
+
+
+def best_call(problem, label, eps, max_passes):
+    """cdlab's call of the fixed method ``label`` (a ``solver_label``, "… n_jobs=2" for its two-thread run), as
+    ``run_ours`` times it; None for no label."""
+    if label is None:
+        return None
+    n_jobs = 2 if label.endswith(" n_jobs=2") else 1
+    method, sampling, options = solver_of(label.removesuffix(" n_jobs=2"))
+    return lambda: cdlab.solve(problem, method=method, sampling=sampling, tol=eps, max_passes=max_passes, seed=0,
+                               n_jobs=n_jobs, **options)
 
 
 def certified_p_star(problem) -> float:
@@ -485,21 +517,23 @@ def race_case(case, repeats=3, threads=(1, 2), cap=60.0, max_passes=2000, verbos
     Xp = peer_input(problem.X)
     best_s = best.seconds if best is not None else np.nan
     peer_cap = max(cap, 50 * best_s) if np.isfinite(best_s) else cap
+    partners = {1: best_call(problem, best.solver if best is not None else None, eps, max_passes),
+                2: best_call(problem, best2 if best is not None else None, eps, max_passes)}
     rows = []
     # run_peer's reference: a peer over OURS_REPEAT_REACH × this is timed once; it can then be neither the best
     # peer nor, by the noise of one run, brought within OURS_REPEAT_REACH of cdlab's fastest fixed method
-    fastest = OURS_REPEAT_REACH * best_s if np.isfinite(best_s) else np.inf
+    reference = OURS_REPEAT_REACH * best_s if np.isfinite(best_s) else np.inf
     for name, build, has_threads, applies in PEERS[case.loss]:
         if applies is not None and not applies(*problem.shape):
             rows.append(dict(peer=name, threads=1, seconds=np.nan, note="not applicable (d > 5000)"))
             continue
-        row = run_peer(name, build, problem, Xp, target, repeats, peer_cap, reference=fastest)
+        row = run_peer(name, build, problem, Xp, target, repeats, peer_cap, reference=reference, partner=partners[1])
         rows.append(row)
         if has_threads and 2 in threads and np.isfinite(row["seconds"]):
             rows.append(run_peer(name, build, problem, Xp, target, repeats, peer_cap, threads=2,
                                  tols=(row["tol"],) + tuple(t for t in PEER_TOLS if t < row["tol"]),
-                                 reference=fastest))
-        fastest = min([fastest] + [r["seconds"] for r in rows if np.isfinite(r["seconds"])])
+                                 reference=reference, partner=partners[2]))
+        reference = min([reference] + [r["seconds"] for r in rows if np.isfinite(r["seconds"])])
     peers = pd.DataFrame(rows)
     info = dict(label=case.label, n=problem.n_samples, d=problem.n_features, nnz=problem.nnz, lam=problem.lam, p_star=p_star,
                 eps=eps, build_s=build_s, build_mb=build_mb, ours_mb=ours_mb,
@@ -528,7 +562,8 @@ def print_details(result):
 
 def ratio_table(results, threads=1):
     """One row per problem: cdlab's fastest fixed method (with two threads allowed when threads
-    is 2), auto, and peer s ÷ cdlab s per peer."""
+    is 2), auto, and peer s ÷ cdlab s per peer (cdlab s: that method's calls paired with the peer's fits
+    where the peer's row has them, else the method's own median)."""
     rows = []
     for label, r in results.items():
         info, peers, ours = r["info"], r["peers"], r["ours"]
@@ -539,7 +574,9 @@ def ratio_table(results, threads=1):
         sel = peers[peers.threads == threads]
         if threads != 1 and not len(sel):
             continue
-        ratios = {p: s / best_s for p, s in zip(sel.peer, sel.seconds)}
+        # each peer against cdlab's best timed in alternation with it (``timed_pairs``) where it was raced so
+        paired = sel["cdlab s"] if "cdlab s" in sel.columns else pd.Series(np.nan, index=sel.index)
+        ratios = {p: s / (o if np.isfinite(o) else best_s) for p, s, o in zip(sel.peer, sel.seconds, paired)}
         finite = {p: v for p, v in ratios.items() if np.isfinite(v)}
         row["best peer"] = min(finite, key=finite.get) if finite else "n/r"
         row["best peer ÷ cdlab"] = min(finite.values()) if finite else np.nan
@@ -692,7 +729,7 @@ def main(argv=None):
                         threads=() if args.no_threads else (1, 2),
                         cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
                         ours=[solver_label(*run) for run in OURS], reach=(OURS_REACH, OURS_FLOOR_S, OURS_REPEAT_REACH),
-                        peers_run_once=True,
+                        peers_run_once=True, paired=True,
                         cdlab=CDLAB_DIGEST)
         saved = saved_case(args.save, case, settings)
         if saved is not None:
@@ -744,8 +781,9 @@ def print_tables(results, thread_counts):
     for threads in thread_counts:
         table = ratio_table(results, threads)
         print(f"\n=== peer seconds ÷ cdlab seconds, peers on {threads} thread{'s' if threads > 1 else ''} "
-              f"(cdlab: its fastest fixed method on {'1 thread' if threads == 1 else 'n_jobs 1 or 2'}; > 1 = cdlab "
-              f"faster; 'auto ÷ best' = method='auto' seconds (1 thread) ÷ the one-thread best's)")
+              f"(cdlab: its fastest fixed method on {'1 thread' if threads == 1 else 'n_jobs 1 or 2'}, each peer "
+              f"against its calls timed in alternation with that peer's fits; > 1 = cdlab faster; 'auto ÷ best' = "
+              f"method='auto' seconds (1 thread) ÷ the one-thread best's)")
         print(table.to_string(**fmt) if len(table) else "(no peer with threads finished)")
         print("geometric means: " + "; ".join(f"{k}: {v}" for k, v in geometric_means(table).items()))
     print("\n=== peak RSS above the process's RSS before the call, MB (peers: one fit at 1 thread)")

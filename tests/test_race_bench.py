@@ -73,8 +73,10 @@ def test_race_machinery_on_a_tiny_problem(loss, monkeypatch):
     table = race.ratio_table({case.label: out})
     assert {"problem", "cdlab best", "cdlab s", "auto ÷ best", "best peer", "best peer ÷ cdlab"} <= set(table.columns)
     assert set(peers.peer) <= set(table.columns)
-    reached = peers.seconds.dropna()
-    assert table["best peer ÷ cdlab"].iloc[0] == pytest.approx(reached.min() / info["best_s"])
+    # each peer's ratio is to cdlab's best timed in alternation with its fits
+    reached = peers[peers.seconds.notna()]
+    assert (reached["cdlab s"] > 0).all() and reached["cdlab s"].notna().all()
+    assert table["best peer ÷ cdlab"].iloc[0] == pytest.approx((reached.seconds / reached["cdlab s"]).min())
     means = race.geometric_means(table)
     assert "best peer ÷ cdlab" in means
     mem = race.memory_table({case.label: out})
@@ -111,7 +113,8 @@ def test_two_thread_table_races_cdlabs_parallel_methods():
     table = race.ratio_table({case.label: out}, threads=2)
     assert len(two.seconds.dropna())  # scikit-learn's lbfgs, a dependency, offers threads
     assert table["cdlab s"].iloc[0] == info["best2_s"]
-    assert table["best peer ÷ cdlab"].iloc[0] == pytest.approx(two.seconds.min() / info["best2_s"])
+    assert two["cdlab s"].notna().all()
+    assert table["best peer ÷ cdlab"].iloc[0] == pytest.approx((two.seconds / two["cdlab s"]).min())
 
 
 def test_save_resumes_and_tables_print_what_was_saved(tmp_path, monkeypatch, capsys):
@@ -350,3 +353,20 @@ def test_a_peer_far_behind_is_timed_once(monkeypatch):
     fits.clear()
     race.run_peer("ridge", build, problem, X, target, 3, 5.0, reference=1e-12)
     assert len(fits) == 1 + 3
+
+
+def test_peer_fits_alternate_with_cdlabs_best_call(monkeypatch):
+    """timed_pairs runs the peer's fit and cdlab's call in turn and gives the partner's median; best_call is
+    the fixed method a label names, with n_jobs=2 for the two-thread table's "… n_jobs=2"."""
+    log = []
+    out = race.timed_pairs(lambda: log.append("peer") or "fit", lambda: log.append("cdlab"), 3)
+    assert log == ["peer", "cdlab"] * 3 and out[2] == "fit" and out[4] > 0
+    assert np.isnan(race.timed_pairs(lambda: None, None, 2)[4]) and len(race.timed(lambda: None, 2)) == 4
+    seen = []
+    monkeypatch.setattr(race.cdlab, "solve", lambda problem, **kwargs: seen.append(kwargs))
+    race.best_call("problem", "sdca permutation shrinking=True", 1e-3, 10)()
+    race.best_call("problem", "sdca permutation n_jobs=2", 1e-3, 10)()
+    assert seen[0] == dict(method="sdca", sampling="permutation", tol=1e-3, max_passes=10, seed=0, n_jobs=1,
+                           shrinking=True)
+    assert seen[1] == dict(method="sdca", sampling="permutation", tol=1e-3, max_passes=10, seed=0, n_jobs=2)
+    assert race.best_call("problem", None, 1e-3, 10) is None
