@@ -195,3 +195,24 @@ def test_x_dense_is_a_view_where_every_entry_is_stored_a_copy_where_nearly_and_n
     sparse[:, :2] = 0.0  # 10 of 12 columns: below DENSE_MIN_DENSITY
     assert not Data(sparse, y).is_dense and Data(sparse, y).X_dense is None
     np.testing.assert_array_equal(A, before)
+
+
+def test_building_data_copies_x_once():
+    """Data keeps one copy of X (12 bytes a nonzero: float64 values, 32-bit indices) and finds its norms and
+    any non-finite value without another array the size of X: squaring the values into a copy took 8 bytes a
+    nonzero more at the peak, and the finiteness check's mask 1 (tracemalloc traces numpy's allocations)."""
+    import tracemalloc
+
+    X = sp.random(20_000, 2_000, density=0.05, random_state=0, format="csr")
+    y = np.where(np.arange(X.shape[0]) % 2, 1.0, -1.0)
+    Data(X, y)  # the norms' kernel compiled (or loaded) outside the measurement
+    tracemalloc.start()
+    try:
+        data = Data(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 12.6 * X.nnz, peak / X.nnz
+    A = X.toarray()
+    np.testing.assert_allclose(data.row_norms_sq, (A ** 2).sum(axis=1), rtol=1e-13)
+    np.testing.assert_array_equal(data.col_norms_sq, np.asarray(X.multiply(X).sum(axis=0)).ravel())

@@ -24,7 +24,6 @@ import hashlib
 import math
 
 import numpy as np
-import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numba import njit
 
@@ -149,6 +148,34 @@ def _held_out_rayleigh(indptr, indices, data, n_features, rows, v, held_out):
     return acc / (norm_sq * held_out.shape[0])
 
 
+@njit(cache=True, nogil=True)
+def _row_and_column_sums(indptr, indices, data, n_features):
+    """(‖x_i‖² per row, ‖f_j‖² per column, nonzeros per column, the index of the first non-finite stored value
+    or −1) of a CSR X in one read of it, with no array the size of X: squaring X's values into a copy first
+    and counting columns by np.bincount (which widens 32-bit indices to 64) each took 8 bytes a nonzero
+    more at the peak of building a Problem, 400 MB at 5e7 nonzeros. Each sum adds its squares in storage
+    order (a column's as scipy's product with a vector of ones did; a row's where scipy summed pairwise, so a
+    row's norm may differ from that in its last bits); an overflow gives inf (``_check_norms`` refuses it)."""
+    n = indptr.shape[0] - 1
+    rows = np.zeros(n)
+    cols = np.zeros(n_features)
+    counts = np.zeros(n_features, np.int64)
+    first_bad = -1
+    for i in range(n):
+        acc = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            x = data[p]
+            if first_bad < 0 and not np.isfinite(x):
+                first_bad = p
+            square = x * x
+            acc += square
+            j = indices[p]
+            cols[j] += square
+            counts[j] += 1
+        rows[i] = acc
+    return rows, cols, counts, first_bad
+
+
 def _check_norms(row_norms_sq, col_norms_sq):
     """Refuse data whose squared norms overflow float64."""
     for norms, what in ((row_norms_sq, "row"), (col_norms_sq, "column")):
@@ -177,25 +204,20 @@ class Data:
         n, d = X.shape
         if n == 0 or d == 0:
             raise ValueError(f"X is empty (shape {X.shape})")
-        if not np.all(np.isfinite(X.data)):
+        row_norms_sq, col_norms_sq, col_nnz, first_bad = _row_and_column_sums(*kernel_arrays(X), d)
+        if first_bad >= 0:
             raise ValueError(f"X contains {first_nonfinite(X)}")
         if X.nnz == 0:
             # nothing to learn, and a pass (nnz nonzeros touched) would be undefined
             raise ValueError(f"X has no nonzero entries (shape {X.shape}): every example is zero")
         self.y = as_labels(y, n)
-
-        with np.errstate(over="ignore"):  # an overflow is refused by _check_norms
-            sq = sp.csr_matrix((X.data ** 2, X.indices, X.indptr), shape=X.shape)  # X's index arrays, shared
-        row_norms_sq = np.asarray(sq.sum(axis=1)).ravel()
-        col_norms_sq = np.asarray(sq.sum(axis=0)).ravel()
-        del sq
         _check_norms(row_norms_sq, col_norms_sq)
 
         self.X = X
         self.n_samples, self.n_features = n, d
         self.nnz = int(X.nnz)
         self.row_nnz = np.diff(X.indptr).astype(np.int64)
-        self.col_nnz = np.bincount(X.indices, minlength=d).astype(np.int64)
+        self.col_nnz = col_nnz
         self.n_nonempty_columns = int(np.count_nonzero(self.col_nnz))
         self.row_norms_sq, self.col_norms_sq = row_norms_sq, col_norms_sq
         self.frob_sq = float(self.row_norms_sq.sum())
