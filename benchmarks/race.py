@@ -241,10 +241,11 @@ def timed(fn, repeats):
     return timed_pairs(fn, None, repeats)[:4]
 
 
-def timed_pairs(fn, partner, repeats):
-    """``timed``'s four values, then the median seconds of ``partner`` (NaN if None), a call timed right after
-    each of fn's runs, outside its memory measurement: a peer's fits alternate with cdlab's best method, so a
-    change in the shared machine's load falls on both (``race_case``)."""
+def timed_pairs(fn, partner, repeats, partner_runs=1):
+    """``timed``'s four values, then the median seconds of ``partner`` (NaN if None or if none of its runs
+    counted), a call timed ``partner_runs`` times right after each of fn's runs, outside its memory
+    measurement: a peer's fits alternate with cdlab's best method, so a change in the shared machine's load
+    falls on both (``race_case``). A partner run that returns False (not certified) is not counted."""
     times, partner_times, out, mb = [], [], None, np.nan
     for k in range(repeats):
         with PeakRSS() as mem:
@@ -253,11 +254,12 @@ def timed_pairs(fn, partner, repeats):
             times.append(time.perf_counter() - t0)
         if k == 0:
             mb = mem.mb
-        if partner is not None:
+        for _ in range(partner_runs if partner is not None else 0):
             gc.collect()
             t0 = time.perf_counter()
-            partner()
-            partner_times.append(time.perf_counter() - t0)
+            counted = partner()
+            if counted is not False:
+                partner_times.append(time.perf_counter() - t0)
     med = float(np.median(times))
     return (med, (max(times) - min(times)) / med if med > 0 else 0.0, out, mb,
             float(np.median(partner_times)) if partner_times else np.nan)
@@ -403,12 +405,13 @@ def fit_peer(build, problem, X, tol, threads):
 
 
 def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER_TOLS, reference=np.inf,
-             partner=None):
+             partner=None, partner_runs=1):
     """Tighten the peer's tol until P ≤ target, then time that tol. Returns a row. A fit at that tol that took
     at least OURS_FLOOR_S and over OURS_REPEAT_REACH × ``reference`` is timed once (``race_case``'s reference:
     a faster peer's seconds, or OURS_REPEAT_REACH × cdlab's), as a fixed cdlab method so far behind is: at
-    5e7 nonzeros each fit of scikit-learn's Ridge solvers takes 30-60 s. ``partner``: cdlab's call the timed
-    fits alternate with (``timed_pairs``); its median over those runs is the row's "cdlab s"."""
+    5e7 nonzeros each fit of scikit-learn's Ridge solvers takes 30-60 s. The fit judged is the tol search's last
+    (from a cold start, so it may be slower than the timed ones). ``partner``: cdlab's call the timed fits
+    alternate with, ``partner_runs`` times after each (``timed_pairs``); its median is the row's "cdlab s"."""
     row = dict(peer=name, threads=threads, seconds=np.nan, spread=np.nan, tol=np.nan, primal=np.nan,
                mb=np.nan, note="", **{"cdlab s": np.nan})
     try:
@@ -430,7 +433,8 @@ def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER
             return row
         once = seconds >= OURS_FLOOR_S and seconds > OURS_REPEAT_REACH * reference
         med, spread, (_, primal), mb, ours = timed_pairs(lambda: fit_peer(build, problem, X, row["tol"], threads),
-                                                         partner, 1 if once else repeats_for(seconds, repeats))
+                                                         partner, 1 if once else repeats_for(seconds, repeats),
+                                                         partner_runs)
         row.update(seconds=med, spread=np.nan if once else spread, primal=primal, mb=mb, **{"cdlab s": ours})
         if primal > target:  # a randomised peer may land above on a rerun
             row["note"] = "above target on a rerun"
@@ -443,13 +447,14 @@ def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER
 
 def best_call(problem, label, eps, max_passes):
     """cdlab's call of the fixed method ``label`` (a ``solver_label``, "… n_jobs=2" for its two-thread run), as
-    ``run_ours`` times it; None for no label."""
-    if label is None:
+    ``run_ours`` times it, returning whether it converged (a PASSCoDe run on two threads is not reproducible:
+    one that did not is not counted by ``timed_pairs``); None for no label."""
+    if label is None or label == "n/r":
         return None
     n_jobs = 2 if label.endswith(" n_jobs=2") else 1
     method, sampling, options = solver_of(label.removesuffix(" n_jobs=2"))
     return lambda: cdlab.solve(problem, method=method, sampling=sampling, tol=eps, max_passes=max_passes, seed=0,
-                               n_jobs=n_jobs, **options)
+                               n_jobs=n_jobs, **options).status == "converged"
 
 
 def certified_p_star(problem) -> float:
@@ -519,21 +524,29 @@ def race_case(case, repeats=3, threads=(1, 2), cap=60.0, max_passes=2000, verbos
     peer_cap = max(cap, 50 * best_s) if np.isfinite(best_s) else cap
     partners = {1: best_call(problem, best.solver if best is not None else None, eps, max_passes),
                 2: best_call(problem, best2 if best is not None else None, eps, max_passes)}
+    # a short best call runs enough times after each peer run to add up to about SHORT_CALL_S (repeats_for)
+    partner_runs = {t: repeats_for(seconds, 1) if np.isfinite(seconds) else 1 for t, seconds in ((1, best_s),
+                                                                                                (2, best2_s))}
     rows = []
-    # run_peer's reference: a peer over OURS_REPEAT_REACH × this is timed once; it can then be neither the best
-    # peer nor, by the noise of one run, brought within OURS_REPEAT_REACH of cdlab's fastest fixed method
-    reference = OURS_REPEAT_REACH * best_s if np.isfinite(best_s) else np.inf
+    # run_peer's reference, per thread count: a peer over OURS_REPEAT_REACH × it is timed once; it can then be
+    # neither that table's best peer (a faster peer of the same thread count reached the target) nor, by the
+    # noise of one run, brought within OURS_REPEAT_REACH of that table's cdlab best
+    reference = {1: OURS_REPEAT_REACH * best_s if np.isfinite(best_s) else np.inf,
+                 2: OURS_REPEAT_REACH * best2_s if np.isfinite(best2_s) else np.inf}
     for name, build, has_threads, applies in PEERS[case.loss]:
         if applies is not None and not applies(*problem.shape):
             rows.append(dict(peer=name, threads=1, seconds=np.nan, note="not applicable (d > 5000)"))
             continue
-        row = run_peer(name, build, problem, Xp, target, repeats, peer_cap, reference=reference, partner=partners[1])
+        row = run_peer(name, build, problem, Xp, target, repeats, peer_cap, reference=reference[1],
+                       partner=partners[1], partner_runs=partner_runs[1])
         rows.append(row)
         if has_threads and 2 in threads and np.isfinite(row["seconds"]):
             rows.append(run_peer(name, build, problem, Xp, target, repeats, peer_cap, threads=2,
                                  tols=(row["tol"],) + tuple(t for t in PEER_TOLS if t < row["tol"]),
-                                 reference=reference, partner=partners[2]))
-        reference = min([reference] + [r["seconds"] for r in rows if np.isfinite(r["seconds"])])
+                                 reference=reference[2], partner=partners[2], partner_runs=partner_runs[2]))
+        for r in rows:
+            if np.isfinite(r["seconds"]) and r["primal"] <= target:
+                reference[r["threads"]] = min(reference[r["threads"]], r["seconds"])
     peers = pd.DataFrame(rows)
     info = dict(label=case.label, n=problem.n_samples, d=problem.n_features, nnz=problem.nnz, lam=problem.lam, p_star=p_star,
                 eps=eps, build_s=build_s, build_mb=build_mb, ours_mb=ours_mb,
@@ -560,10 +573,14 @@ def print_details(result):
 
 # ------------------------------------------------------------------- tables
 
+# ratio_table's column of the seconds the best peer's ratio divides by: cdlab's best timed in alternation with it
+PAIRED = "cdlab s, paired"
+
+
 def ratio_table(results, threads=1):
     """One row per problem: cdlab's fastest fixed method (with two threads allowed when threads
     is 2), auto, and peer s ÷ cdlab s per peer (cdlab s: that method's calls paired with the peer's fits
-    where the peer's row has them, else the method's own median)."""
+    where the peer's row has them, else the method's own median, "cdlab s"; PAIRED: the best peer's)."""
     rows = []
     for label, r in results.items():
         info, peers, ours = r["info"], r["peers"], r["ours"]
@@ -576,10 +593,12 @@ def ratio_table(results, threads=1):
             continue
         # each peer against cdlab's best timed in alternation with it (``timed_pairs``) where it was raced so
         paired = sel["cdlab s"] if "cdlab s" in sel.columns else pd.Series(np.nan, index=sel.index)
-        ratios = {p: s / (o if np.isfinite(o) else best_s) for p, s, o in zip(sel.peer, sel.seconds, paired)}
+        against = {p: o if np.isfinite(o) else best_s for p, o in zip(sel.peer, paired)}
+        ratios = {p: s / against[p] for p, s in zip(sel.peer, sel.seconds)}
         finite = {p: v for p, v in ratios.items() if np.isfinite(v)}
         row["best peer"] = min(finite, key=finite.get) if finite else "n/r"
         row["best peer ÷ cdlab"] = min(finite.values()) if finite else np.nan
+        row[PAIRED] = against[row["best peer"]] if finite else np.nan
         row.update(ratios)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -589,7 +608,7 @@ def geometric_means(table):
     """Geometric mean of each ratio column over the problems where it is finite."""
     out = {}
     for col in table.columns:
-        if col in ("problem", "cdlab best", "cdlab s", "best peer"):
+        if col in ("problem", "cdlab best", "cdlab s", "best peer", PAIRED):
             continue
         v = pd.to_numeric(table[col], errors="coerce").to_numpy(float)
         v = v[np.isfinite(v) & (v > 0)]
@@ -729,7 +748,7 @@ def main(argv=None):
                         threads=() if args.no_threads else (1, 2),
                         cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
                         ours=[solver_label(*run) for run in OURS], reach=(OURS_REACH, OURS_FLOOR_S, OURS_REPEAT_REACH),
-                        peers_run_once=True, paired=True,
+                        peers_run_once="per thread count", paired="best call repeats_for its seconds",
                         cdlab=CDLAB_DIGEST)
         saved = saved_case(args.save, case, settings)
         if saved is not None:

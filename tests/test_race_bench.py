@@ -359,14 +359,42 @@ def test_peer_fits_alternate_with_cdlabs_best_call(monkeypatch):
     """timed_pairs runs the peer's fit and cdlab's call in turn and gives the partner's median; best_call is
     the fixed method a label names, with n_jobs=2 for the two-thread table's "… n_jobs=2"."""
     log = []
-    out = race.timed_pairs(lambda: log.append("peer") or "fit", lambda: log.append("cdlab"), 3)
-    assert log == ["peer", "cdlab"] * 3 and out[2] == "fit" and out[4] > 0
+    out = race.timed_pairs(lambda: log.append("peer") or "fit", lambda: log.append("cdlab"), 3, partner_runs=2)
+    assert log == ["peer", "cdlab", "cdlab"] * 3 and out[2] == "fit" and out[4] > 0
+    assert np.isnan(race.timed_pairs(lambda: None, lambda: False, 2)[4])  # no certified partner run: none counted
     assert np.isnan(race.timed_pairs(lambda: None, None, 2)[4]) and len(race.timed(lambda: None, 2)) == 4
     seen = []
-    monkeypatch.setattr(race.cdlab, "solve", lambda problem, **kwargs: seen.append(kwargs))
-    race.best_call("problem", "sdca permutation shrinking=True", 1e-3, 10)()
+
+    class Converged:
+        status = "converged"
+    monkeypatch.setattr(race.cdlab, "solve", lambda problem, **kwargs: seen.append(kwargs) or Converged())
+    assert race.best_call("problem", "sdca permutation shrinking=True", 1e-3, 10)() is True
     race.best_call("problem", "sdca permutation n_jobs=2", 1e-3, 10)()
     assert seen[0] == dict(method="sdca", sampling="permutation", tol=1e-3, max_passes=10, seed=0, n_jobs=1,
                            shrinking=True)
     assert seen[1] == dict(method="sdca", sampling="permutation", tol=1e-3, max_passes=10, seed=0, n_jobs=2)
-    assert race.best_call("problem", None, 1e-3, 10) is None
+    assert race.best_call("problem", None, 1e-3, 10) is None and race.best_call("problem", "n/r", 1e-3, 10) is None
+
+
+def test_a_peers_reference_is_the_fastest_of_its_thread_count(monkeypatch):
+    """race_case's run-once reference for a peer: OURS_REPEAT_REACH × cdlab's best of the table's thread count,
+    then the fastest peer of that thread count that reached the target; a peer above it is not a reference."""
+    seen = []
+
+    def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=None, reference=None, partner=None,
+                 partner_runs=1):
+        seen.append((name, threads, reference))
+        seconds = {("a", 1): 5.0, ("a", 2): 0.5, ("b", 1): 3.0, ("b", 2): 7.0, ("c", 1): 1.0, ("d", 1): 4.0}[name, threads]
+        return dict(peer=name, threads=threads, seconds=seconds, spread=0.0, tol=1e-3,
+                    primal=target + (1.0 if name == "c" else -1e-12), mb=0.0, note="", **{"cdlab s": 1.0})
+
+    monkeypatch.setattr(race, "run_peer", run_peer)
+    monkeypatch.setattr(race, "OURS_REPEAT_REACH", 1e9)  # cdlab's reference far above every peer's seconds
+    monkeypatch.setitem(race.PEERS, "squared", [("a", None, True, None), ("b", None, True, None),
+                                                 ("c", None, False, None), ("d", None, False, None)])
+    case = race.Case("toy", lambda: dense(60, 8, 0), "squared", 1.0)
+    out = race.race_case(case, repeats=1, threads=(1, 2), cap=5.0, verbose=False)
+    best_s, best2_s = out["info"]["best_s"], out["info"]["best2_s"]
+    # c (1 s) is above the target: not a reference; a's 0.5 s on two threads is not the one-thread table's
+    assert seen == [("a", 1, 1e9 * best_s), ("a", 2, 1e9 * best2_s), ("b", 1, 5.0), ("b", 2, 0.5), ("c", 1, 3.0),
+                    ("d", 1, 3.0)]
