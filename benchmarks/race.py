@@ -40,10 +40,11 @@ no intercept):
    ≤ P* + ε; that tolerance is then timed around fit(). A peer that does not
    get there within the time cap, or raises, or is not installed, is shown as
    n/r with the reason. One whose fit at that tolerance took at least
-   OURS_FLOOR_S and over OURS_REPEAT_REACH × a faster peer's timed call, or
-   over OURS_REPEAT_REACH² × cdlab's fastest fixed method, is timed once, as
-   a fixed cdlab method so far behind is, and says so: its one run cannot
-   be the best peer, nor bring a ratio to cdlab under OURS_REPEAT_REACH.
+   OURS_FLOOR_S and over OURS_REPEAT_REACH × the timed call of a faster peer
+   on as many threads that reached the target, or over OURS_REPEAT_REACH² ×
+   that table's cdlab best, is timed once, as a fixed cdlab method so far
+   behind is, and says so: its one run cannot be that table's best peer, nor
+   bring a ratio to cdlab under OURS_REPEAT_REACH.
 4. Every other timing is repeated (``--repeats``, ≥ 3); a call whose first run
    took under SHORT_CALL_S is repeated until its runs add up to about repeats ×
    SHORT_CALL_S, in at most max(repeats, SHORT_CALL_REPEATS) runs
