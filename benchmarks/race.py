@@ -75,7 +75,11 @@ so that a change in the shared machine's load between cdlab's runs (step 2)
 and the peer's falls on both: on this machine the same problem's whole race
 read ijcnn1 logistic 1/n at 67 ms for Newton and best peer ÷ cdlab 1.05, and
 20 minutes later 42 ms and 1.34. (Problems saved before the pairing have the
-table's "cdlab s" as every peer's denominator.)
+table's "cdlab s" as every peer's denominator.) A two-thread peer alternates
+with both cdlab's one-thread best and, where n_jobs=2 won in isolation, its
+two-thread best, and its ratio is to the faster median ("paired call" names
+it): an n_jobs=2 call right after a peer's two-thread fit shares the cores
+with that peer's BLAS threads, which spin on after it returns (``race_case``).
 """
 from __future__ import annotations
 
@@ -239,15 +243,17 @@ class PeakRSS:
 
 def timed(fn, repeats):
     """(median seconds, spread = (max − min)/median, last return value, peak MB of the first call)."""
-    return timed_pairs(fn, None, repeats)[:4]
+    return timed_pairs(fn, (), repeats)[:4]
 
 
-def timed_pairs(fn, partner, repeats, partner_runs=1):
-    """``timed``'s four values, then the median seconds of ``partner`` (NaN if None or if none of its runs
-    counted), a call timed ``partner_runs`` times right after each of fn's runs, outside its memory
-    measurement: a peer's fits alternate with cdlab's best method, so a change in the shared machine's load
-    falls on both (``race_case``). A partner run that returns False (not certified) is not counted."""
-    times, partner_times, out, mb = [], [], None, np.nan
+def timed_pairs(fn, partners, repeats):
+    """``timed``'s four values, then the least median seconds over ``partners`` and that partner's label (NaN
+    and "" if there are none or none of their runs counted). ``partners``: (label, call, runs), each call timed
+    ``runs`` times right after each of fn's runs, outside its memory measurement: a peer's fits alternate with
+    cdlab's best calls, so a change in the shared machine's load falls on both (``race_case``). A partner run
+    that returns False (not certified) is not counted."""
+    times, out, mb = [], None, np.nan
+    partner_times = [[] for _ in partners]
     for k in range(repeats):
         with PeakRSS() as mem:
             t0 = time.perf_counter()
@@ -255,15 +261,19 @@ def timed_pairs(fn, partner, repeats, partner_runs=1):
             times.append(time.perf_counter() - t0)
         if k == 0:
             mb = mem.mb
-        for _ in range(partner_runs if partner is not None else 0):
-            gc.collect()
-            t0 = time.perf_counter()
-            counted = partner()
-            if counted is not False:
-                partner_times.append(time.perf_counter() - t0)
+        for (_, call, runs), kept in zip(partners, partner_times):
+            for _ in range(runs):
+                gc.collect()
+                t0 = time.perf_counter()
+                counted = call()
+                if counted is not False:
+                    kept.append(time.perf_counter() - t0)
     med = float(np.median(times))
-    return (med, (max(times) - min(times)) / med if med > 0 else 0.0, out, mb,
-            float(np.median(partner_times)) if partner_times else np.nan)
+    medians = [float(np.median(kept)) if kept else np.inf for kept in partner_times]
+    fastest = int(np.argmin(medians)) if medians else None
+    paired, label = ((medians[fastest], partners[fastest][0]) if fastest is not None and np.isfinite(medians[fastest])
+                     else (np.nan, ""))
+    return med, (max(times) - min(times)) / med if med > 0 else 0.0, out, mb, paired, label
 
 
 def repeats_for(first_seconds, repeats):
@@ -406,15 +416,16 @@ def fit_peer(build, problem, X, tol, threads):
 
 
 def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER_TOLS, reference=np.inf,
-             partner=None, partner_runs=1):
+             partners=()):
     """Tighten the peer's tol until P ≤ target, then time that tol. Returns a row. A fit at that tol that took
     at least OURS_FLOOR_S and over OURS_REPEAT_REACH × ``reference`` is timed once (``race_case``'s reference:
     a faster peer's seconds, or OURS_REPEAT_REACH × cdlab's), as a fixed cdlab method so far behind is: at
     5e7 nonzeros each fit of scikit-learn's Ridge solvers takes 30-60 s. The fit judged is the tol search's last
-    (from a cold start, so it may be slower than the timed ones). ``partner``: cdlab's call the timed fits
-    alternate with, ``partner_runs`` times after each (``timed_pairs``); its median is the row's "cdlab s"."""
+    (from a cold start, so it may be slower than the timed ones). ``partners``: cdlab's calls the timed fits
+    alternate with (``timed_pairs``); the least of their medians is the row's "cdlab s", and "cdlab call" names
+    that call."""
     row = dict(peer=name, threads=threads, seconds=np.nan, spread=np.nan, tol=np.nan, primal=np.nan,
-               mb=np.nan, note="", **{"cdlab s": np.nan})
+               mb=np.nan, note="", **{"cdlab s": np.nan, "cdlab call": ""})
     try:
         build(problem.lam, problem.n_samples, problem.n_features, 1e-3, threads)
     except Exception as exc:  # ImportError, or a library broken at import
@@ -433,10 +444,11 @@ def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER
             row["note"] = f"P − target {row['primal'] - target:.2g} at tol {tols[-1]:g}"
             return row
         once = seconds >= OURS_FLOOR_S and seconds > OURS_REPEAT_REACH * reference
-        med, spread, (_, primal), mb, ours = timed_pairs(lambda: fit_peer(build, problem, X, row["tol"], threads),
-                                                         partner, 1 if once else repeats_for(seconds, repeats),
-                                                         partner_runs)
-        row.update(seconds=med, spread=np.nan if once else spread, primal=primal, mb=mb, **{"cdlab s": ours})
+        med, spread, (_, primal), mb, ours, call = timed_pairs(
+            lambda: fit_peer(build, problem, X, row["tol"], threads), partners,
+            1 if once else repeats_for(seconds, repeats))
+        row.update(seconds=med, spread=np.nan if once else spread, primal=primal, mb=mb,
+                   **{"cdlab s": ours, "cdlab call": call})
         if primal > target:  # a randomised peer may land above on a rerun
             row["note"] = "above target on a rerun"
         elif once:
@@ -523,11 +535,19 @@ def race_case(case, repeats=3, threads=(1, 2), cap=60.0, max_passes=2000, verbos
     Xp = peer_input(problem.X)
     best_s = best.seconds if best is not None else np.nan
     peer_cap = max(cap, 50 * best_s) if np.isfinite(best_s) else cap
-    partners = {1: best_call(problem, best.solver if best is not None else None, eps, max_passes),
-                2: best_call(problem, best2 if best is not None else None, eps, max_passes)}
-    # a short best call runs enough times after each peer run to add up to about SHORT_CALL_S (repeats_for)
-    partner_runs = {t: repeats_for(seconds, 1) if np.isfinite(seconds) else 1 for t, seconds in ((1, best_s),
-                                                                                                (2, best2_s))}
+    # each table's peers alternate with cdlab's best of that table; the two-thread rows with the one-thread best
+    # too where n_jobs=2 won in isolation, the faster median counting (the table's cdlab is its fastest on at
+    # most two threads): an n_jobs=2 call right after a peer's two-thread fit shares both cores with that
+    # peer's BLAS threads, which spin on after it returns (madelon squared 1/n: Newton on n_jobs=2 took 60-70 ms
+    # right after scikit-learn's Ridge cholesky on two threads, 4-6 ms after itself). A short call runs enough
+    # times after each peer run to add up to about SHORT_CALL_S (repeats_for).
+    partners = {1: [], 2: []}
+    if best is not None:
+        for table, labels in ((1, [(best.solver, best_s)]), (2, [(best.solver, best_s), (best2, best2_s)])):
+            for label, seconds in dict(labels).items():
+                call = best_call(problem, label, eps, max_passes)
+                if call is not None:
+                    partners[table].append((label, call, repeats_for(seconds, 1) if np.isfinite(seconds) else 1))
     rows = []
     # run_peer's reference, per thread count: a peer over OURS_REPEAT_REACH × it is timed once; it can then be
     # neither that table's best peer (a faster peer of the same thread count reached the target) nor, by the
@@ -539,12 +559,12 @@ def race_case(case, repeats=3, threads=(1, 2), cap=60.0, max_passes=2000, verbos
             rows.append(dict(peer=name, threads=1, seconds=np.nan, note="not applicable (d > 5000)"))
             continue
         row = run_peer(name, build, problem, Xp, target, repeats, peer_cap, reference=reference[1],
-                       partner=partners[1], partner_runs=partner_runs[1])
+                       partners=partners[1])
         rows.append(row)
         if has_threads and 2 in threads and np.isfinite(row["seconds"]):
             rows.append(run_peer(name, build, problem, Xp, target, repeats, peer_cap, threads=2,
                                  tols=(row["tol"],) + tuple(t for t in PEER_TOLS if t < row["tol"]),
-                                 reference=reference[2], partner=partners[2], partner_runs=partner_runs[2]))
+                                 reference=reference[2], partners=partners[2]))
         for r in rows:
             if np.isfinite(r["seconds"]) and r["primal"] <= target:
                 reference[r["threads"]] = min(reference[r["threads"]], r["seconds"])
@@ -574,14 +594,17 @@ def print_details(result):
 
 # ------------------------------------------------------------------- tables
 
-# ratio_table's column of the seconds the best peer's ratio divides by: cdlab's best timed in alternation with it
+# ratio_table's columns of the seconds the best peer's ratio divides by (cdlab's best timed in alternation with
+# it) and of the call timed so (``race_case``'s partners)
 PAIRED = "cdlab s, paired"
+PAIRED_CALL = "paired call"
 
 
 def ratio_table(results, threads=1):
     """One row per problem: cdlab's fastest fixed method (with two threads allowed when threads
     is 2), auto, and peer s ÷ cdlab s per peer (cdlab s: that method's calls paired with the peer's fits
-    where the peer's row has them, else the method's own median, "cdlab s"; PAIRED: the best peer's)."""
+    where the peer's row has them, else the method's own median, "cdlab s"; PAIRED: the best peer's, and
+    PAIRED_CALL the cdlab call it was, "cdlab best" where the row does not name one)."""
     rows = []
     for label, r in results.items():
         info, peers, ours = r["info"], r["peers"], r["ours"]
@@ -595,11 +618,14 @@ def ratio_table(results, threads=1):
         # each peer against cdlab's best timed in alternation with it (``timed_pairs``) where it was raced so
         paired = sel["cdlab s"] if "cdlab s" in sel.columns else pd.Series(np.nan, index=sel.index)
         against = {p: o if np.isfinite(o) else best_s for p, o in zip(sel.peer, paired)}
+        calls = sel["cdlab call"] if "cdlab call" in sel.columns else pd.Series("", index=sel.index)
+        called = {p: c if isinstance(c, str) and c else best for p, c in zip(sel.peer, calls)}
         ratios = {p: s / against[p] for p, s in zip(sel.peer, sel.seconds)}
         finite = {p: v for p, v in ratios.items() if np.isfinite(v)}
         row["best peer"] = min(finite, key=finite.get) if finite else "n/r"
         row["best peer ÷ cdlab"] = min(finite.values()) if finite else np.nan
         row[PAIRED] = against[row["best peer"]] if finite else np.nan
+        row[PAIRED_CALL] = called[row["best peer"]] if finite else ""
         row.update(ratios)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -609,7 +635,7 @@ def geometric_means(table):
     """Geometric mean of each ratio column over the problems where it is finite."""
     out = {}
     for col in table.columns:
-        if col in ("problem", "cdlab best", "cdlab s", "best peer", PAIRED):
+        if col in ("problem", "cdlab best", "cdlab s", "best peer", PAIRED, PAIRED_CALL):
             continue
         v = pd.to_numeric(table[col], errors="coerce").to_numpy(float)
         v = v[np.isfinite(v) & (v > 0)]
@@ -749,7 +775,8 @@ def main(argv=None):
                         threads=() if args.no_threads else (1, 2),
                         cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
                         ours=[solver_label(*run) for run in OURS], reach=(OURS_REACH, OURS_FLOOR_S, OURS_REPEAT_REACH),
-                        peers_run_once="per thread count", paired="best call repeats_for its seconds",
+                        peers_run_once="per thread count",
+                        paired="best call repeats_for its seconds; two threads: the faster of n_jobs 1 and 2",
                         cdlab=CDLAB_DIGEST)
         saved = saved_case(args.save, case, settings)
         if saved is not None:
@@ -802,7 +829,9 @@ def print_tables(results, thread_counts):
         table = ratio_table(results, threads)
         print(f"\n=== peer seconds ÷ cdlab seconds, peers on {threads} thread{'s' if threads > 1 else ''} "
               f"(cdlab: its fastest fixed method on {'1 thread' if threads == 1 else 'n_jobs 1 or 2'}, each peer "
-              f"against its calls timed in alternation with that peer's fits; > 1 = cdlab faster; 'auto ÷ best' = "
+              f"against its calls timed in alternation with that peer's fits"
+              f"{'' if threads == 1 else ' (both bests where n_jobs=2 won alone: the faster, the paired call)'}; "
+              f"> 1 = cdlab faster; 'auto ÷ best' = "
               f"method='auto' seconds (1 thread) ÷ the one-thread best's)")
         print(table.to_string(**fmt) if len(table) else "(no peer with threads finished)")
         print("geometric means: " + "; ".join(f"{k}: {v}" for k, v in geometric_means(table).items()))

@@ -356,13 +356,28 @@ def test_a_peer_far_behind_is_timed_once(monkeypatch):
 
 
 def test_peer_fits_alternate_with_cdlabs_best_call(monkeypatch):
-    """timed_pairs runs the peer's fit and cdlab's call in turn and gives the partner's median; best_call is
-    the fixed method a label names, with n_jobs=2 for the two-thread table's "… n_jobs=2"."""
+    """timed_pairs runs the peer's fit and each partner call in turn and gives the least partner median and its
+    label; best_call is the fixed method a label names, with n_jobs=2 for the two-thread table's "… n_jobs=2"."""
     log = []
-    out = race.timed_pairs(lambda: log.append("peer") or "fit", lambda: log.append("cdlab"), 3, partner_runs=2)
-    assert log == ["peer", "cdlab", "cdlab"] * 3 and out[2] == "fit" and out[4] > 0
-    assert np.isnan(race.timed_pairs(lambda: None, lambda: False, 2)[4])  # no certified partner run: none counted
-    assert np.isnan(race.timed_pairs(lambda: None, None, 2)[4]) and len(race.timed(lambda: None, 2)) == 4
+    clock = [0.0]
+    monkeypatch.setattr(race.time, "perf_counter", lambda: clock[0])
+
+    def call(name, seconds, result=None):
+        def run():
+            log.append(name)
+            clock[0] += seconds
+            return result
+        return run
+    out = race.timed_pairs(call("peer", 1.0, "fit"), [("two", call("two", 0.3), 2), ("one", call("one", 0.2), 1)], 3)
+    assert log == ["peer", "two", "two", "one"] * 3 and out[2] == "fit"
+    assert out[0] == pytest.approx(1.0) and out[1] == pytest.approx(0.0, abs=1e-12)
+    assert out[4:] == (pytest.approx(0.2), "one")
+    # a partner none of whose runs certified is not counted: the other's median is
+    out = race.timed_pairs(call("peer", 1.0), [("one", call("one", 0.1, False), 1), ("two", call("two", 0.3), 1)], 2)
+    assert out[4:] == (pytest.approx(0.3), "two")
+    assert np.isnan(race.timed_pairs(call("peer", 1.0), [("one", call("one", 0.1, False), 1)], 2)[4])
+    assert race.timed_pairs(call("peer", 1.0), (), 2)[4:] == (pytest.approx(np.nan, nan_ok=True), "")
+    assert len(race.timed(call("peer", 1.0), 2)) == 4
     seen = []
 
     class Converged:
@@ -381,8 +396,7 @@ def test_a_peers_reference_is_the_fastest_of_its_thread_count(monkeypatch):
     then the fastest peer of that thread count that reached the target; a peer above it is not a reference."""
     seen = []
 
-    def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=None, reference=None, partner=None,
-                 partner_runs=1):
+    def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=None, reference=None, partners=()):
         seen.append((name, threads, reference))
         seconds = {("a", 1): 5.0, ("a", 2): 0.5, ("b", 1): 3.0, ("b", 2): 7.0, ("c", 1): 1.0, ("d", 1): 4.0}[name, threads]
         return dict(peer=name, threads=threads, seconds=seconds, spread=0.0, tol=1e-3,
@@ -398,3 +412,42 @@ def test_a_peers_reference_is_the_fastest_of_its_thread_count(monkeypatch):
     # c (1 s) is above the target: not a reference; a's 0.5 s on two threads is not the one-thread table's
     assert seen == [("a", 1, 1e9 * best_s), ("a", 2, 1e9 * best2_s), ("b", 1, 5.0), ("b", 2, 0.5), ("c", 1, 3.0),
                     ("d", 1, 3.0)]
+
+
+@pytest.mark.parametrize("two_thread_wins", [False, True])
+def test_two_thread_peers_alternate_with_both_of_cdlabs_bests(monkeypatch, two_thread_wins):
+    """A one-thread peer alternates with cdlab's one-thread best; a two-thread peer with it and, where n_jobs=2 won
+    in isolation, with that run too, each call run repeats_for its seconds; the ratio table divides by the faster
+    paired median and names its call (PAIRED_CALL)."""
+    seen = {}
+
+    def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=None, reference=None, partners=()):
+        seen[threads] = [(label, runs) for label, _, runs in partners]
+        paired = {label: 0.1 * (k + 1) for k, (label, _, _) in enumerate(partners)}
+        call = min(paired, key=paired.get)
+        return dict(peer=name, threads=threads, seconds=1.0, spread=0.0, tol=1e-3, primal=target - 1e-12, mb=0.0,
+                    note="", **{"cdlab s": paired[call], "cdlab call": call})
+
+    real_run_ours = race.run_ours
+
+    def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=None):
+        out = real_run_ours(problem, eps, repeats, max_passes, with_auto=with_auto, n_jobs=n_jobs, runs=runs)
+        if n_jobs == 2:  # the two-thread rerun far faster, or far slower, than every one-thread run
+            out["seconds"] = 1e-9 if two_thread_wins else 1e9
+        return out
+
+    monkeypatch.setattr(race, "run_peer", run_peer)
+    monkeypatch.setattr(race, "run_ours", run_ours)
+    monkeypatch.setitem(race.PEERS, "logistic", [("a", None, True, None)])
+    case = race.Case("toy", lambda: dense(60, 8, 0), "logistic", 1.0)
+    out = race.race_case(case, repeats=1, threads=(1, 2), cap=5.0, verbose=False)
+    info = out["info"]
+    assert (info["best2"] != info["best"]) == two_thread_wins
+    runs = {label: race.repeats_for(seconds, 1) for label, seconds in ((info["best"], info["best_s"]),
+                                                                        (info["best2"], info["best2_s"]))}
+    assert seen[1] == [(info["best"], runs[info["best"]])]
+    assert seen[2] == [(info["best"], runs[info["best"]])] + ([(info["best2"], runs[info["best2"]])]
+                                                               if two_thread_wins else [])
+    two = race.ratio_table({case.label: out}, threads=2)
+    assert two[race.PAIRED_CALL].iloc[0] == info["best"] and two[race.PAIRED].iloc[0] == pytest.approx(0.1)
+    assert two["best peer ÷ cdlab"].iloc[0] == pytest.approx(10.0)
