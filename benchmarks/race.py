@@ -75,11 +75,12 @@ so that a change in the shared machine's load between cdlab's runs (step 2)
 and the peer's falls on both: on this machine the same problem's whole race
 read ijcnn1 logistic 1/n at 67 ms for Newton and best peer ÷ cdlab 1.05, and
 20 minutes later 42 ms and 1.34. (Problems saved before the pairing have the
-table's "cdlab s" as every peer's denominator.) A two-thread peer alternates
-with both cdlab's one-thread best and, where n_jobs=2 won in isolation, its
-two-thread best, and its ratio is to the faster median ("paired call" names
-it): an n_jobs=2 call right after a peer's two-thread fit shares the cores
-with that peer's BLAS threads, which spin on after it returns (``race_case``).
+table's "cdlab s" as every peer's denominator.) Where n_jobs=2 won in
+isolation, a two-thread peer's fits alternate with that run, right after each
+fit, and then with the one-thread best, and its ratio is to the faster median
+("paired call" names it): an n_jobs=2 call right after a peer's two-thread fit
+shares the cores with that peer's BLAS threads, which spin on after it returns
+(``race_case``).
 """
 from __future__ import annotations
 
@@ -247,11 +248,11 @@ def timed(fn, repeats):
 
 
 def timed_pairs(fn, partners, repeats):
-    """``timed``'s four values, then the least median seconds over ``partners`` and that partner's label (NaN
-    and "" if there are none or none of their runs counted). ``partners``: (label, call, runs), each call timed
-    ``runs`` times right after each of fn's runs, outside its memory measurement: a peer's fits alternate with
-    cdlab's best calls, so a change in the shared machine's load falls on both (``race_case``). A partner run
-    that returns False (not certified) is not counted."""
+    """``timed``'s four values, then the least median seconds over ``partners``, that partner's label (NaN and
+    "" if there are none or none of their runs counted) and every partner's median by label. ``partners``:
+    (label, call, runs), in order after each of fn's runs, each call timed ``runs`` times, outside fn's memory
+    measurement: a peer's fits alternate with cdlab's best calls, so a change in the shared machine's load
+    falls on both (``race_case``). A partner run that returns False (not certified) is not counted."""
     times, out, mb = [], None, np.nan
     partner_times = [[] for _ in partners]
     for k in range(repeats):
@@ -273,7 +274,8 @@ def timed_pairs(fn, partners, repeats):
     fastest = int(np.argmin(medians)) if medians else None
     paired, label = ((medians[fastest], partners[fastest][0]) if fastest is not None and np.isfinite(medians[fastest])
                      else (np.nan, ""))
-    return med, (max(times) - min(times)) / med if med > 0 else 0.0, out, mb, paired, label
+    by_label = {name: m if np.isfinite(m) else np.nan for (name, _, _), m in zip(partners, medians)}
+    return med, (max(times) - min(times)) / med if med > 0 else 0.0, out, mb, paired, label, by_label
 
 
 def repeats_for(first_seconds, repeats):
@@ -422,10 +424,10 @@ def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER
     a faster peer's seconds, or OURS_REPEAT_REACH × cdlab's), as a fixed cdlab method so far behind is: at
     5e7 nonzeros each fit of scikit-learn's Ridge solvers takes 30-60 s. The fit judged is the tol search's last
     (from a cold start, so it may be slower than the timed ones). ``partners``: cdlab's calls the timed fits
-    alternate with (``timed_pairs``); the least of their medians is the row's "cdlab s", and "cdlab call" names
-    that call."""
+    alternate with (``timed_pairs``); the least of their medians is the row's "cdlab s", "cdlab call" names
+    that call, and "cdlab s by call" holds each one's median."""
     row = dict(peer=name, threads=threads, seconds=np.nan, spread=np.nan, tol=np.nan, primal=np.nan,
-               mb=np.nan, note="", **{"cdlab s": np.nan, "cdlab call": ""})
+               mb=np.nan, note="", **{"cdlab s": np.nan, "cdlab call": "", "cdlab s by call": {}})
     try:
         build(problem.lam, problem.n_samples, problem.n_features, 1e-3, threads)
     except Exception as exc:  # ImportError, or a library broken at import
@@ -444,11 +446,11 @@ def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=PEER
             row["note"] = f"P − target {row['primal'] - target:.2g} at tol {tols[-1]:g}"
             return row
         once = seconds >= OURS_FLOOR_S and seconds > OURS_REPEAT_REACH * reference
-        med, spread, (_, primal), mb, ours, call = timed_pairs(
+        med, spread, (_, primal), mb, ours, call, by_call = timed_pairs(
             lambda: fit_peer(build, problem, X, row["tol"], threads), partners,
             1 if once else repeats_for(seconds, repeats))
         row.update(seconds=med, spread=np.nan if once else spread, primal=primal, mb=mb,
-                   **{"cdlab s": ours, "cdlab call": call})
+                   **{"cdlab s": ours, "cdlab call": call, "cdlab s by call": by_call})
         if primal > target:  # a randomised peer may land above on a rerun
             row["note"] = "above target on a rerun"
         elif once:
@@ -535,15 +537,17 @@ def race_case(case, repeats=3, threads=(1, 2), cap=60.0, max_passes=2000, verbos
     Xp = peer_input(problem.X)
     best_s = best.seconds if best is not None else np.nan
     peer_cap = max(cap, 50 * best_s) if np.isfinite(best_s) else cap
-    # each table's peers alternate with cdlab's best of that table; the two-thread rows with the one-thread best
-    # too where n_jobs=2 won in isolation, the faster median counting (the table's cdlab is its fastest on at
-    # most two threads): an n_jobs=2 call right after a peer's two-thread fit shares both cores with that
-    # peer's BLAS threads, which spin on after it returns (madelon squared 1/n: Newton on n_jobs=2 took 60-70 ms
-    # right after scikit-learn's Ridge cholesky on two threads, 4-6 ms after itself). A short call runs enough
-    # times after each peer run to add up to about SHORT_CALL_S (repeats_for).
+    # each table's peers alternate with cdlab's best of that table; where n_jobs=2 won in isolation, the
+    # two-thread rows with that run right after each peer fit and then the one-thread best, the faster median
+    # counting (the table's cdlab is its fastest on at most two threads): an n_jobs=2 call right after a
+    # peer's two-thread fit shares both cores with that peer's BLAS threads, which spin on after it returns
+    # (madelon squared 1/n: Newton on n_jobs=2 took 60-70 ms right after scikit-learn's Ridge cholesky on two
+    # threads, 4-6 ms after itself), and in this order any such spin falls on cdlab's calls, never on a
+    # peer's next fit (which follows a one-thread call). A short call runs enough times after each peer run to
+    # add up to about SHORT_CALL_S (repeats_for).
     partners = {1: [], 2: []}
     if best is not None:
-        for table, labels in ((1, [(best.solver, best_s)]), (2, [(best.solver, best_s), (best2, best2_s)])):
+        for table, labels in ((1, [(best.solver, best_s)]), (2, [(best2, best2_s), (best.solver, best_s)])):
             for label, seconds in dict(labels).items():
                 call = best_call(problem, label, eps, max_passes)
                 if call is not None:
@@ -604,7 +608,8 @@ def ratio_table(results, threads=1):
     """One row per problem: cdlab's fastest fixed method (with two threads allowed when threads
     is 2), auto, and peer s ÷ cdlab s per peer (cdlab s: that method's calls paired with the peer's fits
     where the peer's row has them, else the method's own median, "cdlab s"; PAIRED: the best peer's, and
-    PAIRED_CALL the cdlab call it was, "cdlab best" where the row does not name one)."""
+    PAIRED_CALL the cdlab call it was: "cdlab best" where the row has paired seconds but no call, saved before
+    the two-thread rows had two partners, and "not paired" where it has none)."""
     rows = []
     for label, r in results.items():
         info, peers, ours = r["info"], r["peers"], r["ours"]
@@ -619,7 +624,8 @@ def ratio_table(results, threads=1):
         paired = sel["cdlab s"] if "cdlab s" in sel.columns else pd.Series(np.nan, index=sel.index)
         against = {p: o if np.isfinite(o) else best_s for p, o in zip(sel.peer, paired)}
         calls = sel["cdlab call"] if "cdlab call" in sel.columns else pd.Series("", index=sel.index)
-        called = {p: c if isinstance(c, str) and c else best for p, c in zip(sel.peer, calls)}
+        called = {p: c if isinstance(c, str) and c else best if np.isfinite(o) else "not paired"
+                  for p, c, o in zip(sel.peer, calls, paired)}
         ratios = {p: s / against[p] for p, s in zip(sel.peer, sel.seconds)}
         finite = {p: v for p, v in ratios.items() if np.isfinite(v)}
         row["best peer"] = min(finite, key=finite.get) if finite else "n/r"
@@ -776,7 +782,8 @@ def main(argv=None):
                         cap=10.0 if args.quick else 120.0, max_passes=300 if args.quick else 3000,
                         ours=[solver_label(*run) for run in OURS], reach=(OURS_REACH, OURS_FLOOR_S, OURS_REPEAT_REACH),
                         peers_run_once="per thread count",
-                        paired="best call repeats_for its seconds; two threads: the faster of n_jobs 1 and 2",
+                        paired="best call repeats_for its seconds" + (
+                            "" if args.no_threads else "; two threads: n_jobs=2's then the one-thread best's, the faster"),
                         cdlab=CDLAB_DIGEST)
         saved = saved_case(args.save, case, settings)
         if saved is not None:
@@ -830,7 +837,7 @@ def print_tables(results, thread_counts):
         print(f"\n=== peer seconds ÷ cdlab seconds, peers on {threads} thread{'s' if threads > 1 else ''} "
               f"(cdlab: its fastest fixed method on {'1 thread' if threads == 1 else 'n_jobs 1 or 2'}, each peer "
               f"against its calls timed in alternation with that peer's fits"
-              f"{'' if threads == 1 else ' (both bests where n_jobs=2 won alone: the faster, the paired call)'}; "
+              f"{'' if threads == 1 else ' (where n_jobs=2 won alone, it and the one-thread best: the faster, the paired call)'}; "
               f"> 1 = cdlab faster; 'auto ÷ best' = "
               f"method='auto' seconds (1 thread) ÷ the one-thread best's)")
         print(table.to_string(**fmt) if len(table) else "(no peer with threads finished)")

@@ -7,7 +7,8 @@ named: the repository's results, ``benchmarks/results/race``.
 Per problem: cdlab's fastest fixed method on one thread and its seconds, auto ÷ that, the best
 peer and best peer ÷ cdlab on one thread and on two, and peak RSS of cdlab (build + solve) and of
 that peer; then the geometric means of both tables, as ``race.py --tables`` prints them. A peer's ratio
-divides its seconds by cdlab's best timed in alternation with its fits (``race.PAIRED``) where the problem was
+divides its seconds by cdlab's best timed in alternation with its fits (``race.PAIRED``, the call
+``race.PAIRED_CALL``: on two threads the one-thread best may be the faster there) where the problem was
 raced so, which may differ from the "cdlab s" shown (that method's own median). Each saved
 problem's settings line (cdlab's digest included) is printed first, by ``race.saved_results``, and
 the coverage (problems saved of the race's, by digest, and those missing) last, by ``race.print_coverage``.

@@ -3,6 +3,7 @@ cdlab's target P* + 1e-6·|P*| at its converted conventions, cdlab's runs end
 certified, and the ratio and memory tables have their columns. (No timing is
 asserted: the machine is shared.)"""
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -360,7 +361,7 @@ def test_peer_fits_alternate_with_cdlabs_best_call(monkeypatch):
     label; best_call is the fixed method a label names, with n_jobs=2 for the two-thread table's "… n_jobs=2"."""
     log = []
     clock = [0.0]
-    monkeypatch.setattr(race.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(race, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
 
     def call(name, seconds, result=None):
         def run():
@@ -371,12 +372,12 @@ def test_peer_fits_alternate_with_cdlabs_best_call(monkeypatch):
     out = race.timed_pairs(call("peer", 1.0, "fit"), [("two", call("two", 0.3), 2), ("one", call("one", 0.2), 1)], 3)
     assert log == ["peer", "two", "two", "one"] * 3 and out[2] == "fit"
     assert out[0] == pytest.approx(1.0) and out[1] == pytest.approx(0.0, abs=1e-12)
-    assert out[4:] == (pytest.approx(0.2), "one")
+    assert out[4:6] == (pytest.approx(0.2), "one") and out[6] == {"two": pytest.approx(0.3), "one": pytest.approx(0.2)}
     # a partner none of whose runs certified is not counted: the other's median is
     out = race.timed_pairs(call("peer", 1.0), [("one", call("one", 0.1, False), 1), ("two", call("two", 0.3), 1)], 2)
-    assert out[4:] == (pytest.approx(0.3), "two")
+    assert out[4:6] == (pytest.approx(0.3), "two") and np.isnan(out[6]["one"])
     assert np.isnan(race.timed_pairs(call("peer", 1.0), [("one", call("one", 0.1, False), 1)], 2)[4])
-    assert race.timed_pairs(call("peer", 1.0), (), 2)[4:] == (pytest.approx(np.nan, nan_ok=True), "")
+    assert race.timed_pairs(call("peer", 1.0), (), 2)[4:] == (pytest.approx(np.nan, nan_ok=True), "", {})
     assert len(race.timed(call("peer", 1.0), 2)) == 4
     seen = []
 
@@ -416,38 +417,58 @@ def test_a_peers_reference_is_the_fastest_of_its_thread_count(monkeypatch):
 
 @pytest.mark.parametrize("two_thread_wins", [False, True])
 def test_two_thread_peers_alternate_with_both_of_cdlabs_bests(monkeypatch, two_thread_wins):
-    """A one-thread peer alternates with cdlab's one-thread best; a two-thread peer with it and, where n_jobs=2 won
-    in isolation, with that run too, each call run repeats_for its seconds; the ratio table divides by the faster
-    paired median and names its call (PAIRED_CALL)."""
+    """A one-thread peer alternates with cdlab's one-thread best; a two-thread peer, where n_jobs=2 won in
+    isolation, with that run first and then the one-thread best, each call run repeats_for its own seconds; the
+    ratio table divides by the faster paired median and names its call (PAIRED_CALL)."""
     seen = {}
 
     def run_peer(name, build, problem, X, target, repeats, cap, threads=1, tols=None, reference=None, partners=()):
         seen[threads] = [(label, runs) for label, _, runs in partners]
-        paired = {label: 0.1 * (k + 1) for k, (label, _, _) in enumerate(partners)}
-        call = min(paired, key=paired.get)
+        by_call = {label: 0.1 if label == out_info["best"] else 0.3 for label, _, _ in partners}
+        call = min(by_call, key=by_call.get)
         return dict(peer=name, threads=threads, seconds=1.0, spread=0.0, tol=1e-3, primal=target - 1e-12, mb=0.0,
-                    note="", **{"cdlab s": paired[call], "cdlab call": call})
+                    note="", **{"cdlab s": by_call[call], "cdlab call": call, "cdlab s by call": by_call})
 
     real_run_ours = race.run_ours
+    out_info = {}
 
     def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=None):
         out = real_run_ours(problem, eps, repeats, max_passes, with_auto=with_auto, n_jobs=n_jobs, runs=runs)
-        if n_jobs == 2:  # the two-thread rerun far faster, or far slower, than every one-thread run
+        if n_jobs == 1:
+            fixed = out[out.solver != "auto"]
+            out_info["best"] = fixed.loc[fixed.seconds.idxmin(), "solver"]
+        else:  # the two-thread rerun far faster, or far slower, than every one-thread run
             out["seconds"] = 1e-9 if two_thread_wins else 1e9
         return out
 
     monkeypatch.setattr(race, "run_peer", run_peer)
     monkeypatch.setattr(race, "run_ours", run_ours)
+    monkeypatch.setattr(race, "TWO_THREAD_REACH", np.inf)  # a parallel method always reruns on n_jobs=2
+    monkeypatch.setattr(race, "OURS_FLOOR_S", 600.0)  # no method is stopped or run once
+    monkeypatch.setattr(race, "SHORT_CALL_S", 0.2)  # partner runs by seconds: 1e-9 s runs the most
     monkeypatch.setitem(race.PEERS, "logistic", [("a", None, True, None)])
     case = race.Case("toy", lambda: dense(60, 8, 0), "logistic", 1.0)
     out = race.race_case(case, repeats=1, threads=(1, 2), cap=5.0, verbose=False)
     info = out["info"]
-    assert (info["best2"] != info["best"]) == two_thread_wins
+    assert info["best"] == out_info["best"] and (info["best2"] != info["best"]) == two_thread_wins
     runs = {label: race.repeats_for(seconds, 1) for label, seconds in ((info["best"], info["best_s"]),
                                                                         (info["best2"], info["best2_s"]))}
+    assert runs[info["best2"]] == race.SHORT_CALL_REPEATS if two_thread_wins else True
     assert seen[1] == [(info["best"], runs[info["best"]])]
-    assert seen[2] == [(info["best"], runs[info["best"]])] + ([(info["best2"], runs[info["best2"]])]
-                                                               if two_thread_wins else [])
+    assert seen[2] == ([(info["best2"], runs[info["best2"]])] if two_thread_wins else []) + [
+        (info["best"], runs[info["best"]])]
     two = race.ratio_table({case.label: out}, threads=2)
     assert two[race.PAIRED_CALL].iloc[0] == info["best"] and two[race.PAIRED].iloc[0] == pytest.approx(0.1)
     assert two["best peer ÷ cdlab"].iloc[0] == pytest.approx(10.0)
+
+
+def test_ratio_table_names_the_paired_call_of_rows_saved_before_it(monkeypatch):
+    """Rows saved without "cdlab call": the table's best is the paired call where they have paired seconds, and
+    "not paired" where they have none (the table's own "cdlab s" is then the denominator)."""
+    info = dict(best="sdca permutation", best_s=0.5, best2="sdca permutation n_jobs=2", best2_s=0.25)
+    ours = pd.DataFrame({"solver": ["auto"], "seconds": [0.5]})
+    for paired, call, against in ((0.4, "sdca permutation n_jobs=2", 0.4), (np.nan, "not paired", 0.25)):
+        peers = pd.DataFrame({"peer": ["p"], "threads": [2], "seconds": [1.0], "cdlab s": [paired]})
+        table = race.ratio_table({"toy": dict(info=info, peers=peers, ours=ours)}, threads=2)
+        assert table[race.PAIRED_CALL].iloc[0] == call
+        assert table["best peer ÷ cdlab"].iloc[0] == pytest.approx(1.0 / against)
