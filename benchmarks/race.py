@@ -549,9 +549,8 @@ def race_case(case, repeats=3, threads=(1, 2), cap=60.0, max_passes=2000, verbos
     if best is not None:
         for table, labels in ((1, [(best.solver, best_s)]), (2, [(best2, best2_s), (best.solver, best_s)])):
             for label, seconds in dict(labels).items():
-                call = best_call(problem, label, eps, max_passes)
-                if call is not None:
-                    partners[table].append((label, call, repeats_for(seconds, 1) if np.isfinite(seconds) else 1))
+                partners[table].append((label, best_call(problem, label, eps, max_passes),
+                                        repeats_for(seconds, 1) if np.isfinite(seconds) else 1))
     rows = []
     # run_peer's reference, per thread count: a peer over OURS_REPEAT_REACH × it is timed once; it can then be
     # neither that table's best peer (a faster peer of the same thread count reached the target) nor, by the
