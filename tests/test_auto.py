@@ -319,22 +319,35 @@ def test_cg_products_are_capped_by_finite_termination():
     assert newton.cg_products(logistic) == newton.NEWTON_ITERATIONS["logistic"] * 13
 
 
-@pytest.mark.parametrize("method, options", [("sdca", {}), ("newton", {"solver": "cholesky"})])
-def test_auto_checkpoints_counts_the_drivers_checkpoints(method, options):
+@pytest.mark.parametrize("method, schedule", [("sdca", "geometric"), ("sdca", "estimate"), ("newton", "due")])
+def test_auto_checkpoints_counts_the_drivers_checkpoints(monkeypatch, method, schedule):
     """costs.auto_checkpoints replays the driver's far rule: a run's checkpoints are its count over the run's
     passes, or up to two more (the near rule aims a checkpoint or two at the pass where the gap reaches tol);
-    Newton checkpointing after its due steps: the start's and DUE_CHECKPOINTS, one fewer or more."""
-    from cdlab.solvers import costs
+    SDCA checkpointing when its estimate says: costs.due_checkpoints, or one more (a checkpoint the estimate
+    brought too early); Newton checkpointing after its due steps: the start's and DUE_CHECKPOINTS, one fewer or
+    more."""
+    from cdlab.solvers import costs, dual_cd
+    from cdlab.solvers._gap_estimate import estimate_schedules
 
     X, y = mean_scaled_dataset("a9a")
     problem = cdlab.Problem(X, y, loss="logistic", lam=1.0 / X.shape[0])
+    assert estimate_schedules(problem)
+    if schedule == "geometric":
+        monkeypatch.setattr(dual_cd, "GapEstimate", lambda problem: None)
     res = cdlab.solve(problem, method=method, sampling="permutation" if method == "sdca" else "uniform",
-                      tol=1e-6 * 0.35, max_passes=500, **options)
-    passes, steps = res.trace.passes.iloc[-1], res.trace.steps.iloc[-1]
+                      tol=1e-6 * 0.35, max_passes=500, **({"solver": "cholesky"} if method == "newton" else {}))
+    passes = res.trace.passes.iloc[-1]
+    assert res.converged
     if method == "newton":
         predicted = newton.solve_checkpoints(problem, "cholesky")
         assert predicted == newton.DUE_CHECKPOINTS + 1
-        assert res.converged and abs(len(res.trace) - predicted) <= 1
+        assert abs(len(res.trace) - predicted) <= 1
         return
-    predicted = costs.auto_checkpoints(passes, passes / steps if method == "newton" else 0.0, costs.auto_cap(problem))
-    assert res.converged and predicted <= len(res.trace) <= predicted + 2
+    if schedule == "estimate":
+        predicted = costs.due_checkpoints(passes, costs.auto_cap(problem))
+        assert predicted <= len(res.trace) <= predicted + 1
+        return
+    predicted = costs.auto_checkpoints(passes, 0.0, costs.auto_cap(problem))
+    assert predicted <= len(res.trace) <= predicted + 2
+
+

@@ -75,6 +75,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import costs, driver, newton
+from ._gap_estimate import estimate_schedules
 from ._kernels import beyond_cache
 from ._threads import check_n_jobs
 from .base import get_method
@@ -169,7 +170,11 @@ def first_order_seconds(problem, side, bound_passes) -> float:
     """Predicted seconds of a whole call of the side's coordinate method: its ``first_order_passes`` at its
     ``pass_ns``, and the driver's checkpoints among them."""
     passes = first_order_passes(problem, side, bound_passes)
-    checkpoints = costs.auto_checkpoints(passes, cap=costs.auto_cap(problem))
+    cap = costs.auto_cap(problem)
+    if side == "dual" and estimate_schedules(problem):  # SDCA checkpoints when its estimate says
+        checkpoints = costs.due_checkpoints(passes, cap)
+    else:
+        checkpoints = costs.auto_checkpoints(passes, cap=cap)
     return (passes * pass_ns(problem, side) + checkpoints * costs.checkpoint_ns(problem)) * 1e-9
 
 

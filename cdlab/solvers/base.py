@@ -30,15 +30,25 @@ and may have
                           the steps to run instead of the budget's last
                           n_steps (0 = stop now), e.g. to end on a stage
                           boundary at most ``slack`` steps away
-    checkpoint_every_step = True
-                          a step costs far more than a checkpoint's pass
-                          (Newton: a d × d factorisation), so under
-                          eval_every="auto" the driver checkpoints after
-                          every step instead of at geometric intervals
+    checkpoints_when_due = True
+                          under eval_every="auto", the driver runs
+                          ``due_steps`` steps at a time (1 by default) and
+                          checkpoints only after those whose certificate is
+                          due, instead of at geometric intervals: Newton,
+                          whose step costs far more than a checkpoint's pass
+                          (a d × d factorisation), and SDCA, whose sampled gap
+                          estimate says when (``_gap_estimate``)
     certificate_due(tol) -> bool
-                          with checkpoint_every_step: whether the step just
+                          with checkpoints_when_due: whether the steps just
                           run may have reached the gap ``tol``; False lets
-                          the driver run the next step without a checkpoint
+                          the driver run the next ``due_steps`` without a
+                          checkpoint
+
+and is given, by the driver before its first checkpoint,
+
+    auto_cadence          whether the run's checkpoints follow
+                          eval_every="auto" (only then does the driver read
+                          checkpoints_when_due)
 
 :class:`State` holds the counters and the bookkeeping of ``run`` (a subclass
 writes ``advance``, the kernel call); a method whose work is counted
@@ -78,6 +88,9 @@ class State:
     pass reads. A state that counts its work otherwise overrides ``run``."""
 
     rows_per_step = 1
+    checkpoints_when_due = False
+    due_steps = 1
+    auto_cadence = False
 
     def __init__(self, problem, rng=None):
         self.p, self.rng = problem, rng
@@ -114,7 +127,7 @@ class State:
         the floor under Newton–CG's forcing term) overrides it. Nothing here."""
 
     def certificate_due(self, tol) -> bool:
-        """Whether the driver should checkpoint after the last step (read only under checkpoint_every_step):
+        """Whether the driver should checkpoint after the last steps (read only under checkpoints_when_due):
         always, here."""
         return True
 

@@ -41,6 +41,14 @@ def auto_cap(problem) -> float:
     return max(AUTO_CAP, AUTO_CAP * CHECKPOINT_OVERHEAD_NS / (CHECKPOINT_NS_PER_NNZ * max(problem.nnz, 1)))
 
 
+def due_checkpoints(passes, cap=AUTO_CAP) -> float:
+    """Checkpoints of a run of ``passes`` passes that checkpoints when its estimate says the certificate is
+    due (``_gap_estimate.estimate_schedules``): the start's, the one that stops the run, and one each ``cap``
+    passes before it (the longest interval). Left out, as the near rule is in ``auto_checkpoints``: a checkpoint an estimate
+    brings too early (one in some runs), and the estimates' reads (a sixteenth of the rows, a few per run)."""
+    return 2.0 + math.floor(passes / cap)
+
+
 def auto_checkpoints(passes, step_passes=0.0, cap=AUTO_CAP) -> float:
     """Checkpoints of a run of ``passes`` passes under eval_every="auto": the start's, then one at the end of
     each interval of ``budget.Budget.interval``'s far rule (AUTO_FIRST pass, then AUTO_SHARE × the passes so

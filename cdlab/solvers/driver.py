@@ -389,6 +389,7 @@ def divergence_message(spec, steps) -> str:
 
 def _loop(problem, state, kind, budget, stop, trace, clock):
     """Checkpoint, then stop or run the next chunk, until a rule ends the run; returns the status."""
+    state.auto_cadence = budget.eval_every == AUTO
     trace.start()
     deadline = None if budget.max_time is None else clock + budget.max_time
     cap = auto_cap(problem)  # the auto cadence's longest interval
@@ -405,21 +406,31 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
         steps, status = _next_chunk(state, budget, last, rate, clock, interval)
         if status is not None:
             return status
-        every_step = budget.eval_every == AUTO and getattr(state, "checkpoint_every_step", False)
-        if every_step:
-            steps = 1
+        when_due = budget.eval_every == AUTO and state.checkpoints_when_due
+        if when_due:
+            steps = min(steps, state.due_steps)
+        slice_steps = max(1, int(SLICE_NNZ / problem.nnz * rate))
         t0 = time.perf_counter()
-        _run_sliced(state, steps, max(1, int(SLICE_NNZ / problem.nnz * rate)), stop, deadline)
-        # checkpoint after every step: after the steps whose certificate is due (State.certificate_due), within
+        _run_sliced(state, steps, slice_steps, stop, deadline)
+        checking = 0.0  # seconds of certificate_due: the schedule's, not the solver's (as a checkpoint's)
+        # a state that checkpoints when due (State.certificate_due) runs due_steps at a time until it is, within
         # the budget _next_chunk keeps
-        while every_step and not state.certificate_due(budget.tol) and not _halted(stop, deadline) and (
-                budget.max_passes - state.data_passes) * rate >= 0.5 and (
-                budget.max_steps is None or state.steps < budget.max_steps):
-            state.run(1)
+        while when_due and not _halted(stop, deadline):
+            left = (budget.max_passes - state.data_passes) * rate
+            if budget.max_steps is not None:
+                left = min(left, budget.max_steps - state.steps)
+            if left < 0.5:
+                break
+            t1 = time.perf_counter()
+            due = state.certificate_due(budget.tol)
+            checking += time.perf_counter() - t1
+            if due:
+                break
+            _run_sliced(state, max(1, min(state.due_steps, int(round(left)))), slice_steps, stop, deadline)
         # work a state may skip (SDCA's face CG) gets what max_passes leaves, and nothing once the run is stopped
         state.synchronize(0 if _halted(stop, deadline)
                           else max(0.0, (budget.max_passes - state.nnz_touched / problem.nnz) * problem.nnz))
-        trace.elapsed += time.perf_counter() - t0
+        trace.elapsed += time.perf_counter() - t0 - checking
         out = trace.evaluate()
         if _diverged(kind, trace.first, None if out is None else out[0]):
             return "diverged"

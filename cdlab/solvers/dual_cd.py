@@ -57,6 +57,7 @@ from ..sampling import make_sampler
 from ..problem import soft_threshold
 from ._kernels import (exceeds_cache, full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row,
                        prefetch_whole_row, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
+from ._gap_estimate import GapEstimate, estimate_schedules
 from ._face_cg import POLISH_FALL, POLISH_SHARE, polish, polish_budget_factor
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
@@ -185,6 +186,11 @@ class DualCDState(State):
         # since it, the factor on its budget (``_face_cg.polish_budget_factor``), and the polishes' reads so far
         self.last_row, self.face_due, self.polished, self.budget_factor = None, False, False, 1.0
         self.polish_reads = 0
+        # one thread without shrinking, where ``_gap_estimate.estimate_schedules``: under eval_every="auto" with a
+        # tol, the checkpoints come when the sampled gap estimate says the certificate is due (``_gap_estimate``),
+        # checked after each pass's steps
+        scheduled = self.active_set is None and n_jobs == 1 and estimate_schedules(problem)
+        self.estimate = GapEstimate(problem) if scheduled else None
 
     def advance(self, n_steps):
         p = self.p
@@ -201,6 +207,9 @@ class DualCDState(State):
             return passcode_chunk(*args, self.n_jobs, prefetch_ahead(p))
 
     def checkpointed(self, row, tol):
+        if self.estimate is not None and self.auto_cadence and tol > 0.0:
+            self.checkpoints_when_due = True
+            self.estimate.checkpointed(self, row, tol)
         if self.active_set is not None:
             self.active_set.checkpointed(row["gap"])
             last = self.last_row
@@ -208,6 +217,18 @@ class DualCDState(State):
             hurt = self.polished and row["gap"] > last["gap"]
             self.budget_factor = polish_budget_factor(self.budget_factor, self.face_due, hurt)
             self.last_row, self.polished = row, False
+
+    @property
+    def due_steps(self) -> int:
+        """The steps the driver runs between estimates: a pass's, or fewer to the pass the estimate aims at."""
+        steps = self.steps_per_pass
+        if self.estimate is not None:
+            steps = min(steps, np.ceil(self.estimate.passes_to_aim(self) * self.steps_per_pass))
+        return max(1, int(round(steps)))
+
+    def certificate_due(self, tol) -> bool:
+        """Whether the sampled gap estimate says the certificate may be ≤ tol (``_gap_estimate.GapEstimate.due``)."""
+        return self.estimate.due(self, tol)
 
     def resync(self, room=None) -> int:
         """With shrinking, after a stalled interval: the active set's polish (``_face_cg.polish``: CG on its

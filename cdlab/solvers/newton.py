@@ -579,9 +579,9 @@ class NewtonState(State):
         self.threads = blas_controller()  # BLAS's limit is set to n_jobs around each iteration's calls
         self.n_jobs = n_jobs
         # once quadratic convergence sets in, the gap drops by orders per iteration: checkpoint after each
-        # one when an iteration outweighs EVERY_STEP_RATIO checkpoints (a State's checkpoint_every_step), or
+        # one when an iteration outweighs EVERY_STEP_RATIO checkpoints (a State's checkpoints_when_due), or
         # after each due one when the run has a tol (``checkpointed``)
-        self.checkpoint_every_step = checkpoints_every_step(problem, self.solver)
+        self.checkpoints_when_due = checkpoints_every_step(problem, self.solver)
         self.w = np.zeros(d)
         self.z = np.zeros(n)  # Xw, carried along the line searches (no pass over X to refresh it)
         self.u = np.zeros(n)  # XΔ of the last iteration
@@ -757,7 +757,7 @@ class NewtonState(State):
         self.tol = tol
         self.checkpoint_steps = self.steps
         if tol > 0.0 and (self.p.loss != "squared" or self.carries_residual):
-            self.checkpoint_every_step = True
+            self.checkpoints_when_due = True
         if (tol > 0.0 and self.carries_residual and self.steps > 0 and row["gap"] > tol
                 and self._carried_gap() <= SQUARED_DUE_FACTOR * tol):
             self.due_spacing *= 2
@@ -885,7 +885,7 @@ class NewtonState(State):
         self.solver = "cholesky"
         self.bounds = self.scratch = None
         self._cholesky_arrays()
-        self.checkpoint_every_step = self.tol > 0.0 or checkpoints_every_step(self.p, "cholesky")
+        self.checkpoints_when_due = self.tol > 0.0 or checkpoints_every_step(self.p, "cholesky")
 
     def _start_cg(self):
         """r and M⁻¹ from the current iterate: r = −∇P(w) and M = diag(H) by one sweep (``jacobi``), or on the
