@@ -29,16 +29,20 @@ CASES = ("rcv1_small:logistic:1", "rcv1_small:logistic:0.01", "rcv1_small:square
 GAP_REL = 1e-6
 MAX_PASSES = 3000
 VARIANTS = ("geometric", "estimate", "oracle")
-ESTIMATE = dual_cd.GapEstimate  # the geometric and oracle runs replace it by None (no estimate)
+SCHEDULES = dual_cd.estimate_schedules  # the geometric and oracle runs replace it by "never"
 
 
 def run(problem, tol, seed, variant, oracle_passes):
     """(seconds, result) of one whole call of the variant."""
-    dual_cd.GapEstimate = ESTIMATE if variant == "estimate" else (lambda problem: None)
+    dual_cd.estimate_schedules = SCHEDULES if variant == "estimate" else (lambda problem: False)
     extra = {"eval_every": oracle_passes} if variant == "oracle" else {}
-    t0 = time.perf_counter()
-    res = cdlab.solve(problem, "sdca", sampling="permutation", tol=tol, max_passes=MAX_PASSES, seed=seed, **extra)
-    seconds = time.perf_counter() - t0
+    try:
+        t0 = time.perf_counter()
+        res = cdlab.solve(problem, "sdca", sampling="permutation", tol=tol, max_passes=MAX_PASSES, seed=seed,
+                          **extra)
+        seconds = time.perf_counter() - t0
+    finally:
+        dual_cd.estimate_schedules = SCHEDULES
     if res.status != "converged":
         raise RuntimeError(f"{variant} run not certified: {res.status}")
     return seconds, res
@@ -63,7 +67,6 @@ def case_row(case, repeats):
             seconds[variant].append(s)
             rows[variant].append(len(res.trace))
             passes[variant].append(res.trace.passes.iloc[-1])
-    dual_cd.GapEstimate = ESTIMATE
     out = {"problem": f"{name} {loss} λ={factor}/n"}
     for v in VARIANTS:
         med = float(np.median(seconds[v]))

@@ -333,7 +333,7 @@ def test_auto_checkpoints_counts_the_drivers_checkpoints(monkeypatch, method, sc
     problem = cdlab.Problem(X, y, loss="logistic", lam=1.0 / X.shape[0])
     assert estimate_schedules(problem)
     if schedule == "geometric":
-        monkeypatch.setattr(dual_cd, "GapEstimate", lambda problem: None)
+        monkeypatch.setattr(dual_cd, "estimate_schedules", lambda problem: False)
     res = cdlab.solve(problem, method=method, sampling="permutation" if method == "sdca" else "uniform",
                       tol=1e-6 * 0.35, max_passes=500, **({"solver": "cholesky"} if method == "newton" else {}))
     passes = res.trace.passes.iloc[-1]
@@ -349,5 +349,3 @@ def test_auto_checkpoints_counts_the_drivers_checkpoints(monkeypatch, method, sc
         return
     predicted = costs.auto_checkpoints(passes, 0.0, costs.auto_cap(problem))
     assert predicted <= len(res.trace) <= predicted + 2
-
-

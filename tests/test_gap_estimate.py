@@ -6,6 +6,7 @@ import pytest
 import cdlab
 from cdlab.solvers import _gap_estimate as G
 from cdlab.solvers import costs, dual_cd
+from cdlab.solvers.budget import far_interval
 from _helpers import mean_scaled_dataset
 
 
@@ -38,14 +39,26 @@ def test_over_every_example_the_estimate_is_the_certified_gap(monkeypatch, loss,
 
 
 def test_the_sample_is_a_fixed_sixteenth_and_leaves_the_runs_generator_alone():
+    """The sample depends on n only; building and reading the estimate draws nothing from the run's generator:
+    the steps after a scheduled checkpoint are those after an unscheduled one."""
     rows = G.sample_rows(32561)
     assert rows.shape[0] == int(np.ceil(32561 / 16)) and np.all(np.diff(rows) > 0)
     assert np.array_equal(rows, G.sample_rows(32561))
     assert np.array_equal(G.sample_rows(200), np.arange(200))
     assert G.sample_rows(1000).shape[0] == G.ESTIMATE_MIN_ROWS
     problem = _problem()
-    runs = [cdlab.solve(problem, method="sdca", sampling="permutation", tol=1e-7, seed=3) for _ in range(2)]
-    assert runs[0].trace.drop(columns="time").equals(runs[1].trace.drop(columns="time"))
+    alphas = []
+    for scheduled in (True, False):
+        state = _state_after(problem, 1.5, seed=4)
+        state.auto_cadence = scheduled
+        row = {"passes": state.nnz_touched / problem.nnz, "gap": 1.0, "nnz_touched": state.nnz_touched}
+        state.checkpointed(row, 1e-6)
+        assert (state.estimate is not None) is scheduled and state.checkpoints_when_due is scheduled
+        if scheduled:
+            state.certificate_due(1e-6)
+        state.run(problem.n_samples)
+        alphas.append(state.alpha.copy())
+    assert np.array_equal(alphas[0], alphas[1])
 
 
 @pytest.mark.parametrize("loss, name", [("logistic", "a9a"), ("squared", "a9a"), ("logistic", "rcv1_small")])
@@ -56,7 +69,7 @@ def test_auto_certifies_at_fewer_checkpoints_than_the_geometric_cadence(monkeypa
     tol = 1e-6 * abs(cdlab.reference_optimum(problem, tol=1e-9))
     kwargs = dict(method="sdca", sampling="permutation", tol=tol, max_passes=500)
     scheduled = cdlab.solve(problem, **kwargs)
-    monkeypatch.setattr(dual_cd, "GapEstimate", lambda problem: None)
+    monkeypatch.setattr(dual_cd, "estimate_schedules", lambda problem: False)
     geometric = cdlab.solve(problem, **kwargs)
     for res in (scheduled, geometric):
         assert res.converged and res.trace.gap.iloc[-1] <= tol
@@ -66,23 +79,45 @@ def test_auto_certifies_at_fewer_checkpoints_than_the_geometric_cadence(monkeypa
     assert scheduled.trace.passes.iloc[-1] <= geometric.trace.passes.iloc[-1] + 1.5
 
 
-@pytest.mark.parametrize("value, most_rows", [(0.0, None), (np.inf, 2 + 60 // 10)])
-def test_a_wrong_estimate_costs_checkpoints_never_a_wrong_stop(monkeypatch, value, most_rows):
-    """An estimate of 0 brings a checkpoint after every pass, one of ∞ one every cap passes: either way the run
-    stops only where the certified gap is ≤ tol."""
-    problem = _problem("logistic", lam_factor=0.01)
-    tol = 1e-6 * abs(cdlab.reference_optimum(problem, tol=1e-9))
+@pytest.mark.parametrize("value", [1e-300, 1e300, 0.0, np.inf, np.nan])
+def test_a_wrong_estimate_costs_checkpoints_within_the_caps_bound(monkeypatch, value):
+    """A constant estimate carries no rate: calibrated by a checkpoint, its prediction is that checkpoint's gap
+    (> tol), so the next is due at the cap; before the first checkpoint a tiny one brings it after a pass. An
+    estimate of 0 or one not finite says nothing: the geometric bound's intervals (budget.far_interval)."""
+    problem = _problem("logistic", lam_factor=0.01)  # not certified within the budget at this tol
     monkeypatch.setattr(G.GapEstimate, "estimate", lambda self, state: value)
-    res = cdlab.solve(problem, method="sdca", sampling="permutation", tol=tol, max_passes=60)
-    gaps, passes = res.trace.gap.to_numpy(), res.trace.passes.to_numpy()
-    assert np.all(gaps[:-1] > tol)
-    if res.converged:
-        assert gaps[-1] <= tol
-    if most_rows is None:
-        assert np.allclose(np.diff(passes), 1.0)  # one checkpoint a pass
+    res = cdlab.solve(problem, method="sdca", sampling="permutation", tol=1e-12, max_passes=60)
+    assert res.status == "max_passes"
+    passes = res.trace.passes.to_numpy()
+    intervals = np.diff(passes)[:-1]  # the last one ends at the budget
+    cap = costs.auto_cap(problem)
+    assert cap == 10.0
+    if value == 1e-300:
+        assert intervals[0] == pytest.approx(1.0) and np.allclose(intervals[1:], cap)
+    elif value == 1e300:
+        assert np.allclose(intervals, cap)
     else:
-        assert costs.auto_cap(problem) == 10.0 and len(res.trace) <= most_rows
-        assert np.all(np.diff(passes)[:-1] >= 10.0 - 1e-9)
+        assert np.allclose(intervals, [far_interval(p, cap) for p in passes[:-2]])
+    assert len(intervals) >= 4
+
+
+@pytest.mark.parametrize("method, options", [("sdca", {"sampling": "permutation"}), ("sdca", {}),
+                                             ("newton", {"solver": "cholesky"})])
+def test_an_unbounded_pass_budget_is_still_certified(method, options):
+    """max_passes=inf with a tol: the due loop's budget stays finite arithmetic (n ≥ 512, estimate scheduled)."""
+    problem = _problem()
+    res = cdlab.solve(problem, method=method, tol=1e-6, max_passes=np.inf, **options)
+    assert res.converged and res.trace.gap.iloc[-1] <= 1e-6
+
+
+def test_the_pass_budget_counts_nonzeros_read_under_importance_sampling():
+    """Importance sampling draws the long rows more often: steps / n lags behind nonzeros read / nnz, and the
+    budget is the latter, as for every other run."""
+    problem = _problem("logistic", name="rcv1_small", lam_factor=0.01)
+    res = cdlab.solve(problem, method="dual_cd", sampling="importance", tol=1e-14, max_passes=5)
+    assert res.status == "max_passes"
+    assert res.trace.passes.iloc[-1] <= 5.0 + 0.05
+    assert res.trace.data_passes.iloc[-1] < res.trace.passes.iloc[-1]
 
 
 def test_the_estimate_schedules_only_runs_with_a_tol_under_auto_on_one_thread_without_shrinking():
@@ -106,6 +141,6 @@ def test_the_estimate_schedules_only_runs_with_a_tol_under_auto_on_one_thread_wi
         hinge = problem.with_params(loss="hinge")
         states.clear()
         cdlab.solve(hinge, method="sdca", sampling="permutation", shrinking=True, tol=1e-6)
-        assert states[0].estimate is None and not states[0].checkpoints_when_due
+        assert not states[0].schedulable and states[0].estimate is None and not states[0].checkpoints_when_due
     X, y = mean_scaled_dataset("heart_scale")
     assert not G.estimate_schedules(cdlab.Problem(X, y, loss="logistic", lam=1.0 / X.shape[0]))

@@ -47,7 +47,8 @@ def add_parser(subparsers):
                         "sweeps over row blocks (default 1)")
     p.add_argument("--eval-every", type=eval_every_flag, default=Budget.eval_every,
                    help="checkpoint interval in passes, or auto: geometric, aimed at the pass where the gap "
-                        f"reaches tol (default {Budget.eval_every})")
+                        "reaches tol (SDCA / dual CD: where a sampled gap estimate says it may have) "
+                        f"(default {Budget.eval_every})")
     p.add_argument("--max-time", type=float, default=Budget.max_time, help="budget in solver seconds")
     p.add_argument("--normalize", nargs="?", const="rows", default="none", choices=NORMALIZE,
                    help="rescale the data: rows (unit rows, the default of a bare --normalize) or mean "

@@ -1,4 +1,4 @@
-"""When SDCA's certificate is due: the duality gap estimated on a fixed sample of examples, so that under
+"""When SDCA's certificate is due (and dual CD's, which shares its state): the duality gap estimated on a fixed sample of examples, so that under
 eval_every="auto" the driver checkpoints where the gap may have reached tol rather than at geometric intervals.
 
 The gap of a dual point α with w = v(α) = Xᵀα/(λn) and no ℓ1 term is an average over the examples,
@@ -21,7 +21,11 @@ plateau must not skip the estimates of the fall after it), and at the first pass
 predicted within ESTIMATE_LEAD is aimed at ESTIMATE_AIM times as far, with a checkpoint there and no
 estimate between. A wrong estimate costs time, not correctness: one too low brings a checkpoint that does
 not stop the run (and raises the ratio), one too high delays the checkpoint, never by more than the auto
-cadence's longest interval (``costs.auto_cap``), after which a checkpoint is due whatever the estimate says.
+cadence's longest interval (``costs.auto_cap``; plus at most the pass after which the estimate is checked),
+after which a checkpoint is due whatever the estimate says. An estimate of 0 (the hinge loss: no sampled
+example off its optimum, while others are) or one that is not finite says nothing: the checkpoint is then
+due where the auto cadence's geometric bound puts it (``budget.far_interval``), and the ratio is not taken
+from it.
 
 Measured (``python benchmarks/gap_estimate_bench.py --repeats 11``: SDCA, permutation, whole calls to a
 certified gap of 1e-6·|P*|, seeds 0-10 side by side, the geometric cadence's median seconds ÷ the estimate's;
@@ -38,7 +42,7 @@ from numba import njit
 from .. import losses as L
 from ..regularizer import regularizer_sums
 from ._kernels import full_rows, row_dot, sparse_dot
-from .budget import AUTO_CAP
+from .budget import AUTO_CAP, far_interval
 from .costs import auto_cap
 
 # The sample: ESTIMATE_SHARE of the examples, at least ESTIMATE_MIN_ROWS (all of them when n is smaller), drawn
@@ -115,8 +119,8 @@ class GapEstimate:
 
     def due(self, state, tol) -> bool:
         """Whether to checkpoint now: the estimate times the last ratio is ≤ tol, the pass aimed at is reached,
-        or ``cap`` passes have run since the last checkpoint. No estimate is taken before the pass the last two
-        predict (the module docstring)."""
+        or ``cap`` passes have run since the last checkpoint (the geometric bound's interval where the estimate
+        says nothing). No estimate is taken before the pass the last two predict (the module docstring)."""
         passes = state.nnz_touched / self.p.nnz
         if passes - self.checkpoint_passes >= self.cap:
             return True
@@ -125,10 +129,12 @@ class GapEstimate:
         if passes < self.next_passes:
             return False
         value = self.estimate(state)
+        if not 0.0 < value < np.inf:  # no information: the geometric bound's interval
+            return passes - self.checkpoint_passes >= far_interval(self.checkpoint_passes, self.cap)
         predicted = self.ratio * value
         if predicted <= tol:
             return True
-        if self.previous is not None and 0.0 < value < self.previous[1] and passes > self.previous[0]:
+        if self.previous is not None and value < self.previous[1] and passes > self.previous[0]:
             ahead = np.log(predicted / tol) * (passes - self.previous[0]) / np.log(self.previous[1] / value)
             if ahead <= ESTIMATE_LEAD:
                 self.due_passes = passes + ESTIMATE_AIM * ahead
@@ -150,6 +156,6 @@ class GapEstimate:
         if row["gap"] <= tol or row["passes"] == 0.0:
             return
         value = self.estimate(state)
-        self.previous = (row["passes"], value)
-        if value > 0.0 and np.isfinite(row["gap"]):
+        if 0.0 < value < np.inf and np.isfinite(row["gap"]):
+            self.previous = (row["passes"], value)
             self.ratio = row["gap"] / value

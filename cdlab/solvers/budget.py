@@ -29,7 +29,11 @@ from .._checks import check_int, check_real
 # interval the bound allows. The cadence depends on passes and gaps only, never
 # on a clock: equal seeds still give equal traces. (Constants chosen on the
 # traces of SDCA, dual CD, primal CD and SAGA on shipped data sets: stops within
-# 1.11·T, with about a quarter of the checkpoints of eval_every=1.)
+# 1.11·T, with about a quarter of the checkpoints of eval_every=1.) A state that
+# knows better when its certificate is due (``base.State.checkpoints_when_due``:
+# Newton after its due steps, SDCA by its sampled gap estimate, ``_gap_estimate``)
+# replaces this cadence under "auto"; SDCA's intervals keep the cap as their
+# longest (plus at most the pass its estimates are checked after).
 AUTO = "auto"
 AUTO_FIRST = 1.0
 AUTO_SHARE = 1.0
@@ -100,7 +104,7 @@ class Budget:
             return self.eval_every
         if previous is None:
             return AUTO_FIRST
-        far = min(max(AUTO_FIRST, AUTO_SHARE * last["passes"]), cap)
+        far = far_interval(last["passes"], cap)
         near = passes_to_tol(previous, last, self.tol)
         if near is None:  # a gap that rose since the previous checkpoint (noise): its rate since the start
             near = passes_to_tol(first, last, self.tol)
@@ -111,6 +115,12 @@ class Budget:
     def kwargs(self) -> dict:
         """The budget as ``cdlab.solve`` keywords."""
         return asdict(self)
+
+
+def far_interval(passes, cap=AUTO_CAP) -> float:
+    """The auto cadence's longest next interval after ``passes`` passes (the geometric bound above): AUTO_FIRST,
+    or AUTO_SHARE × the passes run so far, at most ``cap``."""
+    return min(max(AUTO_FIRST, AUTO_SHARE * passes), cap)
 
 
 def check_eval_every(value, name="eval_every"):

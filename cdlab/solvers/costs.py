@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .budget import AUTO_CAP, AUTO_FIRST, AUTO_SHARE
+from .budget import AUTO_CAP, AUTO_FIRST, far_interval
 
 # The driver's checkpoint (``driver._checkpoint``): one fused row-order sweep for Xw and Xᵀα (~0.65 ns a
 # nonzero: madelon 0.66, colon-cancer 0.69, up to 1.9 on w8a's short rows), per example the loss, its
@@ -44,9 +44,9 @@ def auto_cap(problem) -> float:
 def due_checkpoints(passes, cap=AUTO_CAP) -> float:
     """Checkpoints of a run of ``passes`` passes that checkpoints when its estimate says the certificate is
     due (``_gap_estimate.estimate_schedules``): the start's, the one that stops the run, and one each ``cap``
-    passes before it (the longest interval). Left out, as the near rule is in ``auto_checkpoints``: a checkpoint an estimate
+    passes before it (the longest interval: ceil(passes / cap) − 1). Left out, as the near rule is in ``auto_checkpoints``: a checkpoint an estimate
     brings too early (one in some runs), and the estimates' reads (a sixteenth of the rows, a few per run)."""
-    return 2.0 + math.floor(passes / cap)
+    return 1.0 + max(1.0, math.ceil(passes / cap))
 
 
 def auto_checkpoints(passes, step_passes=0.0, cap=AUTO_CAP) -> float:
@@ -61,5 +61,5 @@ def auto_checkpoints(passes, step_passes=0.0, cap=AUTO_CAP) -> float:
             return count + math.ceil((passes - at) / max(cap, step_passes))
         at += max(interval, step_passes)
         count += 1.0
-        interval = min(max(AUTO_FIRST, AUTO_SHARE * at), cap)
+        interval = far_interval(at, cap)
     return count

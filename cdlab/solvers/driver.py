@@ -167,8 +167,10 @@ def solve(problem, method="sdca", sampling="uniform", *, reference=None, **kwarg
         :class:`~cdlab.solvers.budget.Budget` (passes, steps, seconds, gap,
         checkpoint interval in passes or "auto"); the defaults are its. The
         default ``eval_every="auto"`` spaces checkpoints geometrically and aims
-        them at the pass where the gap reaches tol: give a number for a curve
-        with regular checkpoints. The trace keeps
+        them at the pass where the gap reaches tol (SDCA and dual CD on one
+        thread without shrinking: where a sampled gap estimate says it may
+        have, ``_gap_estimate``; Newton: after its due steps): give a number
+        for a curve with regular checkpoints. The trace keeps
         at most ``MAX_TRACE_ROWS`` + 1 rows (older rows thinned evenly beyond
         that). The trace's ``time`` column counts solver time only.
     seed : int, seeds the run's only random generator: equal seeds give equal
@@ -416,7 +418,8 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
         # a state that checkpoints when due (State.certificate_due) runs due_steps at a time until it is, within
         # the budget _next_chunk keeps
         while when_due and not _halted(stop, deadline):
-            left = (budget.max_passes - state.data_passes) * rate
+            # steps left in the budget, passes counted as _next_chunk counts them (nonzeros read / nnz)
+            left = (budget.max_passes - state.nnz_touched / problem.nnz) * rate
             if budget.max_steps is not None:
                 left = min(left, budget.max_steps - state.steps)
             if left < 0.5:
@@ -426,7 +429,7 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
             checking += time.perf_counter() - t1
             if due:
                 break
-            _run_sliced(state, max(1, min(state.due_steps, int(round(left)))), slice_steps, stop, deadline)
+            _run_sliced(state, max(1, int(round(min(state.due_steps, left)))), slice_steps, stop, deadline)
         # work a state may skip (SDCA's face CG) gets what max_passes leaves, and nothing once the run is stopped
         state.synchronize(0 if _halted(stop, deadline)
                           else max(0.0, (budget.max_passes - state.nnz_touched / problem.nnz) * problem.nnz))

@@ -189,8 +189,8 @@ class DualCDState(State):
         # one thread without shrinking, where ``_gap_estimate.estimate_schedules``: under eval_every="auto" with a
         # tol, the checkpoints come when the sampled gap estimate says the certificate is due (``_gap_estimate``),
         # checked after each pass's steps
-        scheduled = self.active_set is None and n_jobs == 1 and estimate_schedules(problem)
-        self.estimate = GapEstimate(problem) if scheduled else None
+        self.schedulable = self.active_set is None and n_jobs == 1 and estimate_schedules(problem)
+        self.estimate = None  # built at the first checkpoint of a run it schedules
 
     def advance(self, n_steps):
         p = self.p
@@ -207,7 +207,9 @@ class DualCDState(State):
             return passcode_chunk(*args, self.n_jobs, prefetch_ahead(p))
 
     def checkpointed(self, row, tol):
-        if self.estimate is not None and self.auto_cadence and tol > 0.0:
+        if self.schedulable and self.auto_cadence and tol > 0.0:
+            if self.estimate is None:
+                self.estimate = GapEstimate(self.p)
             self.checkpoints_when_due = True
             self.estimate.checkpointed(self, row, tol)
         if self.active_set is not None:
