@@ -1,5 +1,6 @@
-"""When SDCA's certificate is due (and dual CD's, which shares its state): the duality gap estimated on a fixed sample of examples, so that under
-eval_every="auto" the driver checkpoints where the gap may have reached tol rather than at geometric intervals.
+"""When SDCA's certificate is due (and dual CD's, which shares its state): the duality gap estimated on a
+fixed sample of examples, so that under eval_every="auto" the driver checkpoints where the gap may have
+reached tol rather than at geometric intervals.
 
 The gap of a dual point α with w = v(α) = Xᵀα/(λn) and no ℓ1 term is an average over the examples,
 G(w, α) = (1/n) Σ_i FY_i(x_i·w, α_i), FY_i(z, a) = φ_i(z) + φ_i*(−a) + a z ≥ 0 (``losses.fenchel_young``;

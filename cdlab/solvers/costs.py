@@ -44,8 +44,9 @@ def auto_cap(problem) -> float:
 def due_checkpoints(passes, cap=AUTO_CAP) -> float:
     """Checkpoints of a run of ``passes`` passes that checkpoints when its estimate says the certificate is
     due (``_gap_estimate.estimate_schedules``): the start's, the one that stops the run, and one each ``cap``
-    passes before it (the longest interval: ceil(passes / cap) − 1). Left out, as the near rule is in ``auto_checkpoints``: a checkpoint an estimate
-    brings too early (one in some runs), and the estimates' reads (a sixteenth of the rows, a few per run)."""
+    passes before it (the longest interval: ceil(passes / cap) − 1). Left out, as the near rule is in
+    ``auto_checkpoints``: a checkpoint an estimate brings too early (one in some runs), and the estimates' reads
+    (a sixteenth of the rows, a few per run)."""
     return 1.0 + max(1.0, math.ceil(passes / cap))
 
 
