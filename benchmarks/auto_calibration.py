@@ -1,6 +1,6 @@
 """``method="auto"``'s cost model against measured whole calls (issue 16, item 3).
 
-    python benchmarks/auto_calibration.py [--only NAME ...] [--repeats 3] [--save FILE]
+    python benchmarks/auto_calibration.py [--only NAME ...] [--repeats 3] [--save FILE] [--big]
 
 For every shipped data set, smooth loss (logistic, squared) and λ ∈ {1/n, 0.01/n}
 (the race's protocol: rows scaled by the mean norm, gap ≤ 1e-6·|P*|, one thread),
@@ -24,7 +24,10 @@ from threadpoolctl import threadpool_limits
 
 import cdlab
 from cdlab.solvers import auto, newton
-from race import GAP_REL, LAM_FACTORS, SHIPPED, certified_p_star, make_problem, real, warm_up
+from race import GAP_REL, LAM_FACTORS, SHIPPED, certified_p_star, dense, make_problem, real, text_like, warm_up
+
+# the race's synthetic problems, with --big: its text-like problem at 1e7 nonzeros and its dense 1e5 × 500
+BIG = {"text 1e7 nnz": lambda: text_like(1e7), "dense 1e5×500": lambda: dense(100_000, 500, 0)}
 
 CANDIDATES = {"sdca": ("sdca", "permutation", {}), "primal_cd": ("primal_cd", "permutation", {}),
               "newton cholesky": ("newton", "uniform", {"solver": "cholesky"}),
@@ -60,14 +63,18 @@ def main(argv=None):
     ap.add_argument("--max-passes", type=int, default=1000)
     ap.add_argument("--candidates", nargs="*", choices=list(CANDIDATES), help="time only these")
     ap.add_argument("--save", help="pickle the rows here")
+    ap.add_argument("--big", action="store_true", help="also the race's text-like 1e7 and dense 1e5 × 500 problems")
     args = ap.parse_args(argv)
     warm_up()
     out = []
     with threadpool_limits(1):
-        for name in SHIPPED:
+        makers = {name: (lambda name=name: real(name)) for name in SHIPPED}
+        if args.big:
+            makers.update(BIG)
+        for name, make in makers.items():
             if args.only and not any(name.startswith(o) for o in args.only):
                 continue
-            X, y = real(name)
+            X, y = make()
             for loss in args.losses:
                 for factor in LAM_FACTORS:
                     problem = make_problem(X, y, loss, factor)

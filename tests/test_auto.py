@@ -282,12 +282,13 @@ def test_newton_cg_where_predicted_cheaper_certified_and_says_why():
 @pytest.mark.parametrize("name, loss, lam_factor", [
     ("rcv1_small", "squared", 1.0), ("rcv1_small", "logistic", 1.0), ("rcv1_small", "logistic", 0.01),
     ("rcv1_small", "smoothed_hinge", 0.01), ("reuters_moneyfx", "squared", 1.0),
-    ("colon-cancer", "logistic", 1.0), ("colon-cancer", "logistic", 0.01)])
+    ("colon-cancer", "logistic", 0.01)])
 def test_no_newton_cg_where_it_measured_no_faster(name, loss, lam_factor):
     """Where Newton's CG path measured slower than the first-order pick (benchmarks/auto_calibration.py and
     newton_cg_bench.py: 1.16–1.8× on these, 7× for the smoothed hinge), auto keeps the first-order pick. Rows
-    scaled by their mean norm, as in the race. (reuters_moneyfx logistic 1/n, a tie in the model, measured CG
-    1.2× slower, and colon-cancer squared 1/n 1.28×: within what auto may lose.)"""
+    scaled by their mean norm, as in the race. (Within what auto may lose, NEWTON_CG_MARGIN's comment: a9a and
+    reuters_moneyfx logistic 1/n, measured CG 1.4× slower, colon-cancer logistic 1/n 1.2×, colon-cancer squared
+    1/n 1.28×.)"""
     X, y = mean_scaled_dataset(name)
     problem = cdlab.Problem(X, y, loss=loss, lam=lam_factor / X.shape[0])
     assert auto.choose(problem)["method"] == auto.first_order_choice(problem)["method"] != "newton"

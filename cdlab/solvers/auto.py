@@ -57,7 +57,7 @@ the driver like any other method (same checkpoints, same certificate):
                     iteration) Hessian-vector products of 2 passes each; and their
                     checkpoints (costs.checkpoint_ns)
        first order: ``first_order_seconds`` of the pick's side
-   (on the CG path, only where NEWTON_CG_MARGIN× lower: its products are the least certain prediction).
+   (on the CG path, where NEWTON_CG_MARGIN× its seconds are lower: its products are the least certain prediction).
    Newton's iterations barely depend on κ, CG's products (preconditioned) grew
    as κ^0.13–κ^0.22 on the race's problems, the first-order passes as κ, so
    Newton takes the small-λ and squared-loss problems (Cholesky with few
@@ -124,16 +124,15 @@ SEPARABLE_SHARE = 0.25
 SDCA_NS_PER_STEP = {"logistic": 200.0, "squared": 50.0, "smoothed_hinge": 50.0}
 PRIMAL_CD_NS_PER_NNZ = {"logistic": 7.0, "squared": 1.1, "smoothed_hinge": 1.6}
 PRIMAL_CD_NS_PER_STEP = 45.0
-# Newton on its CG path replaces the first-order pick only when predicted this many times faster: its products
-# are predicted within 0.3–2.2× (10–90 %; newton.CG_PRODUCTS_SCALE's comment), Cholesky's iterations and SDCA's
-# passes closer. Measured (benchmarks/race.py, session 12's runs; predicted first-order ÷ CG Newton, then
-# measured SDCA ÷ Newton): colon-cancer squared 1/n 1.12, 0.75; reuters_moneyfx squared 1/n 1.13, 0.44;
-# phishing logistic 1/n 1.39, 0.92 — SDCA; text-like 1e7 logistic 1/n 1.50, 1.71 — Newton. reuters_moneyfx
-# logistic 1/n (1.48, 0.68) lies on the wrong side of any margin that keeps the text-like problem. Since the
-# squared loss's CG run checkpoints only when its carried residual says the gap may be reached (2 checkpoints,
-# newton.SQUARED_DUE_FACTOR), reuters_moneyfx squared 1/n is predicted at 1.40 and measured 0.65 (CG 35 ms, SDCA
-# 23; its products predicted 15, run 50): SDCA, which 1.45 keeps.
-NEWTON_CG_MARGIN = 1.45
+# Newton on its CG path replaces the first-order pick where its predicted seconds times this margin are below the
+# pick's. Its products are the least certain prediction (0.48–2.2×, 10–90 %; newton.CG_PRODUCTS_SCALE's comment),
+# and they err both ways: a9a and reuters_moneyfx logistic at λ = 1/n need 1.5–2.9× the products predicted, the
+# race's text-like and dense problems 0.15–0.5×. Measured (benchmarks/auto_calibration.py --big --candidates sdca
+# "newton cholesky" "newton cg", 48 problems: logistic and squared, λ = 1/n and 0.01/n), the worst pick ÷ best
+# over the margins 0.5–1.45: 0.8 gives 1.42 (a9a and reuters_moneyfx logistic 1/n take CG, 1.41 and 1.42), 0.9
+# 1.49, 1.0–1.45 3.1 (the text-like problem's squared loss at 1/n takes SDCA: 716 ms against CG's 229); geometric
+# means 1.033 at 0.8, 1.061 at 1.45.
+NEWTON_CG_MARGIN = 0.8
 
 
 def faceoff_work(problem) -> dict:

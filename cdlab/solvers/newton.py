@@ -162,61 +162,63 @@ SHIFT_FLOOR = 1e-14
 MAX_SHIFTS = 40
 # Rows densified at once on the dense path: a block of BLOCK_ROWS × d doubles (at most 32 MiB at MAX_FEATURES).
 BLOCK_ROWS = 1024
-# The cost model (ns on one thread; refitted by benchmarks/auto_calibration.py on the shipped data sets, whole
-# calls minus their checkpoints, after the kernels read X through unsigned index views): forming H by the
-# sparse sweep ~1 ns per multiply-add (a9a, w8a, mushrooms: 0.9–1.1); BLAS syrk on densified rows ~0.05 per
-# multiply-add (madelon, n d²/2 = 2.5e8: one iteration 16 ms in all) plus ~2.5 per densified entry
-# (``densify_rows``); LAPACK's Cholesky factorisation ~0.025 per multiply-add of its d³/3 (colon-cancer,
-# d = 2000: 70 ms an iteration, nearly all of it potrf).
-SPARSE_NS_PER_MADD = 1.0
-BLAS_NS_PER_MADD = 0.05
-FACTOR_NS_PER_MADD = 0.025
-DENSIFY_NS_PER_ENTRY = 2.5
-# The rest of an iteration (``cholesky_iteration_ns``): per nonzero, its two passes over X and the O(n) line
-# search (~3 ns: a9a, w8a, mushrooms, phishing, an iteration's seconds minus H's), and per iteration its
-# Python and LAPACK call overhead (heart_scale, d = 13: ~0.15 ms).
-ITERATION_NS_PER_NNZ = 3.0
+# The cost model (ns on one thread), fitted by benchmarks/newton_cost_fit.py: whole calls to a certified gap ≤
+# 1e-6·|P*| minus their checkpoints, weighted least squares (relative error, non-negative), on the shipped data
+# sets, the race's text-like problem at 1e7 nonzeros and its dense 1e5 × 500, logistic and squared, λ = 1/n and
+# 0.01/n, rows scaled by their mean norm. A Cholesky iteration (``cholesky_iteration_ns``): forming H by the
+# sparse sweep per multiply-add, or by BLAS's syrk on densified rows per multiply-add plus per densified entry
+# (``densify_rows``); LAPACK's factorisation per multiply-add of its d³/3; per nonzero its two passes over X
+# and the O(n) line search; per iteration its Python and LAPACK calls. Measured ÷ fitted 0.74–2.94 (10–90 %
+# 0.84–1.51; heart_scale's squared run 2.9, its one iteration carrying a call's fixed cost). The fit put the
+# overhead at 0.41 ms, which folds in the fixed cost of a call that every method pays (~1 ms, below); it is
+# kept at heart_scale's logistic iterations' 0.15 ms.
+SPARSE_NS_PER_MADD = 1.34
+BLAS_NS_PER_MADD = 0.023
+FACTOR_NS_PER_MADD = 0.029
+DENSIFY_NS_PER_ENTRY = 1.08
+ITERATION_NS_PER_NNZ = 6.1
 ITERATION_OVERHEAD_NS = 1.5e5
-# The CG path's cost model (``cg_products``, ``cg_iteration_ns``): Hessian-vector products of a whole solve
-# (below), ns per nonzero of a sweep (0.44–0.86: a9a, w8a, madelon, reuters_moneyfx, rcv1_small, squared at
-# 0.01/n), per entry of the O(n + d) vector work of a CG iteration, and per Newton iteration.
+# The CG path's cost model (``cg_products``, ``cg_iteration_ns``), fitted likewise on whole calls: per sweep over
+# X, ns per nonzero (beyond the last-level cache more: X streams from memory), per entry of dense rows, and per
+# row; per CG iteration the vector work on X's nonempty columns (the ∇P step counts as one); per Newton step the
+# logistic line search per example. Measured ÷ fitted 0.65–2.03 (10–90 % 0.82–1.59: w8a, madelon and the dense
+# problem's squared runs above 1.5, rcv1_small logistic 1/n 2.0). A call's fixed cost, fitted at ~1.0 ms (state,
+# trace and result, the same for every method), is not modelled: auto compares methods that all pay it.
+# Before this fit the model counted 0.5 ns a nonzero and 1 ns an entry of n + d a sweep and underpredicted the
+# CG path 1.3–4.7× on sparse data with short rows (w8a logistic 1/n: 19 ms modelled at its products, 62 measured).
+CG_NS_PER_NNZ = 0.48
+CG_NS_PER_NNZ_BEYOND_CACHE = 1.08
+CG_NS_PER_DENSE_ENTRY = 0.31
+CG_NS_PER_ROW = 5.0
+CG_NS_PER_COLUMN = 12.4
+CG_NS_PER_LINE_EXAMPLE = 18.0
 # Products of a whole solve to a certified relative gap 1e-6, Jacobi-preconditioned CG: a power law in κ = 1 +
 # λ̂/(γλ), λ̂ ≈ λ₂(XᵀX)/n, the top of the spectrum once its largest eigenvalue is set aside (CG clears an
 # outlier in about one product, Nocedal & Wright 2006, §5.1: madelon's λ₁/n = 0.996 is its rows' mean
 # direction, λ₂/n = 4e-4), estimated on a sample of rows (``Data.gram_bulk_estimate``: 0.26–1.06× the exact
 # λ₂(XᵀX)/n on the data below, the small samples of rcv1_small, colon-cancer and madelon lowest), fitted (least
-# squares on the logs) on the ten shipped data sets, the race's text-like problem at 1e7 nonzeros and its dense
-# 1e5 × 500, λ = 1/n and 0.01/n, rows scaled by their mean norm: logistic 5.80 κ^0.217 (measured ÷ fitted
-# 0.23–2.6, 10–90 % 0.45–2.2), squared 9.92 κ^0.126 (0.14–11, 10–90 % 0.29–4.8: mushrooms, reuters_moneyfx and
-# rcv1_small at 0.01/n need 5–11× more, the dense problem 0.14–0.2×). On λ₁ instead the fit is no better
-# (logistic 0.20–3.0, squared 0.18–11) and puts madelon's products 2–4× too high. κ_F = 1 + ‖X‖_F²/(nγλ)
-# bounds κ from above (λ_max(XᵀX) ≤ ‖X‖_F²) but is far above it on the text-like and dense problems; √κ_F, the
+# squares on the logs, benchmarks/newton_cost_fit.py) on the ten shipped data sets, the race's text-like problem
+# at 1e7 nonzeros and its dense 1e5 × 500, λ = 1/n and 0.01/n, rows scaled by their mean norm: logistic 7.50
+# κ^0.211 (measured ÷ fitted 0.25–2.4, 10–90 % 0.48–2.2), squared 8.85 κ^0.134 (0.15–5.4, 10–90 % 0.29–4.0:
+# mushrooms, reuters_moneyfx and a9a need 3–5× more, the dense and text-like problems 0.15–0.3×). On λ₁ instead
+# the fit was no better (logistic 0.20–3.0, squared 0.18–11) and put madelon's products 2–4× too high.
+# κ_F = 1 + ‖X‖_F²/(nγλ) bounds κ from above (λ_max(XᵀX) ≤ ‖X‖_F²) but is far above it on the text-like and dense problems; √κ_F, the
 # growth of CG's worst case (Nocedal & Wright 2006, eq. 5.36), fitted on plain CG as CG_PRODUCTS_FLOOR +
 # CG_PRODUCTS_PER_ROOT_KAPPA √κ_F, overpredicted those problems' products 8–220× and the others' 2–10× at
 # 0.01/n: it only caps the power law, which interpolates over λ ∈ [0.01/n, 1/n]. The smoothed hinge, not
-# measured so: that √κ_F law alone. The squared loss's products were measured on the primal system; where d ≥
-# DUAL_CG_RATIO·n CG now runs on the dual one, which needs fewer (rcv1_small 0.01/n: 59 against 216, 1/n 11
-# against 12; colon-cancer 27 against 23 and 10 against 10): the fit's points there overstate what now runs.
-CG_PRODUCTS_SCALE = {"squared": 9.92, "logistic": 5.80}
-CG_PRODUCTS_EXPONENT = {"squared": 0.126, "logistic": 0.217}
+# measured so: that √κ_F law alone. The squared loss's products are counted on the system CG runs: the dual
+# one where d ≥ DUAL_CG_RATIO·n (rcv1_small, colon-cancer), the primal one elsewhere.
+CG_PRODUCTS_SCALE = {"squared": 8.85, "logistic": 7.50}
+CG_PRODUCTS_EXPONENT = {"squared": 0.134, "logistic": 0.211}
 CG_PRODUCTS_FLOOR = 5.0
 CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
-CG_NS_PER_NNZ = 0.5
-# ... and per entry of a sweep over dense rows (``Data.X_dense``): madelon 0.24, dense 1e5 × 500 0.33 (a
-# Hessian-vector product, two sweeps, 0.47 and 33 ms).
-CG_NS_PER_DENSE_ENTRY = 0.3
-# "auto" takes the CG path only where it is predicted this many times faster than Cholesky (``inner_solver``):
-# the Cholesky path's iterations are predicted within 0.6–1.2× of measured, the CG path's products within
-# 0.3–2.2× (10–90 %, CG_PRODUCTS_SCALE's comment); at 0.01/n the fit underpredicts the one-hot data sets' CG
-# 1.5–2.5×. Measured whole calls, logistic (Cholesky vs CG, ms, predicted in brackets): phishing 0.01/n 25 vs
-# 37 (30 vs 28), w8a 0.01/n 108 vs 139 (66 vs 64), mushrooms 0.01/n 20 vs 21 (18 vs 14): Cholesky; w8a 1/n 78
-# vs 51 (66 vs 33): CG. 2 would have sent w8a 1/n to Cholesky. With the law on λ₂, phishing 0.01/n was
-# predicted 1.55× (18 vs 28 ms) and measured 72–93 ms on CG (~130 products, the law says 42) against 36–40 on
-# Cholesky: 1.6 keeps it there; the nearest predictions on the other side are a9a 1/n 1.82× (measured CG 48–51
-# vs Cholesky 53–80 ms) and madelon squared 0.01/n 1.89×.
-CG_MARGIN = 1.6
-CG_NS_PER_ENTRY = 1.0
-CG_OVERHEAD_NS = 5e4
+# "auto" takes the CG path only where it is predicted this many times faster than Cholesky (``inner_solver``).
+# With the fit above both paths' seconds are predicted without a bias (Cholesky's iterations within 0.6–1.8×,
+# the CG path's products within 0.48–2.2× on the logistic loss), and the margin that gave the least worst
+# pick ÷ best over the 48 problems of benchmarks/auto_calibration.py --big (logistic and squared, λ = 1/n and
+# 0.01/n, with NEWTON_CG_MARGIN below) was any of 0.9–1.2: at 1.6, the margin the model before this fit needed,
+# mushrooms logistic 0.01/n took Cholesky (45 ms against CG's 27) and madelon squared 0.01/n too (19 against 12).
+CG_MARGIN = 1.0
 # The n_jobs mode's row blocks pay on X with at least this many nonzeros; below, the CG path's sweeps stay
 # serial (each of ~0.1–0.4 ms does not pay for a parallel launch and the blocks' length-d sums). Whole calls,
 # logistic, λ = 1/n and 0.01/n, 2 threads ÷ 1 (benchmarks/newton_threads_bench.py, medians of 7 interleaved
@@ -315,24 +317,31 @@ def cg_products(problem) -> float:
     bound = CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[problem.loss] * math.sqrt(kappa)
     fitted = bound
     if problem.loss in CG_PRODUCTS_SCALE:
-        estimate = 1.0 + problem.data.gram_bulk_estimate / (problem.gamma * problem.lam)
-        fitted = CG_PRODUCTS_SCALE[problem.loss] * estimate ** CG_PRODUCTS_EXPONENT[problem.loss]
+        fitted = CG_PRODUCTS_SCALE[problem.loss] * cg_kappa(problem) ** CG_PRODUCTS_EXPONENT[problem.loss]
     steps = 1.0 if problem.loss == "squared" else float(NEWTON_ITERATIONS[problem.loss])
     return min(fitted, bound, steps * (min(problem.n_samples, problem.n_features) + 1))
 
 
+def cg_kappa(problem) -> float:
+    """The power law's κ = 1 + λ̂/(γλ), λ̂ = ``Data.gram_bulk_estimate`` (CG_PRODUCTS_SCALE's comment)."""
+    return 1.0 + problem.data.gram_bulk_estimate / (problem.gamma * problem.lam)
+
+
 def cg_iteration_ns(problem, products) -> float:
     """Predicted ns of a step of the CG path that runs ``products`` Hessian-vector products: 2 sweeps over X
-    each, one more for ∇P and the line search unless the loss is squared (whose step is one CG iteration),
-    and the O(n + d) rest (CG_NS_PER_NNZ, or CG_NS_PER_DENSE_ENTRY on dense rows; CG_NS_PER_ENTRY, CG_OVERHEAD_NS)."""
+    each, one more for ∇P unless the loss is squared (whose step is one CG iteration), each reading X's nonzeros
+    (CG_NS_PER_NNZ, beyond the cache CG_NS_PER_NNZ_BEYOND_CACHE, on dense rows CG_NS_PER_DENSE_ENTRY an entry)
+    and its rows (CG_NS_PER_ROW); the CG iterations' vector work on the nonempty columns (CG_NS_PER_COLUMN,
+    the ∇P step counted as one); and a Newton step's line search (CG_NS_PER_LINE_EXAMPLE an example)."""
     newton_step = problem.loss != "squared"
-    sweeps = 2 * products + newton_step
-    entries = (products + newton_step) * (problem.n_samples + problem.n_features)
+    n = problem.n_samples
     if problem.data.is_dense:  # every entry of the dense rows is read, stored or not
-        read = CG_NS_PER_DENSE_ENTRY * problem.n_samples * problem.n_features
+        read = CG_NS_PER_DENSE_ENTRY * n * problem.n_features
     else:
-        read = CG_NS_PER_NNZ * problem.nnz
-    return sweeps * read + CG_NS_PER_ENTRY * entries + CG_OVERHEAD_NS * newton_step
+        read = (CG_NS_PER_NNZ_BEYOND_CACHE if beyond_cache(problem) else CG_NS_PER_NNZ) * problem.nnz
+    sweep = read + CG_NS_PER_ROW * n
+    vectors = CG_NS_PER_COLUMN * (products + newton_step) * problem.n_nonempty_columns
+    return (2 * products + newton_step) * sweep + vectors + newton_step * CG_NS_PER_LINE_EXAMPLE * n
 
 
 def dual_system(problem) -> bool:

@@ -1,0 +1,155 @@
+"""Fit Newton's cost model (``cdlab.solvers.newton``: the CG path's and the Cholesky path's ns) to whole calls.
+
+    python benchmarks/newton_cost_fit.py [--losses logistic squared] [--only a9a ...] [--repeats 3]
+
+For every shipped data set, the race's text-like problem at 1e7 nonzeros ("text") and its dense 1e5 × 500
+("dense"), the logistic and squared losses and λ ∈ {1/n, 0.01/n} (the race's protocol: rows scaled by the mean
+norm, a certified gap ≤ 1e-6·|P*|, one thread), times Newton with each inner solver (median of ``--repeats``
+after a warm-up call) and counts what the model counts: Hessian-vector products and Newton steps on the CG path,
+iterations on Cholesky's. A whole call's seconds minus its checkpoints (``costs.checkpoint_ns`` each) is then
+fitted, weighted by 1/seconds (relative error), by non-negative least squares on the model's terms:
+
+    CG path: sweeps·nnz (in cache, beyond it), sweeps·n·d (dense rows), sweeps·n, (products + steps)·d_nonempty,
+             steps·n (the logistic line search), and 1 a call (every method pays it alike: fitted, not modelled),
+             sweeps = 2·products + steps (the squared loss: steps = 0, its CG iterations are its products);
+    Cholesky: per iteration Σ_i nnz_i²/2 (sparse H), n·d²/2 and n·d (H by BLAS on densified rows), d³/3, nnz
+              and 1 (an iteration's overhead, which on the squared loss's one iteration includes the call's).
+
+It prints each problem's measured ÷ fitted seconds, the fitted constants beside the ones in ``newton``, and the
+power law of the CG path's products in κ = 1 + λ̂/(γλ) (``newton.cg_products``) fitted per loss.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+
+import numpy as np
+from scipy.optimize import nnls
+from threadpoolctl import threadpool_limits
+
+import cdlab
+from cdlab.solvers import base, costs, newton
+from cdlab.solvers._kernels import beyond_cache
+from race import GAP_REL, SHIPPED, certified_p_star, dense, make_problem, real, text_like, warm_up
+
+DATA = {**{name: (lambda name=name: real(name)) for name in SHIPPED},
+        "text": lambda: text_like(1e7), "dense": lambda: dense(100_000, 500, 0)}
+LAM_FACTORS = (1.0, 0.01)
+
+
+def timed(problem, eps, solver, repeats):
+    """(median seconds, result, state) of Newton's whole calls with the inner ``solver``."""
+    spec = base.get_method("newton")
+    made = []
+    make = spec.make
+    object.__setattr__(spec, "make", lambda *a, **k: made.append(make(*a, **k)) or made[-1])
+    try:
+        seconds = []
+        for _ in range(repeats + 1):
+            made.clear()
+            gc.collect()
+            t0 = time.perf_counter()
+            res = cdlab.solve(problem, method="newton", tol=eps, max_passes=3000, solver=solver)
+            seconds.append(time.perf_counter() - t0)
+    finally:
+        object.__setattr__(spec, "make", make)
+    if res.status != "converged":
+        raise RuntimeError(f"newton {solver} did not certify: {res.status}")
+    return float(np.median(seconds[1:])), res, made[0]
+
+
+def cg_terms(problem, products, steps):
+    """The CG path's terms (the module docstring), in the order of ``CG_NAMES``."""
+    n, d, nnz = problem.n_samples, problem.n_features, problem.nnz
+    sweeps = 2 * products + steps
+    dense_rows, out = problem.data.is_dense, beyond_cache(problem)
+    return [0.0 if dense_rows or out else sweeps * nnz, sweeps * nnz if out and not dense_rows else 0.0,
+            sweeps * n * d if dense_rows else 0.0, sweeps * n, (products + steps) * problem.n_nonempty_columns,
+            steps * n, 1.0]
+
+
+CG_NAMES = ("CG_NS_PER_NNZ", "CG_NS_PER_NNZ_BEYOND_CACHE", "CG_NS_PER_DENSE_ENTRY", "CG_NS_PER_ROW",
+            "CG_NS_PER_COLUMN", "CG_NS_PER_LINE_EXAMPLE", "(a call)")
+
+
+def cholesky_terms(problem):
+    """The Cholesky path's terms of one iteration, in the order of ``CHOLESKY_NAMES``."""
+    n, d = problem.n_samples, float(problem.n_features)
+    rows = newton.dense_rows(problem)
+    sparse_madds = float(problem.row_nnz @ problem.row_nnz) / 2
+    return [0.0 if rows else sparse_madds, n * d * d / 2 if rows else 0.0, n * d if rows else 0.0, d ** 3 / 3,
+            float(problem.nnz), 1.0]
+
+
+CHOLESKY_NAMES = ("SPARSE_NS_PER_MADD", "BLAS_NS_PER_MADD", "DENSIFY_NS_PER_ENTRY", "FACTOR_NS_PER_MADD",
+                  "ITERATION_NS_PER_NNZ", "ITERATION_OVERHEAD_NS")
+
+
+def fit(rows, names, label):
+    """Weighted NNLS of the rows' (terms, seconds); prints measured ÷ fitted and the constants."""
+    terms = np.array([r["terms"] for r in rows])
+    ns = np.array([r["ns"] for r in rows])
+    weight = 1.0 / ns
+    coef, _ = nnls(terms * weight[:, None], ns * weight)
+    ratio = ns / (terms @ coef)
+    print(f"\n{label}: measured ÷ fitted")
+    for r, q in zip(rows, ratio):
+        print(f"   {r['label']:36s} {q:5.2f}")
+    print(f"   range {ratio.min():.2f}–{ratio.max():.2f}, 10–90 % {np.percentile(ratio, 10):.2f}–"
+          f"{np.percentile(ratio, 90):.2f}")
+    for name, value in zip(names, coef):
+        now = getattr(newton, name, None)
+        print(f"   {name:28s} fitted {value:10.4g}" + (f"   newton: {now:g}" if now is not None else ""))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--losses", nargs="*", default=["logistic", "squared"])
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+    warm_up()
+    cg_rows, cholesky_rows, laws = [], [], {}
+    with threadpool_limits(1):
+        for name, make in DATA.items():
+            if args.only and name not in args.only:
+                continue
+            X, y = make()
+            for loss in args.losses:
+                for factor in LAM_FACTORS:
+                    problem = make_problem(X, y, loss, factor)
+                    eps = GAP_REL * abs(certified_p_star(problem))
+                    label = f"{name} {loss} {factor:g}/n"
+                    seconds, res, state = timed(problem, eps, "cg", args.repeats)
+                    if loss == "squared":
+                        products, steps = int(res.trace.steps.iloc[-1]), 0
+                    else:
+                        products, steps = int(sum(state.cg_iterations)), len(state.cg_iterations)
+                    ns = (seconds - len(res.trace) * costs.checkpoint_ns(problem) * 1e-9) * 1e9
+                    laws.setdefault(loss, []).append((newton.cg_kappa(problem), products))
+                    cg_rows.append(dict(label=label, terms=cg_terms(problem, products, steps), ns=ns))
+                    print(f"{label:36s} cg {seconds * 1e3:9.2f} ms, {products} products "
+                          f"({newton.cg_products(problem):.1f} predicted), {steps} Newton steps", flush=True)
+                    if newton.features_refusal(problem, {"solver": "cholesky"}):
+                        continue
+                    seconds, res, _ = timed(problem, eps, "cholesky", args.repeats)
+                    iterations = int(res.trace.steps.iloc[-1])
+                    ns = (seconds - len(res.trace) * costs.checkpoint_ns(problem) * 1e-9) * 1e9 / iterations
+                    cholesky_rows.append(dict(label=label, terms=cholesky_terms(problem), ns=ns))
+                    print(f"{label:36s} cholesky {seconds * 1e3:9.2f} ms, {iterations} iterations "
+                          f"({newton.NEWTON_ITERATIONS[loss]} modelled)", flush=True)
+    fit(cg_rows, CG_NAMES, "CG path, whole calls minus checkpoints")
+    fit(cholesky_rows, CHOLESKY_NAMES, "Cholesky path, an iteration")
+    for loss, points in laws.items():
+        kappa, products = np.array(points, dtype=float).T
+        slope, intercept = np.polyfit(np.log(kappa), np.log(products), 1)
+        ratio = products / (np.exp(intercept) * kappa ** slope)
+        print(f"\n{loss}: products = {np.exp(intercept):.3g} κ^{slope:.3g} (newton: "
+              f"{newton.CG_PRODUCTS_SCALE[loss]:g} κ^{newton.CG_PRODUCTS_EXPONENT[loss]:g}); measured ÷ fitted "
+              f"{ratio.min():.2f}–{ratio.max():.2f}, 10–90 % {np.percentile(ratio, 10):.2f}–"
+              f"{np.percentile(ratio, 90):.2f}")
+
+
+if __name__ == "__main__":
+    main()
