@@ -3,7 +3,9 @@ scheduled by the sampled gap estimate (cdlab.solvers._gap_estimate) against the 
 (the estimate switched off), and against an oracle: one checkpoint, at the pass the geometric run of the same
 seed stopped at (eval_every = those passes), the least any schedule could pay.
 
-    python benchmarks/gap_estimate_bench.py [--repeats 15] [--only rcv1_small:logistic:1 ...]
+    python benchmarks/gap_estimate_bench.py [--repeats 15] [--only rcv1_small:logistic:1 madelon:hinge:1:shrinking ...]
+
+(a case's fourth field ``shrinking`` runs SDCA with shrinking).
 
 Data as in the race (shipped sets scaled by the mean example norm, no intercept). For each problem, after a
 warm-up call of each, seeds 0, 1, … run the three side by side in one process, in turn; the table shows the
@@ -32,10 +34,11 @@ VARIANTS = ("geometric", "estimate", "oracle")
 SCHEDULES = dual_cd.estimate_schedules  # the geometric and oracle runs replace it by "never"
 
 
-def run(problem, tol, seed, variant, oracle_passes):
+def run(problem, tol, seed, variant, oracle_passes, options):
     """(seconds, result) of one whole call of the variant."""
     dual_cd.estimate_schedules = SCHEDULES if variant == "estimate" else (lambda problem: False)
     extra = {"eval_every": oracle_passes} if variant == "oracle" else {}
+    extra.update(options)
     try:
         t0 = time.perf_counter()
         res = cdlab.solve(problem, "sdca", sampling="permutation", tol=tol, max_passes=MAX_PASSES, seed=seed,
@@ -50,24 +53,25 @@ def run(problem, tol, seed, variant, oracle_passes):
 
 
 def case_row(case, repeats):
-    name, loss, factor = case.split(":")
+    name, loss, factor, *flags = case.split(":")
+    options = {"shrinking": True} if "shrinking" in flags else {}
     X, y = real(name)
     problem = cdlab.Problem(X, y, loss=loss, lam=float(factor) / X.shape[0])
     tol = GAP_REL * abs(cdlab.reference_optimum(problem, tol=1e-9))
-    stops = [run(problem, tol, seed, "geometric", None)[1].trace.passes.iloc[-1] for seed in range(repeats)]
+    stops = [run(problem, tol, seed, "geometric", None, options)[1].trace.passes.iloc[-1] for seed in range(repeats)]
     for variant in VARIANTS:  # warm-up
-        run(problem, tol, 0, variant, stops[0])
+        run(problem, tol, 0, variant, stops[0], options)
     seconds = {v: [] for v in VARIANTS}
     rows = {v: [] for v in VARIANTS}
     passes = {v: [] for v in VARIANTS}
     for seed in range(repeats):
         order = VARIANTS if seed % 2 == 0 else VARIANTS[::-1]
         for variant in order:
-            s, res = run(problem, tol, seed, variant, stops[seed])
+            s, res = run(problem, tol, seed, variant, stops[seed], options)
             seconds[variant].append(s)
             rows[variant].append(len(res.trace))
             passes[variant].append(res.trace.passes.iloc[-1])
-    out = {"problem": f"{name} {loss} λ={factor}/n"}
+    out = {"problem": f"{name} {loss} λ={factor}/n" + (" shrinking" if options else "")}
     for v in VARIANTS:
         med = float(np.median(seconds[v]))
         out[f"{v} ms"] = 1e3 * med
