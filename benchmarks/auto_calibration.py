@@ -24,10 +24,10 @@ from threadpoolctl import threadpool_limits
 
 import cdlab
 from cdlab.solvers import auto, newton
-from race import GAP_REL, LAM_FACTORS, SHIPPED, certified_p_star, dense, make_problem, real, text_like, warm_up
+from race import GAP_REL, LAM_FACTORS, SHIPPED, certified_p_star, data_sets, make_problem, real, warm_up
 
 # the race's synthetic problems, with --big: its text-like problem at 1e7 nonzeros and its dense 1e5 × 500
-BIG = {"text 1e7 nnz": lambda: text_like(1e7), "dense 1e5×500": lambda: dense(100_000, 500, 0)}
+BIG = {name: make for name, make in data_sets(False).items() if name not in SHIPPED and "5e7" not in name}
 
 CANDIDATES = {"sdca": ("sdca", "permutation", {}), "primal_cd": ("primal_cd", "permutation", {}),
               "newton cholesky": ("newton", "uniform", {"solver": "cholesky"}),

@@ -1,8 +1,8 @@
 """``method="auto"``'s picks against a saved race, without racing again.
 
-    python benchmarks/auto_offline.py DIR [--big]
+    python benchmarks/auto_offline.py [DIR] [--big]
 
-For every problem saved in DIR by ``race.py --save`` (or in benchmarks/results/race) it builds the problem
+For every problem saved in DIR by ``race.py --save`` (default: benchmarks/results/race) it builds the problem
 again, asks the installed cdlab's ``auto.choose`` what it would run, and looks
 that pick up among the race's timed fixed methods: pick ÷ best fixed seconds,
 beside the ratio auto measured in that race. Only the cost model is evaluated:
@@ -16,37 +16,28 @@ nonzeros (about a minute and 3 GB to build).
 from __future__ import annotations
 
 import argparse
-import json
-import pickle
 import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from cdlab._jit_cache import source_digest
 from cdlab.solvers import auto, newton
-from race import data_sets, make_problem, solver_label
+from race import RESULTS, data_sets, load_case, make_problem, solver_label
 
 
 def saved(directory):
-    """(settings, result) of each problem saved in ``directory``, by label: ``race.py --save``'s pickles, or the
-    JSON files of benchmarks/results/race (their ``ours`` table as a DataFrame)."""
+    """(settings, result) of each problem saved in ``directory`` by ``race.py --save``, by label."""
     out = {}
-    for path in sorted(Path(directory).glob("*.pkl")):
-        with open(path, "rb") as fh:
-            entry = pickle.load(fh)
-        out[entry["result"]["info"]["label"]] = entry
     for path in sorted(Path(directory).glob("*.json")):
-        raw = json.loads(path.read_text())
-        ours = pd.DataFrame(raw["ours"]["rows"], columns=raw["ours"]["columns"])
-        out[raw["info"]["label"]] = {"settings": raw["settings"], "result": {"info": raw["info"], "ours": ours}}
+        result, settings, _ = load_case(path)
+        out[result["info"]["label"]] = {"settings": settings, "result": result}
     return out
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("directory")
+    ap.add_argument("directory", nargs="?", default=RESULTS)
     ap.add_argument("--big", action="store_true", help="include the text-like problem at 5e7 nonzeros")
     args = ap.parse_args(argv)
     makers = data_sets(False)

@@ -2,9 +2,8 @@
 
     python benchmarks/newton_cost_fit.py [--losses logistic squared] [--only a9a ...] [--repeats 3]
 
-For every shipped data set, the race's text-like problem at 1e7 nonzeros ("text") and its dense 1e5 × 500
-("dense"), the logistic and squared losses and λ ∈ {1/n, 0.01/n} (the race's protocol: rows scaled by the mean
-norm, a certified gap ≤ 1e-6·|P*|, one thread), times Newton with each inner solver (median of ``--repeats``
+For every shipped data set, the race's text-like problem at 1e7 nonzeros and its dense 1e5 × 500, the logistic
+and squared losses and λ ∈ {1/n, 0.01/n} (the race's protocol: rows scaled by the mean norm, a certified gap ≤ 1e-6·|P*|, one thread), times Newton with each inner solver (median of ``--repeats``
 after a warm-up call) and counts what the model counts: Hessian-vector products and Newton steps on the CG path,
 iterations on Cholesky's. A whole call's seconds minus its checkpoints (``costs.checkpoint_ns`` each) is then
 fitted, weighted by 1/seconds (relative error), by non-negative least squares on the model's terms:
@@ -31,11 +30,10 @@ from threadpoolctl import threadpool_limits
 import cdlab
 from cdlab.solvers import base, costs, newton
 from cdlab.solvers._kernels import beyond_cache
-from race import GAP_REL, SHIPPED, certified_p_star, dense, make_problem, real, text_like, warm_up
+from race import GAP_REL, LAM_FACTORS, certified_p_star, data_sets, make_problem, warm_up
 
-DATA = {**{name: (lambda name=name: real(name)) for name in SHIPPED},
-        "text": lambda: text_like(1e7), "dense": lambda: dense(100_000, 500, 0)}
-LAM_FACTORS = (1.0, 0.01)
+# the race's data sets but its text-like problem at 5e7 nonzeros
+DATA = {name: make for name, make in data_sets(False).items() if "5e7" not in name}
 
 
 def timed(problem, eps, solver, repeats):
@@ -63,9 +61,9 @@ def cg_terms(problem, products, steps):
     """The CG path's terms (the module docstring), in the order of ``CG_NAMES``."""
     n, d, nnz = problem.n_samples, problem.n_features, problem.nnz
     sweeps = 2 * products + steps
-    dense_rows, out = problem.data.is_dense, beyond_cache(problem)
-    return [0.0 if dense_rows or out else sweeps * nnz, sweeps * nnz if out and not dense_rows else 0.0,
-            sweeps * n * d if dense_rows else 0.0, sweeps * n, (products + steps) * problem.n_nonempty_columns,
+    dense_x, out = problem.data.is_dense, beyond_cache(problem)
+    return [0.0 if dense_x or out else sweeps * nnz, sweeps * nnz if out and not dense_x else 0.0,
+            sweeps * n * d if dense_x else 0.0, sweeps * n, (products + steps) * problem.n_nonempty_columns,
             steps * n, 1.0]
 
 
@@ -88,6 +86,9 @@ CHOLESKY_NAMES = ("SPARSE_NS_PER_MADD", "BLAS_NS_PER_MADD", "DENSIFY_NS_PER_ENTR
 
 def fit(rows, names, label):
     """Weighted NNLS of the rows' (terms, seconds); prints measured ÷ fitted and the constants."""
+    if not rows:
+        print(f"\n{label}: no runs")
+        return
     terms = np.array([r["terms"] for r in rows])
     ns = np.array([r["ns"] for r in rows])
     weight = 1.0 / ns
@@ -105,15 +106,15 @@ def fit(rows, names, label):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--losses", nargs="*", default=["logistic", "squared"])
-    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--losses", nargs="*", default=["logistic", "squared"], choices=["logistic", "squared"])
+    ap.add_argument("--only", nargs="*", help="the data sets whose name starts with one of these")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
     warm_up()
     cg_rows, cholesky_rows, laws = [], [], {}
     with threadpool_limits(1):
         for name, make in DATA.items():
-            if args.only and name not in args.only:
+            if args.only and not any(name.startswith(o) for o in args.only):
                 continue
             X, y = make()
             for loss in args.losses:

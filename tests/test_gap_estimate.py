@@ -81,11 +81,13 @@ def test_auto_certifies_at_fewer_checkpoints_than_the_geometric_cadence(monkeypa
     assert scheduled.trace.passes.iloc[-1] <= geometric.trace.passes.iloc[-1] + 1.5
 
 
-@pytest.mark.parametrize("value", [1e-300, 1e300, 0.0, np.inf, np.nan])
+# 9e-13: below the run's tol (1e-12), above rounding (ESTIMATE_ROUNDING × the start's gap, log 2)
+@pytest.mark.parametrize("value", [9e-13, 1e300, 1e-300, 0.0, np.inf, np.nan])
 def test_a_wrong_estimate_costs_checkpoints_within_the_caps_bound(monkeypatch, value):
     """A constant estimate carries no rate: calibrated by a checkpoint, its prediction is that checkpoint's gap
     (> tol), so the next is due at the cap; before the first checkpoint a tiny one brings it after a pass. An
-    estimate of 0 or one not finite says nothing: the geometric bound's intervals (budget.far_interval)."""
+    estimate of 0, at rounding level (≤ ESTIMATE_ROUNDING × the start's gap) or not finite says nothing: the
+    geometric bound's intervals (budget.far_interval)."""
     problem = _problem("logistic", lam_factor=0.01)  # not certified within the budget at this tol
     monkeypatch.setattr(G.GapEstimate, "estimate", lambda self, state: value)
     res = cdlab.solve(problem, method="sdca", sampling="permutation", tol=1e-12, max_passes=60)
@@ -94,7 +96,7 @@ def test_a_wrong_estimate_costs_checkpoints_within_the_caps_bound(monkeypatch, v
     intervals = np.diff(passes)[:-1]  # the last one ends at the budget
     cap = costs.auto_cap(problem)
     assert cap == 10.0
-    if value == 1e-300:
+    if value == 9e-13:
         assert intervals[0] == pytest.approx(1.0) and np.allclose(intervals[1:], cap)
     elif value == 1e300:
         assert np.allclose(intervals, cap)
@@ -120,6 +122,23 @@ def test_the_pass_budget_counts_nonzeros_read_under_importance_sampling():
     assert res.status == "max_passes"
     assert res.trace.passes.iloc[-1] <= 5.0 + 0.05
     assert res.trace.data_passes.iloc[-1] < res.trace.passes.iloc[-1]
+
+
+def test_an_estimate_informs_above_rounding_of_the_runs_scale():
+    """The start's certified gap and the largest estimate set the scale; an estimate at most ESTIMATE_ROUNDING of
+    it, 0 or not finite says nothing, and a checkpoint takes no ratio from it."""
+    estimate = G.GapEstimate(_problem())
+    assert estimate.informs(1e-30)  # no scale yet
+    estimate.checkpointed(None, {"passes": 0.0, "gap": 0.5, "nnz_touched": 0}, 1e-6)
+    floor = G.ESTIMATE_ROUNDING * 0.5
+    assert estimate.informs(1e-3) and estimate.informs(2 * floor)
+    for value in (floor, 1e-17, 0.0, np.inf, np.nan):
+        assert not estimate.informs(value), value
+    state = _state_after(_problem(), 2.0)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(G.GapEstimate, "estimate", lambda self, state: 1e-17)
+        estimate.checkpointed(state, {"passes": 2.0, "gap": 6e-4, "nnz_touched": state.nnz_touched}, 1e-6)
+    assert estimate.ratio == 1.0
 
 
 def test_the_estimate_schedules_only_runs_with_a_tol_under_auto_on_one_thread():

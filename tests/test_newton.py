@@ -5,7 +5,9 @@ hand, its Hessian formed alike on both paths, and its BLAS threads; the CG inner
 the cost model's pick beyond MAX_FEATURES) certified on sparse data with many features and on
 rcv1_small, its direction and its work checked by hand, its iterations bounded, its option checked."""
 import re
+import sys
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -963,3 +965,30 @@ def test_product_rows_are_float32_only_for_dense_rows_beyond_the_cache_and_a_los
     assert newton.product_rows(problem) is problem.data.X_dense_f32
     assert newton.product_rows(problem.with_params(loss="squared")) is problem.data.X_dense
     assert newton.product_rows(sparse) is None
+
+
+def test_the_cost_fits_terms_are_the_models(monkeypatch):
+    """benchmarks/newton_cost_fit.py fits newton's constants on terms of its own: dotted with the constants they
+    give the model's ns (the CG path's whole solve, its call term left out; a Cholesky iteration), on sparse rows,
+    dense rows and X beyond the cache, for the logistic loss (Newton steps) and the squared one (none)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import newton_cost_fit as fit
+    cg = np.array([getattr(newton, name) for name in fit.CG_NAMES[:-1]] + [0.0])
+    cholesky = np.array([getattr(newton, name) for name in fit.CHOLESKY_NAMES])
+    X, y = make_synthetic(500, 60, density=0.05, seed=3, normalize="mean")
+    sparse = cdlab.Problem(X, y, loss="logistic", lam=1.0 / 500)
+    Xd, yd = make_synthetic(300, 40, seed=4, normalize="mean")
+    dense = cdlab.Problem(Xd, yd, loss="logistic", lam=1.0 / 300)
+    assert dense.data.is_dense and not sparse.data.is_dense
+    for beyond in (False, True):
+        monkeypatch.setattr(newton, "beyond_cache", lambda problem: beyond)
+        monkeypatch.setattr(fit, "beyond_cache", lambda problem: beyond)
+        for problem in (sparse, dense, sparse.with_params(loss="squared"), dense.with_params(loss="squared")):
+            products, steps = (14, 0) if problem.loss == "squared" else (14, 4)
+            model = (newton.cg_iteration_ns(problem, products) if steps == 0
+                     else steps * newton.cg_iteration_ns(problem, products / steps))
+            assert np.dot(fit.cg_terms(problem, products, steps), cg) == pytest.approx(model, rel=1e-12)
+            assert np.dot(fit.cholesky_terms(problem), cholesky) == pytest.approx(
+                newton.cholesky_iteration_ns(problem), rel=1e-12)
+        terms = fit.cg_terms(sparse, 14, 4)  # the in-cache or the beyond-cache nonzeros' term, not both
+        assert (terms[0] == 0.0) == beyond and (terms[1] == 0.0) != beyond

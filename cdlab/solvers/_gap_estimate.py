@@ -60,7 +60,8 @@ ESTIMATE_SEED = 20151  # any fixed seed: the sample depends on n only
 ESTIMATE_LEAD = 1.0
 ESTIMATE_AIM = 1.25
 ESTIMATE_SKIP = 0.5
-# An estimate at most this share of the largest one of the run is rounding, and says nothing (the module docstring):
+# An estimate at most this share of the largest one of the run (or of the start's certified gap) is rounding, and
+# says nothing (the module docstring):
 # the hinge loss's sampled examples all at their optimum leave sums of ~1e-17 (madelon, λ = 1/n), whose ratio
 # to a certified gap of 6e-4 held the next checkpoint back by the cap's 10 passes.
 ESTIMATE_ROUNDING = 1e-12
@@ -109,8 +110,10 @@ class GapEstimate:
         self.rows = sample_rows(problem.n_samples)
         self.ratio = 1.0  # certified gap ÷ estimate at the last checkpoint
         self.cap = auto_cap(problem)  # the longest interval, in passes, between checkpoints
-        self.value, self.value_steps = None, -1  # the last estimate and the state's steps when it was taken
-        self.largest = 0.0  # the largest estimate so far (ESTIMATE_ROUNDING)
+        # the last estimate and the state's (steps, nonzeros read) when it was taken: a polish (``dual_cd``'s resync)
+        # moves α and v without steps, and its reads are counted
+        self.value, self.value_at = None, None
+        self.largest = 0.0  # the largest estimate so far, or the start's certified gap (ESTIMATE_ROUNDING)
         self.checkpoint_passes = 0.0
         self.previous = None  # (passes, estimate) of the last estimate the due rule took
         self.next_passes = 0.0  # no estimate before this pass (the module docstring)
@@ -118,13 +121,13 @@ class GapEstimate:
 
     def estimate(self, state) -> float:
         """The estimated gap at the state's iterate (its ``w``, ``alpha`` and ``v``)."""
-        if self.value_steps != state.steps:
+        if self.value_at != (state.steps, state.nnz_touched):
             p = self.p
             value = sample_fenchel_young(*p.csr_arrays, p.y, p.loss_code, p.s, state.w, state.alpha, self.rows,
                                          full_rows(p))
             if state.thresh > 0.0:
                 value += p.lam * regularizer_sums(state.w, state.v, state.thresh)[3]
-            self.value, self.value_steps = value, state.steps
+            self.value, self.value_at = value, (state.steps, state.nnz_touched)
             if value < np.inf:
                 self.largest = max(self.largest, value)
         return self.value
@@ -167,8 +170,10 @@ class GapEstimate:
 
     def checkpointed(self, state, row, tol):
         """Take the certified gap of the checkpoint ``row`` (at the state's iterate) into the ratio, unless the
-        row ends the run (gap ≤ tol) or is the start's."""
+        row ends the run (gap ≤ tol) or is the start's (whose gap sets the scale of rounding, ESTIMATE_ROUNDING)."""
         self.checkpoint_passes, self.due_passes, self.next_passes = row["passes"], None, row["passes"]
+        if row["passes"] == 0.0 and np.isfinite(row["gap"]):
+            self.largest = max(self.largest, row["gap"])
         if row["gap"] <= tol or row["passes"] == 0.0:
             return
         value = self.estimate(state)

@@ -184,8 +184,9 @@ ITERATION_OVERHEAD_NS = 1.5e5
 # logistic line search per example. Measured ÷ fitted 0.65–2.03 (10–90 % 0.82–1.59: w8a, madelon and the dense
 # problem's squared runs above 1.5, rcv1_small logistic 1/n 2.0). A call's fixed cost, fitted at ~1.0 ms (state,
 # trace and result, the same for every method), is not modelled: auto compares methods that all pay it.
-# Before this fit the model counted 0.5 ns a nonzero and 1 ns an entry of n + d a sweep and underpredicted the
-# CG path 1.3–4.7× on sparse data with short rows (w8a logistic 1/n: 19 ms modelled at its products, 62 measured).
+# Before this fit the model counted 0.5 ns a nonzero a sweep and 1 ns an entry of n + d a CG iteration, and
+# underpredicted the CG path 1.3–4.7× on sparse data with short rows (w8a logistic 1/n: 19 ms modelled at its
+# products, 62 measured).
 CG_NS_PER_NNZ = 0.48
 CG_NS_PER_NNZ_BEYOND_CACHE = 1.08
 CG_NS_PER_DENSE_ENTRY = 0.31
@@ -202,21 +203,21 @@ CG_NS_PER_LINE_EXAMPLE = 18.0
 # κ^0.211 (measured ÷ fitted 0.25–2.4, 10–90 % 0.48–2.2), squared 8.85 κ^0.134 (0.15–5.4, 10–90 % 0.29–4.0:
 # mushrooms, reuters_moneyfx and a9a need 3–5× more, the dense and text-like problems 0.15–0.3×). On λ₁ instead
 # the fit was no better (logistic 0.20–3.0, squared 0.18–11) and put madelon's products 2–4× too high.
-# κ_F = 1 + ‖X‖_F²/(nγλ) bounds κ from above (λ_max(XᵀX) ≤ ‖X‖_F²) but is far above it on the text-like and dense problems; √κ_F, the
-# growth of CG's worst case (Nocedal & Wright 2006, eq. 5.36), fitted on plain CG as CG_PRODUCTS_FLOOR +
-# CG_PRODUCTS_PER_ROOT_KAPPA √κ_F, overpredicted those problems' products 8–220× and the others' 2–10× at
-# 0.01/n: it only caps the power law, which interpolates over λ ∈ [0.01/n, 1/n]. The smoothed hinge, not
-# measured so: that √κ_F law alone. The squared loss's products are counted on the system CG runs: the dual
-# one where d ≥ DUAL_CG_RATIO·n (rcv1_small, colon-cancer), the primal one elsewhere.
+# κ_F = 1 + ‖X‖_F²/(nγλ) bounds κ from above (λ_max(XᵀX) ≤ ‖X‖_F²) but is far above it on the text-like and
+# dense problems; √κ_F, the growth of CG's worst case (Nocedal & Wright 2006, eq. 5.36), fitted on plain CG as
+# CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA √κ_F, overpredicted those problems' products 8–220× and the others'
+# 2–10× at 0.01/n: it only caps the power law, which interpolates over λ ∈ [0.01/n, 1/n]. The smoothed hinge, not
+# measured so: that √κ_F law alone. The squared loss's products are counted on the system CG runs: the dual one where d
+# ≥ DUAL_CG_RATIO·n (rcv1_small, colon-cancer), the primal one elsewhere.
 CG_PRODUCTS_SCALE = {"squared": 8.85, "logistic": 7.50}
 CG_PRODUCTS_EXPONENT = {"squared": 0.134, "logistic": 0.211}
 CG_PRODUCTS_FLOOR = 5.0
 CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
 # "auto" takes the CG path only where it is predicted this many times faster than Cholesky (``inner_solver``).
-# With the fit above both paths' seconds are predicted without a bias (Cholesky's iterations within 0.6–1.8×,
-# the CG path's products within 0.48–2.2× on the logistic loss), and the margin that gave the least worst
-# pick ÷ best over the 48 problems of benchmarks/auto_calibration.py --big (logistic and squared, λ = 1/n and
-# 0.01/n, with NEWTON_CG_MARGIN below) was any of 0.9–1.2: at 1.6, the margin the model before this fit needed,
+# With the fit above both paths' seconds are predicted without a bias (the CG path's products within 0.48–2.2×
+# on the logistic loss, 10–90 %), and the margin that gave the least worst pick ÷ best over the 48 problems of
+# benchmarks/auto_calibration.py --big (logistic and squared, λ = 1/n and 0.01/n, with auto.NEWTON_CG_MARGIN)
+# was any of 0.9–1.2: at 1.6, the margin the model before this fit needed,
 # mushrooms logistic 0.01/n took Cholesky (45 ms against CG's 27) and madelon squared 0.01/n too (19 against 12).
 CG_MARGIN = 1.0
 # The n_jobs mode's row blocks pay on X with at least this many nonzeros; below, the CG path's sweeps stay
@@ -275,9 +276,10 @@ DUE_GUARD_STEPS = 16
 # start: the CG start (a sweep for ∇P, two products before it can judge, one checkpoint more) then stands to
 # gain too little (a judgement, not a measured optimum). Measured (whole calls, rows scaled by their mean norm,
 # tol 1e-6): the race's dense 1e5 × 500, Cholesky 536–546 ms → 312–385 ms at λ = 1/n and 0.01/n (4–5
-# products, no handover); dense 4000 × 300 rows rotated, column scales spanning √cond (H ≈ 22): cond 1e8 hands
+# products, no handover); dense 4000 × 300 rows rotated, column scales spanning √cond (H ≈ 22 then): cond 1e8 hands
 # over after 5 and 2 products (λ = 1/n and 0.01/n) where CG alone needs 43 and 236; cond 1e3 needs 30 products
-# (23 ms) against Cholesky's 10 ms (the cost model puts a Cholesky iteration at 22 products, measured 13).
+# (23 ms) against Cholesky's 10 ms (the cost model put a Cholesky iteration at 22 products, since its refit by
+# benchmarks/newton_cost_fit.py 17; measured 13).
 HANDOVER_MIN_PRODUCTS = 16
 
 
