@@ -168,8 +168,8 @@ def solve(problem, method="sdca", sampling="uniform", *, reference=None, **kwarg
         checkpoint interval in passes or "auto"); the defaults are its. The
         default ``eval_every="auto"`` spaces checkpoints geometrically and aims
         them at the pass where the gap reaches tol (SDCA and dual CD on one
-        thread: where a sampled gap estimate says it may have,
-        ``_gap_estimate``; Newton: after its due steps): give a number
+        thread without shrinking: where a sampled gap estimate says it may
+        have, ``_gap_estimate``; Newton: after its due steps): give a number
         for a curve with regular checkpoints. The trace keeps
         at most ``MAX_TRACE_ROWS`` + 1 rows (older rows thinned evenly beyond
         that). The trace's ``time`` column counts solver time only.

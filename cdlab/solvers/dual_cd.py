@@ -186,10 +186,10 @@ class DualCDState(State):
         # since it, the factor on its budget (``_face_cg.polish_budget_factor``), and the polishes' reads so far
         self.last_row, self.face_due, self.polished, self.budget_factor = None, False, False, 1.0
         self.polish_reads = 0
-        # one thread, where ``_gap_estimate.estimate_schedules``: under eval_every="auto" with a
+        # one thread without shrinking, where ``_gap_estimate.estimate_schedules``: under eval_every="auto" with a
         # tol, the checkpoints come when the sampled gap estimate says the certificate is due (``_gap_estimate``),
         # checked after each pass's steps
-        self.schedulable = n_jobs == 1 and estimate_schedules(problem)
+        self.schedulable = self.active_set is None and n_jobs == 1 and estimate_schedules(problem)
         self.estimate = None  # built at the first checkpoint of a run it schedules
 
     def advance(self, n_steps):
