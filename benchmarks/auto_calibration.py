@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 
 import cdlab
 from cdlab.solvers import auto, newton
-from race import GAP_REL, LAM_FACTORS, SHIPPED, certified_p_star, data_sets, make_problem, real, warm_up
+from race import SHIPPED, data_sets, each_problem, real, warm_up
 
 # the race's synthetic problems, with --big: its text-like problem at 1e7 nonzeros and its dense 1e5 × 500
 BIG = {name: make for name, make in data_sets(False).items() if name not in SHIPPED and "5e7" not in name}
@@ -71,32 +71,25 @@ def main(argv=None):
         makers = {name: (lambda name=name: real(name)) for name in SHIPPED}
         if args.big:
             makers.update(BIG)
-        for name, make in makers.items():
-            if args.only and not any(name.startswith(o) for o in args.only):
-                continue
-            X, y = make()
-            for loss in args.losses:
-                for factor in LAM_FACTORS:
-                    problem = make_problem(X, y, loss, factor)
-                    ref = certified_p_star(problem)
-                    rows = measure(problem, GAP_REL * abs(ref), args.repeats, args.max_passes, args.candidates)
-                    predicted = auto.predicted_seconds(problem)
-                    pick = auto.choose(problem)
-                    pick_name = pick["method"] if pick["method"] != "newton" else f"newton {pick['inner_solver']}"
-                    done = {k: r["seconds"] for k, r in rows.items() if r["converged"]}
-                    best = min(done, key=done.get, default=None)
-                    label = f"{name} {loss} {factor:g}/n"
-                    print(f"\n{label}: auto picks {pick_name}; pick ÷ best measured "
-                          f"{done[pick_name] / done[best] if best and pick_name in done else float('nan'):.2f}")
-                    for k, r in rows.items():
-                        s = f"{r['seconds']:.4f}" if r["converged"] else f"[{r['seconds']:.4f}]"
-                        ns = r["seconds"] / max(r["passes"], 1e-12) / problem.nnz * 1e9
-                        print(f"   {k:16s} {s:>10s} s  predicted {predicted.get(k, float('nan')):.4f} s  "
-                              f"{r['passes']:8.1f} passes  {ns:6.2f} ns/nnz·pass  {r['steps']} steps  "
-                              f"{r['checkpoints']} checkpoints")
-                        out.append(dict(problem=label, candidate=k, predicted=predicted.get(k, np.nan),
-                                        pick=pick_name, n=problem.n_samples, d=problem.n_features, nnz=problem.nnz,
-                                        **r))
+        for name, loss, factor, problem, eps in each_problem(makers, args.losses, args.only):
+            rows = measure(problem, eps, args.repeats, args.max_passes, args.candidates)
+            predicted = auto.predicted_seconds(problem)
+            pick = auto.choose(problem)
+            pick_name = pick["method"] if pick["method"] != "newton" else f"newton {pick['inner_solver']}"
+            done = {k: r["seconds"] for k, r in rows.items() if r["converged"]}
+            best = min(done, key=done.get, default=None)
+            label = f"{name} {loss} {factor:g}/n"
+            print(f"\n{label}: auto picks {pick_name}; pick ÷ best measured "
+                  f"{done[pick_name] / done[best] if best and pick_name in done else float('nan'):.2f}")
+            for k, r in rows.items():
+                s = f"{r['seconds']:.4f}" if r["converged"] else f"[{r['seconds']:.4f}]"
+                ns = r["seconds"] / max(r["passes"], 1e-12) / problem.nnz * 1e9
+                print(f"   {k:16s} {s:>10s} s  predicted {predicted.get(k, float('nan')):.4f} s  "
+                      f"{r['passes']:8.1f} passes  {ns:6.2f} ns/nnz·pass  {r['steps']} steps  "
+                      f"{r['checkpoints']} checkpoints")
+                out.append(dict(problem=label, candidate=k, predicted=predicted.get(k, np.nan),
+                                pick=pick_name, n=problem.n_samples, d=problem.n_features, nnz=problem.nnz,
+                                **r))
     table = pd.DataFrame(out)
     if args.save:
         with open(args.save, "wb") as fh:

@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_limits
 import cdlab
 from cdlab.solvers import base, costs, newton
 from cdlab.solvers._kernels import beyond_cache
-from race import GAP_REL, LAM_FACTORS, certified_p_star, data_sets, make_problem, warm_up
+from race import data_sets, each_problem, warm_up
 
 # the race's data sets but its text-like problem at 5e7 nonzeros
 DATA = {name: make for name, make in data_sets(False).items() if "5e7" not in name}
@@ -113,33 +113,26 @@ def main(argv=None):
     warm_up()
     cg_rows, cholesky_rows, laws = [], [], {}
     with threadpool_limits(1):
-        for name, make in DATA.items():
-            if args.only and not any(name.startswith(o) for o in args.only):
+        for name, loss, factor, problem, eps in each_problem(DATA, args.losses, args.only):
+            label = f"{name} {loss} {factor:g}/n"
+            seconds, res, state = timed(problem, eps, "cg", args.repeats)
+            if loss == "squared":
+                products, steps = int(res.trace.steps.iloc[-1]), 0
+            else:
+                products, steps = int(sum(state.cg_iterations)), len(state.cg_iterations)
+            ns = (seconds - len(res.trace) * costs.checkpoint_ns(problem) * 1e-9) * 1e9
+            laws.setdefault(loss, []).append((newton.cg_kappa(problem), products))
+            cg_rows.append(dict(label=label, terms=cg_terms(problem, products, steps), ns=ns))
+            print(f"{label:36s} cg {seconds * 1e3:9.2f} ms, {products} products "
+                  f"({newton.cg_products(problem):.1f} predicted), {steps} Newton steps", flush=True)
+            if newton.features_refusal(problem, {"solver": "cholesky"}):
                 continue
-            X, y = make()
-            for loss in args.losses:
-                for factor in LAM_FACTORS:
-                    problem = make_problem(X, y, loss, factor)
-                    eps = GAP_REL * abs(certified_p_star(problem))
-                    label = f"{name} {loss} {factor:g}/n"
-                    seconds, res, state = timed(problem, eps, "cg", args.repeats)
-                    if loss == "squared":
-                        products, steps = int(res.trace.steps.iloc[-1]), 0
-                    else:
-                        products, steps = int(sum(state.cg_iterations)), len(state.cg_iterations)
-                    ns = (seconds - len(res.trace) * costs.checkpoint_ns(problem) * 1e-9) * 1e9
-                    laws.setdefault(loss, []).append((newton.cg_kappa(problem), products))
-                    cg_rows.append(dict(label=label, terms=cg_terms(problem, products, steps), ns=ns))
-                    print(f"{label:36s} cg {seconds * 1e3:9.2f} ms, {products} products "
-                          f"({newton.cg_products(problem):.1f} predicted), {steps} Newton steps", flush=True)
-                    if newton.features_refusal(problem, {"solver": "cholesky"}):
-                        continue
-                    seconds, res, _ = timed(problem, eps, "cholesky", args.repeats)
-                    iterations = int(res.trace.steps.iloc[-1])
-                    ns = (seconds - len(res.trace) * costs.checkpoint_ns(problem) * 1e-9) * 1e9 / iterations
-                    cholesky_rows.append(dict(label=label, terms=cholesky_terms(problem), ns=ns))
-                    print(f"{label:36s} cholesky {seconds * 1e3:9.2f} ms, {iterations} iterations "
-                          f"({newton.NEWTON_ITERATIONS[loss]} modelled)", flush=True)
+            seconds, res, _ = timed(problem, eps, "cholesky", args.repeats)
+            iterations = int(res.trace.steps.iloc[-1])
+            ns = (seconds - len(res.trace) * costs.checkpoint_ns(problem) * 1e-9) * 1e9 / iterations
+            cholesky_rows.append(dict(label=label, terms=cholesky_terms(problem), ns=ns))
+            print(f"{label:36s} cholesky {seconds * 1e3:9.2f} ms, {iterations} iterations "
+                  f"({newton.NEWTON_ITERATIONS[loss]} modelled)", flush=True)
     fit(cg_rows, CG_NAMES, "CG path, whole calls minus checkpoints")
     fit(cholesky_rows, CHOLESKY_NAMES, "Cholesky path, an iteration")
     for loss, points in laws.items():

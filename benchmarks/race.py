@@ -205,6 +205,19 @@ def make_problem(X, y, loss, lam_factor):
     return cdlab.Problem(X, y, loss=loss, lam=lam_factor / X.shape[0])
 
 
+def each_problem(makers, losses, only=None):
+    """(name, loss, λ factor, problem, ε = GAP_REL·|P*|) for each data set of ``makers`` (name → () -> (X, y),
+    each built once; with ``only``, the names starting with one of these) × ``losses`` × LAM_FACTORS."""
+    for name, make in makers.items():
+        if only and not any(name.startswith(o) for o in only):
+            continue
+        X, y = make()
+        for loss in losses:
+            for factor in LAM_FACTORS:
+                problem = make_problem(X, y, loss, factor)
+                yield name, loss, factor, problem, GAP_REL * abs(certified_p_star(problem))
+
+
 # --------------------------------------------------------------- measurement
 
 try:
