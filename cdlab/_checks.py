@@ -13,6 +13,7 @@ an integer ≥ 1, got 2.5" for a count.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -21,6 +22,8 @@ import numpy as np
 
 def _scalar(value):
     """value as a Python/numpy number, a 0-d numeric array unwrapped; None if it is no real number."""
+    if type(value) is float or type(value) is int:  # the common case, without the ABC checks below
+        return value
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
         value = value[()]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -32,7 +35,7 @@ def check_int(name: str, value, minimum: int = 1) -> int:
     """An integer ≥ minimum; integral floats such as 1e4 are accepted, bools are not."""
     number = _scalar(value)
     if number is None or not (isinstance(number, numbers.Integral)
-                              or (np.isfinite(number) and float(number).is_integer())):
+                              or (math.isfinite(number) and float(number).is_integer())):
         raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
     number = int(number)
     if number < minimum:
@@ -57,7 +60,7 @@ def check_real(name: str, value, low=None, high=None, low_open=False, high_open=
     number = float(number)
     too_low = low is not None and (number <= low if low_open else number < low)
     too_high = high is not None and (number >= high if high_open else number > high)
-    if np.isnan(number) or (finite and not np.isfinite(number)) or too_low or too_high:
+    if math.isnan(number) or (finite and not math.isfinite(number)) or too_low or too_high:
         rules = (["finite"] if finite else []) + ([] if low is None and high is None else
                                                  [_interval(low, high, low_open, high_open)])
         raise ValueError(f"{name} must be {' and '.join(rules) or 'a number'}, got {number!r}")

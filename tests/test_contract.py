@@ -184,3 +184,25 @@ def test_the_trace_columns_have_their_types(name):
     if "inner" in trace.columns:
         assert trace["inner"].dtype == bool
     np.testing.assert_array_equal(trace.subopt, trace.primal - 0.5)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_the_trace_frame_is_the_public_constructors(fast, monkeypatch):
+    """``driver.trace_frame`` (pandas' ``_from_arrays``, or the public constructor where pandas has none) gives
+    the frame ``pd.DataFrame`` builds from the same columns: labels, dtypes and values; and a frame's columns
+    can be renamed or added without touching the next frame's (the labels are shared, never mutated)."""
+    import pandas as pd
+
+    from cdlab.solvers import driver
+
+    if not fast:
+        monkeypatch.delattr(pd.DataFrame, "_from_arrays", raising=False)
+    columns = ("steps", "nnz_touched", "passes", "gap", "inner")
+    arrays = [np.array([0, 7]), np.array([0, 12]), np.array([0.0, 1.5]), np.array([1.0, 1e-9]),
+              np.array([False, True])]
+    frame = driver.trace_frame(arrays, columns)
+    pd.testing.assert_frame_equal(frame, pd.DataFrame(dict(zip(columns, arrays))))
+    frame["extra"] = 1.0
+    frame.rename(columns={"gap": "G"}, inplace=True)
+    again = driver.trace_frame(arrays, columns)
+    assert list(again.columns) == list(columns)

@@ -42,6 +42,8 @@ against 213 (the median 87 against 116).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -95,12 +97,18 @@ def sample_fenchel_young(indptr, indices, data, y, code, s, w, alpha, rows, full
 
 
 def sample_rows(n_samples) -> np.ndarray:
-    """The estimate's examples for ``n_samples`` examples, sorted (the module docstring)."""
-    m = min(n_samples, max(ESTIMATE_MIN_ROWS, int(np.ceil(ESTIMATE_SHARE * n_samples))))
+    """The estimate's examples for ``n_samples`` examples, sorted (the module docstring). Drawn once per n and
+    sample rule (the draw permutes all n examples: 0.2 ms of a call at n = 20000); the runs share the array and
+    only read it."""
+    return _drawn_rows(n_samples, ESTIMATE_SHARE, ESTIMATE_MIN_ROWS, ESTIMATE_SEED)
+
+
+@functools.lru_cache(maxsize=8)
+def _drawn_rows(n_samples, share, min_rows, seed) -> np.ndarray:
+    m = min(n_samples, max(min_rows, int(np.ceil(share * n_samples))))
     if m == n_samples:
         return np.arange(n_samples, dtype=np.int64)
-    rows = np.random.default_rng(ESTIMATE_SEED).choice(n_samples, m, replace=False)
-    return np.sort(rows).astype(np.int64)
+    return np.sort(np.random.default_rng(seed).choice(n_samples, m, replace=False)).astype(np.int64)
 
 
 class GapEstimate:
