@@ -4,11 +4,12 @@ A user waits for the whole call: argument checks, the state's construction, the 
 certificates and the trace's DataFrame. On a problem that certifies in a few milliseconds the parts that are
 not steps or certificates are a large share. This script times whole calls as benchmarks/race.py does
 (``gc.collect()`` before each, so the previous call's garbage is not collected inside the timing, and the
-caches are as cold as the race's), and splits each into the driver's parts by wrapping them:
+caches are as cold as the race's; BLAS on one thread), and splits each into the driver's parts by wrapping them:
 
     prepare   driver.prepare: the arguments' checks, the budget, the seeded generator
     make      the method's state (its sampler, buffers, inner-solver choice)
-    steps     the trace's solver seconds (its ``time`` column: the timed chunks)
+    steps     the trace's solver seconds (its ``time`` column: the timed chunks; a state whose own sweep gives
+              the certificate's sums, Newton–CG's, counts that sweep here and in certify: not in CASES)
     certify   the checkpoints (``_Trace.evaluate``: P, D and the gap)
     frame     the trace's DataFrame
     rest      the whole call less the parts above (the loop's bookkeeping, the Result)
@@ -25,6 +26,7 @@ import gc
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import cdlab
 from cdlab.solvers import base, driver
@@ -113,6 +115,11 @@ def main(argv=None):
     parser.add_argument("--calls", type=int, default=60)
     parser.add_argument("--only", nargs="*", default=None, help="data set names")
     args = parser.parse_args(argv)
+    with threadpool_limits(limits=1):
+        run(args)
+
+
+def run(args):
     print(f"cdlab {cdlab.__file__}; whole: median µs of {args.calls} gc-cold calls (10-90 % spread); "
           f"parts: medians of as many wrapped calls")
     print(f"{'problem':34s} {'whole':>7s} {'spread':>7s} " + " ".join(f"{k:>7s}" for k in PARTS))

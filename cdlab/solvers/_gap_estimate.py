@@ -105,6 +105,7 @@ def sample_rows(n_samples) -> np.ndarray:
 
 @functools.lru_cache(maxsize=8)
 def _drawn_rows(n_samples, share, min_rows, seed) -> np.ndarray:
+    """``share`` of ``n_samples`` examples, at least ``min_rows`` (all where fewer), drawn with ``seed``, sorted."""
     m = min(n_samples, max(min_rows, int(np.ceil(share * n_samples))))
     if m == n_samples:
         return np.arange(n_samples, dtype=np.int64)

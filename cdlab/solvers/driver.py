@@ -328,7 +328,8 @@ class _Trace:
 
 @functools.lru_cache(maxsize=8)
 def _labels(columns) -> pd.Index:
-    """The trace's column labels, built once per set of columns (an Index is immutable: frames share it)."""
+    """The trace's column labels, built once per set of columns; each frame gets a shallow copy (its values and
+    lookup table shared, its ``name`` its own: a frame whose columns are named leaves the next frame's alone)."""
     return pd.Index(list(columns))
 
 
@@ -339,7 +340,7 @@ def trace_frame(arrays, columns) -> pd.DataFrame:
     given the cached labels, takes ~0.2 ms. A pandas without it gets the public constructor."""
     index = pd.RangeIndex(len(arrays[0]))
     try:
-        return pd.DataFrame._from_arrays(arrays, columns=_labels(columns), index=index)
+        return pd.DataFrame._from_arrays(arrays, columns=_labels(columns).copy(), index=index)
     except (AttributeError, TypeError):
         return pd.DataFrame(dict(zip(columns, arrays)), index=index)
 
