@@ -147,7 +147,7 @@ class CDClassifier(ClassifierMixin, _CDLinearModel):
     seed : int, seeds the solver: equal seeds give equal models (with n_jobs=1).
     n_jobs : int ≥ 1, threads of the solver's parallel mode (SDCA and dual CD: PASSCoDe-Wild,
         still certified, not bit-reproducible; newton: BLAS threads, or its CG path's row blocks; see
-        ``cdlab.solve``).
+        ``cdlab.solve``). method="auto" runs an SDCA pick on one thread (``auto.SERIAL_PICKS``).
     fit_intercept : bool, append a constant feature (a regularised bias).
     intercept_scaling : float, the value of that feature.
     s : float, smoothing of the smoothed hinge (theory.md §2).

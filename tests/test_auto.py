@@ -213,6 +213,13 @@ def test_a_close_primal_call_goes_to_sdca_and_says_why():
     res = cdlab.solve(problem, method="auto", tol=1e-8)
     assert res.method == "sdca" and res.status == "converged" and res.trace.gap.iloc[-1] <= 1e-8
     assert f"not {auto.PRIMAL_MARGIN:g}× below" in res.auto_reason and "the dual side" in res.auto_reason
+    # SDCA's parallel mode measured slower than one thread (auto.SERIAL_PICKS): n_jobs=2 runs the pick on one
+    # thread, the very run n_jobs=1 gives (the serial kernel is reproducible from the seed), and says so
+    two = cdlab.solve(problem, method="auto", tol=1e-8, n_jobs=2)
+    assert two.method == "sdca" and two.trace.attrs["n_jobs"] == 1 and "sdca" in auto.SERIAL_PICKS
+    assert "n_jobs=2 not used: sdca's parallel mode (PASSCoDe-Wild) measured slower" in two.auto_reason
+    columns = [c for c in res.trace.columns if c != "time"]
+    assert two.trace[columns].equals(res.trace[columns]) and np.array_equal(two.w, res.w)
 
 
 @pytest.mark.parametrize("loss", ["logistic", "squared", "smoothed_hinge"])

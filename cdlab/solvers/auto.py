@@ -135,6 +135,13 @@ PRIMAL_CD_NS_PER_STEP = 45.0
 # 1.49, 1.0–1.45 3.1 (the text-like problem's squared loss at 1/n takes SDCA: 716 ms against CG's 229); geometric
 # means 1.033 at 0.8, 1.061 at 1.45.
 NEWTON_CG_MARGIN = 0.8
+# The picks auto runs on one thread whatever n_jobs it is given: SDCA's parallel mode, PASSCoDe-Wild (``dual_cd``),
+# certified at the same gap, was slower than one thread on every problem where benchmarks/race.py ran it on two
+# (its ``ours2``: the fastest parallel method's n_jobs=2 rerun, 16 problems, logistic, squared and hinge, λ = 1/n and
+# 0.01/n): it needed 1.3-6.1× the passes (racing writes to v are lost, and each checkpoint recomputes v from α) and
+# took 1.7-5.3× the seconds: a9a logistic 1/n 0.196 s against 0.059, reuters_moneyfx squared 1/n 0.088 against
+# 0.017, the text-like problem at 5e7 nonzeros logistic 1/n 13.3 s against 2.5.
+SERIAL_PICKS = frozenset({"sdca", "dual_cd"})
 
 
 def faceoff_work(problem) -> dict:
@@ -331,7 +338,8 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     says why, and ``result.trace.attrs["auto"]`` holds the choice and its numbers.
     ``sampling=None`` means "uniform" for a named method and auto's pick for "auto".
     ``n_jobs`` > 1 with "auto": used when the pick has a parallel mode; otherwise (or when
-    the pick shrinks, or runs Newton's CG where its sweeps stay serial: ``newton.cg_serial_reason``)
+    the pick shrinks, or is SDCA (``SERIAL_PICKS``), or runs Newton's CG where its sweeps stay serial:
+    ``newton.cg_serial_reason``)
     the pick runs on one thread and ``auto_reason`` says so (a named method without one refuses n_jobs > 1).
     ``reference``: P*, or True to compute it (:func:`cdlab.reference.resolve_reference`,
     after every other argument is checked), or None/False for none.
@@ -357,6 +365,10 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     elif n_jobs > 1 and options.get("shrinking"):
         kwargs = {**kwargs, "n_jobs": 1}
         choice["reason"] += f"; n_jobs={n_jobs} not used: shrinking runs on one thread"
+    elif n_jobs > 1 and choice["method"] in SERIAL_PICKS:
+        kwargs = {**kwargs, "n_jobs": 1}
+        choice["reason"] += (f"; n_jobs={n_jobs} not used: {choice['method']}'s parallel mode (PASSCoDe-Wild) "
+                             "measured slower than its one thread (auto.SERIAL_PICKS)")
     elif n_jobs > 1 and choice.get("inner_solver") == "cg" and (serial := newton.cg_serial_reason(problem, n_jobs)):
         kwargs = {**kwargs, "n_jobs": 1}
         choice["reason"] += f"; n_jobs={n_jobs} not used: {serial}"
@@ -371,7 +383,7 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
     return result
 
 
-__all__ = ["AUTO", "FIRST_ORDER_PASSES_PER_BOUND", "IMPORTANCE_MARGIN", "KAPPA_ACCELERATE",
-           "NEWTON_CG_MARGIN", "PRIMAL_CD_NS_PER_NNZ", "PRIMAL_CD_NS_PER_STEP", "PRIMAL_MARGIN", "SDCA_NS_PER_NNZ", "SDCA_NS_PER_STEP",
-           "SEPARABLE_SHARE", "choose", "faceoff_work", "first_order_choice", "first_order_passes",
+__all__ = ["AUTO", "FIRST_ORDER_PASSES_PER_BOUND", "IMPORTANCE_MARGIN", "KAPPA_ACCELERATE", "NEWTON_CG_MARGIN",
+           "PRIMAL_CD_NS_PER_NNZ", "PRIMAL_CD_NS_PER_STEP", "PRIMAL_MARGIN", "SDCA_NS_PER_NNZ", "SDCA_NS_PER_STEP",
+           "SEPARABLE_SHARE", "SERIAL_PICKS", "choose", "faceoff_work", "first_order_choice", "first_order_passes",
            "first_order_seconds", "pass_ns", "predicted_seconds", "separable_cap", "solve"]
