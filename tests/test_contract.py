@@ -210,6 +210,6 @@ def test_the_trace_frame_is_the_public_constructors(fast, monkeypatch):
     assert len(built) == fast  # the fast path ran where pandas has it
     frame.columns.name = "checkpoint"
     frame["extra"] = 1.0
-    frame.rename(columns={"gap": "G"}, inplace=True)
+    frame.columns = frame.columns.str.replace("gap", "G")
     again = driver.trace_frame(arrays, columns)
     assert list(again.columns) == list(columns) and again.columns.name is None

@@ -197,6 +197,58 @@ def test_a_checkpoint_whose_gap_the_active_set_no_longer_bounds_restores_the_set
     assert active.size == n and active.ints[_shrinking.POS] == 0  # ... and the next epoch visits every example
 
 
+def test_a_full_epoch_that_finds_the_certificate_due_ends_the_chunk(real_data):
+    """ActiveSet with the due Σ|PG| of a checkpoint under eval_every="auto" (tol so large that any full epoch is
+    due): a chunk of three epochs' visits stops at the end of the first, having run its n visits and read X's
+    nonzeros; a chunk run while due runs and reads nothing; the next checkpoint clears the flag and the next
+    epoch, full, is due again after its n visits (an example that leaves counts as visited). Without when_due
+    (a curve's fixed cadence) the chunk runs whole."""
+    X, y = real_data("heart_scale")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
+    n = problem.n_samples
+    for when_due in (True, False):
+        alpha, v = np.zeros(n), np.zeros(problem.n_features)
+        active = _shrinking.ActiveSet(problem, np.random.default_rng(0))
+        active.checkpointed(1.0, tol=1e6, when_due=when_due)
+        touched = active.advance(problem, alpha, v, v, 0.0, 3 * n)
+        if not when_due:
+            assert active.ran == 3 * n and active.ints[_shrinking.DUE] == 0
+            continue
+        assert active.ran == n and touched == problem.nnz and active.ints[_shrinking.DUE] == 1
+        assert active.ints[_shrinking.POS] == 0  # the next epoch is drawn, not begun
+        before = alpha.copy()
+        assert active.advance(problem, alpha, v, v, 0.0, n) == 0 and active.ran == 0
+        assert np.array_equal(alpha, before)
+        active.checkpointed(1.0, tol=1e6, when_due=True)
+        assert active.ints[_shrinking.DUE] == 0 and active.size == n
+        active.advance(problem, alpha, v, v, 0.0, 3 * n)
+        assert active.ran == n and active.ints[_shrinking.DUE] == 1
+
+
+def test_a_run_certified_where_full_epochs_are_due_counts_the_visits_it_ran(real_data, monkeypatch):
+    """With DUE_SHARE so large that every full epoch is due, an eval_every="auto" run's chunks end early (the
+    kernel ran fewer visits than the driver asked), the trace's steps are the visits run, and the run ends
+    certified at the optimum of an independent solver (L-BFGS-B on the dual)."""
+    X, y = real_data("heart_scale")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=1e-3)
+    ref = dual_optimum(X, y, "hinge", 1e-3, 0.0)
+    chunk = _shrinking.shrinking_chunk
+    asked, ran = [], []
+
+    def counted(*args):
+        touched = chunk(*args)
+        asked.append(args[12])
+        ran.append(int(args[15][_shrinking.RAN]))
+        return touched
+
+    monkeypatch.setattr(_shrinking, "shrinking_chunk", counted)
+    monkeypatch.setattr(_shrinking, "DUE_SHARE", 1e300)
+    res = cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=TOL, max_passes=3000, seed=1)
+    assert res.converged and problem.gap(res.w, res.alpha) <= TOL
+    assert abs(res.trace.primal.iloc[-1] - ref) <= 1e-8 * abs(ref)
+    assert res.trace.steps.iloc[-1] == sum(ran) < sum(asked)
+
+
 def test_the_checkpoints_restores_save_passes_at_a_small_lambda(real_data, monkeypatch):
     """heart_scale hinge at λ = 0.01/n to a certified relative gap of 1e-6: with the checkpoints' restores
     the run reaches the same certificate in fewer passes than with the ratio rule alone (1217 → 984 when

@@ -106,11 +106,16 @@ class State:
     def run(self, n_steps):
         touched = int(self.advance(n_steps))  # int: a count may come back as a numpy or unsigned integer
         self.nnz_touched += touched  # after advance, which may count work of its own (a refresh)
-        self.steps += n_steps
+        self.steps += self.steps_run(n_steps)
         self.data_passes = self.steps * self.rows_per_step / self.pass_size
 
     def advance(self, n_steps) -> int:
         raise NotImplementedError
+
+    def steps_run(self, n_steps) -> int:
+        """The steps the last ``advance(n_steps)`` ran: all of them, unless the state ends a chunk early (SDCA
+        with shrinking, at an epoch that finds its certificate due: ``_shrinking``)."""
+        return n_steps
 
     def synchronize(self, room=None):
         """Work the method does once per checkpoint interval, after its steps and before the

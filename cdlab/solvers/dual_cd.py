@@ -206,6 +206,11 @@ class DualCDState(State):
         with parallel_section(self.n_jobs):
             return passcode_chunk(*args, self.n_jobs, prefetch_ahead(p))
 
+    def steps_run(self, n_steps) -> int:
+        """With shrinking, the visits its chunk ran (``_shrinking.ActiveSet.ran``: fewer where the certificate
+        is due)."""
+        return n_steps if self.active_set is None else self.active_set.ran
+
     def checkpointed(self, row, tol):
         if self.schedulable and self.auto_cadence and tol > 0.0:
             if self.estimate is None:
@@ -213,7 +218,7 @@ class DualCDState(State):
             self.checkpoints_when_due = True
             self.estimate.checkpointed(self, row, tol)
         if self.active_set is not None:
-            self.active_set.checkpointed(row["gap"])
+            self.active_set.checkpointed(row["gap"], tol, self.auto_cadence)
             last = self.last_row
             self.face_due = last is not None and row["gap"] > last["gap"] / POLISH_FALL
             hurt = self.polished and row["gap"] > last["gap"]
