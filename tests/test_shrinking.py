@@ -1,5 +1,7 @@
 """SDCA with shrinking (cdlab.solvers._shrinking; Hsieh et al. 2008, Algorithm 3): the same certified
 optimum as without, honest work counts, and one clear error for every request it does not take."""
+import inspect
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -209,7 +211,7 @@ def test_a_full_epoch_that_finds_the_certificate_due_ends_the_chunk(real_data):
     for when_due in (True, False):
         alpha, v = np.zeros(n), np.zeros(problem.n_features)
         active = _shrinking.ActiveSet(problem, np.random.default_rng(0))
-        active.checkpointed(1.0, tol=1e6, when_due=when_due)
+        active.checkpointed(1.0, tol=1e6, auto_cadence=when_due)
         touched = active.advance(problem, alpha, v, v, 0.0, 3 * n)
         if not when_due:
             assert active.ran == 3 * n and active.ints[_shrinking.DUE] == 0
@@ -219,7 +221,7 @@ def test_a_full_epoch_that_finds_the_certificate_due_ends_the_chunk(real_data):
         before = alpha.copy()
         assert active.advance(problem, alpha, v, v, 0.0, n) == 0 and active.ran == 0
         assert np.array_equal(alpha, before)
-        active.checkpointed(1.0, tol=1e6, when_due=True)
+        active.checkpointed(1.0, tol=1e6, auto_cadence=True)
         assert active.ints[_shrinking.DUE] == 0 and active.size == n
         active.advance(problem, alpha, v, v, 0.0, 3 * n)
         assert active.ran == n and active.ints[_shrinking.DUE] == 1
@@ -228,25 +230,32 @@ def test_a_full_epoch_that_finds_the_certificate_due_ends_the_chunk(real_data):
 def test_a_run_certified_where_full_epochs_are_due_counts_the_visits_it_ran(real_data, monkeypatch):
     """With DUE_SHARE so large that every full epoch is due, an eval_every="auto" run's chunks end early (the
     kernel ran fewer visits than the driver asked), the trace's steps are the visits run, and the run ends
-    certified at the optimum of an independent solver (L-BFGS-B on the dual)."""
+    certified at the optimum of an independent solver (L-BFGS-B on the dual). Under a fixed cadence
+    (eval_every=1) no epoch is due: every chunk runs whole."""
     X, y = real_data("heart_scale")
     problem = cdlab.Problem(X, y, loss="hinge", lam=1e-3)
     ref = dual_optimum(X, y, "hinge", 1e-3, 0.0)
     chunk = _shrinking.shrinking_chunk
+    signature = inspect.signature(chunk.py_func)
     asked, ran = [], []
 
     def counted(*args):
         touched = chunk(*args)
-        asked.append(args[12])
-        ran.append(int(args[15][_shrinking.RAN]))
+        named = signature.bind(*args).arguments
+        asked.append(named["n_steps"])
+        ran.append(int(named["ints"][_shrinking.RAN]))
         return touched
 
     monkeypatch.setattr(_shrinking, "shrinking_chunk", counted)
     monkeypatch.setattr(_shrinking, "DUE_SHARE", 1e300)
-    res = cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=TOL, max_passes=3000, seed=1)
-    assert res.converged and problem.gap(res.w, res.alpha) <= TOL
-    assert abs(res.trace.primal.iloc[-1] - ref) <= 1e-8 * abs(ref)
-    assert res.trace.steps.iloc[-1] == sum(ran) < sum(asked)
+    for eval_every in ("auto", 1.0):
+        asked.clear(), ran.clear()
+        res = cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=TOL, max_passes=3000, seed=1,
+                          eval_every=eval_every)
+        assert res.converged and problem.gap(res.w, res.alpha) <= TOL
+        assert abs(res.trace.primal.iloc[-1] - ref) <= 1e-8 * abs(ref)
+        assert res.trace.steps.iloc[-1] == sum(ran)
+        assert (sum(ran) < sum(asked)) == (eval_every == "auto"), (eval_every, sum(ran), sum(asked))
 
 
 def test_the_checkpoints_restores_save_passes_at_a_small_lambda(real_data, monkeypatch):

@@ -36,13 +36,13 @@ only a restored epoch can step. A rule on the ratio alone asks each cycle's
 active set to fall 1/UNSHRINK_RATIO below a full epoch that was itself measured near the optimum, and
 at small λ spent hundreds of passes on an active set already at its optimum.
 
-When the certificate is due: at one w, example i's share of n·gap is its distance to the box's end its gradient
-points to times |G_i| (h_i is linear in t_i at fixed w), so n·gap ≤ width·Σ_i |PG_i| over all n examples. A full
-epoch's Σ|PG| is over all of them (an example that leaves has PG = 0), each at the w of its visit, and stands in for
-that bound: under eval_every="auto" with tol > 0, a full epoch whose width·Σ|PG| is at most DUE_SHARE·n·tol ends
-the chunk there (the visits it ran: ``ActiveSet.ran``), and the driver certifies at once rather than at the
-geometric cadence's next checkpoint (the sampled gap estimate that schedules SDCA without shrinking,
-``_gap_estimate``, does not: it delays the polish's stalled intervals). The certificate decides, as always.
+When the certificate is due: a full epoch (one that began with every example active) measures the bound
+above, n·gap ≤ width·Σ|PG| over all n examples, each |PG_i| at the w of its visit (an example that leaves has
+PG = 0, so the sum is over all n). Under eval_every="auto" with tol > 0, a full epoch whose width·Σ|PG| is at most
+DUE_SHARE·n·tol ends the chunk there (the visits it ran: ``ActiveSet.ran``, so a chunk runs at most the visits
+asked), and the driver certifies at once rather than at the geometric cadence's next checkpoint. The certificate
+decides, as always. (SDCA without shrinking is scheduled by a sampled gap estimate, ``_gap_estimate``, whose
+docstring says why shrinking keeps the geometric cadence otherwise.)
 
 Each epoch's order is drawn when the epoch before it ends, as liblinear does: a Fisher–Yates shuffle of
 the active examples (``shuffle_active``) in ``active[:n_active]``, which the epoch then visits slot by
@@ -83,21 +83,24 @@ GAP_SHARE = 1.0
 SHRINKING_SAMPLING = "permutation"
 
 # Under eval_every="auto", a full epoch whose width·Σ|PG| is at most DUE_SHARE·n·tol ends the chunk: the driver
-# certifies there (the module docstring). Measured (hinge, whole solves to a certified relative gap of 1e-6, seeds
-# 0-4, passes, median and max, without → with): madelon 1/n 8, 16 → 8, 12; ijcnn1 1/n (seeds 0-2) 15, 16 → 13, 14;
+# certifies there (the module docstring). Measured (benchmarks/shrinking_due_bench.py: hinge, whole solves to a
+# certified relative gap of 1e-6, seeds 0-4, passes, median and max, without → with): madelon 1/n 8, 16 → 8, 12;
+# ijcnn1 1/n (seeds 0-2) 15, 16 → 13, 14;
 # every other race problem's hinge at 1/n and 0.01/n alike (heart_scale, colon-cancer, rcv1_small, mushrooms,
 # phishing, reuters_moneyfx, madelon 0.01/n; seeds 0-2: a9a, w8a, ijcnn1 0.01/n). Restoring the set, as liblinear
 # does, once a shrunk epoch's width·Σ|PG| is at most n·tol took w8a 1/n from 8 passes to 12-13 and a9a 1/n from
 # 17 to 18-20.
 DUE_SHARE = 1.0
+# DUE_SUM's value when no epoch is due (tol ≤ 0, or a fixed cadence): below any Σ|PG|
+NEVER_DUE = -1.0
 
 # the counters the active set keeps between chunks: ints (the visits the last chunk ran; 1 when a full epoch
 # found the certificate due, which ends every chunk at once until the next checkpoint) ...
-N_ACTIVE, POS, ACTIVE_NNZ, FULL, RAN, DUE = range(6)
+INTS = N_ACTIVE, POS, ACTIVE_NNZ, FULL, RAN, DUE = range(6)
 # ... and floats: M̄ and m̄ of the previous epoch, this epoch's max PG, min PG and Σ|PG|, the last full
 # epoch's Σ|PG|, the restore asked by a checkpoint (1.0 or 0.0), the last epoch's Σ|PG| (+∞ if it was full),
 # the Σ|PG| at or below which a full epoch finds the certificate due (−1: never)
-PG_MAX_OLD, PG_MIN_OLD, PG_MAX, PG_MIN, PG_SUM, FULL_PG_SUM, RESTORE, LAST_PG_SUM, DUE_SUM = range(9)
+FLOATS = PG_MAX_OLD, PG_MIN_OLD, PG_MAX, PG_MIN, PG_SUM, FULL_PG_SUM, RESTORE, LAST_PG_SUM, DUE_SUM = range(9)
 
 
 def shrinking_flag(options) -> bool:
@@ -148,7 +151,7 @@ def shuffle_active(active, n_active, state):
 @njit(cache=True, nogil=True)
 def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
                     n_steps, state, active, ints, floats, ratio, nnz, full_rows):
-    """Run ``n_steps`` visits of the active set (the module docstring) in place: the epoch's order is
+    """Run at most ``n_steps`` visits of the active set (the module docstring) in place: the epoch's order is
     ``active[:ints[N_ACTIVE]]``, shuffled (``shuffle_active``, generator state ``state``) when an epoch ends;
     ``ints``/``floats`` are the counters kept between chunks. Returns the nonzeros read: the rows visited,
     each once; ``ints[RAN]`` holds the visits run, fewer than ``n_steps`` when a full epoch found the certificate
@@ -240,20 +243,21 @@ class ActiveSet:
         # the epochs' orders come from SplitMix64 (``shuffle_active``), seeded once from the run's generator
         self.state = np.array([rng.integers(2 ** 63)], dtype=np.uint64)
         shuffle_active(self.active, n, self.state)
-        self.ints = np.zeros(6, dtype=np.int64)
+        self.ints = np.zeros(len(INTS), dtype=np.int64)
         self.ints[[N_ACTIVE, ACTIVE_NNZ, FULL]] = n, problem.nnz, 1
-        self.floats = np.array([np.inf, -np.inf, -np.inf, np.inf, 0.0, np.inf, 0.0, np.inf, -1.0])
+        # in FLOATS' order
+        self.floats = np.array([np.inf, -np.inf, -np.inf, np.inf, 0.0, np.inf, 0.0, np.inf, NEVER_DUE])
         # the box's width: n·gap ≤ width·Σ|PG| (the module docstring)
         self.width = 2.0 if problem.loss == "absolute" else 1.0
 
-    def checkpointed(self, gap, tol=0.0, when_due=False):
+    def checkpointed(self, gap, tol=0.0, auto_cadence=False):
         """Ask for the set's restore at the end of the epoch under way when the last shrunk epoch's
         width·Σ|PG| is at most GAP_SHARE·n·gap; clear a due flag, and set the Σ|PG| at which a full epoch is due
-        from the run's ``tol`` (none when tol ≤ 0, or unless ``when_due``: eval_every="auto"; the module
+        from the run's ``tol`` (none when tol ≤ 0, or unless ``auto_cadence``: eval_every="auto"; the module
         docstring)."""
         if self.width * self.floats[LAST_PG_SUM] <= GAP_SHARE * self.n * gap:
             self.floats[RESTORE] = 1.0
-        self.floats[DUE_SUM] = DUE_SHARE * self.n * tol / self.width if tol > 0.0 and when_due else -1.0
+        self.floats[DUE_SUM] = DUE_SHARE * self.n * tol / self.width if tol > 0.0 and auto_cadence else NEVER_DUE
         self.ints[DUE] = 0
 
     @property
@@ -266,7 +270,8 @@ class ActiveSet:
         return int(self.ints[N_ACTIVE])
 
     def advance(self, p, alpha, v, w, thresh, n_steps) -> int:
-        """``n_steps`` visits of the active set (``shrinking_chunk``); the nonzeros they read."""
+        """At most ``n_steps`` visits of the active set (``shrinking_chunk``; ``ran`` holds how many); the nonzeros
+        they read."""
         return shrinking_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples,
                                thresh, p.row_norms_sq, alpha, v, w, n_steps, self.state, self.active, self.ints,
                                self.floats, UNSHRINK_RATIO, self.nnz, full_rows(p))

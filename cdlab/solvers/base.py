@@ -5,7 +5,8 @@ progress, cancellation, divergence).
 
 A state object has
 
-    run(n_steps)          run that many steps (numba kernel calls), updating
+    run(n_steps)          run that many steps (numba kernel calls; fewer where
+                          the state ends a chunk early: ``steps_run``), updating
                           the counters below; must not evaluate P or D
     iterate() -> (w, alpha)   the current primal point and a dual point
                           (alpha may be None: the driver then reports α(w))

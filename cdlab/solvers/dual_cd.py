@@ -188,7 +188,8 @@ class DualCDState(State):
         self.polish_reads = 0
         # one thread without shrinking, where ``_gap_estimate.estimate_schedules``: under eval_every="auto" with a
         # tol, the checkpoints come when the sampled gap estimate says the certificate is due (``_gap_estimate``),
-        # checked after each pass's steps
+        # checked after each pass's steps. Never with shrinking: its due epochs end chunks until the next checkpoint,
+        # which the estimate's loop of due steps (driver._loop) would never reach
         self.schedulable = self.active_set is None and n_jobs == 1 and estimate_schedules(problem)
         self.estimate = None  # built at the first checkpoint of a run it schedules
 
