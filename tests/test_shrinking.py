@@ -203,17 +203,17 @@ def test_a_full_epoch_that_finds_the_certificate_due_ends_the_chunk(real_data):
     """ActiveSet with the due Σ|PG| of a checkpoint under eval_every="auto" (tol so large that any full epoch is
     due): a chunk of three epochs' visits stops at the end of the first, having run its n visits and read X's
     nonzeros; a chunk run while due runs and reads nothing; the next checkpoint clears the flag and the next
-    epoch, full, is due again after its n visits (an example that leaves counts as visited). Without when_due
+    epoch, full, is due again after its n visits (an example that leaves counts as visited). Without auto_cadence
     (a curve's fixed cadence) the chunk runs whole."""
     X, y = real_data("heart_scale")
     problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
     n = problem.n_samples
-    for when_due in (True, False):
+    for auto_cadence in (True, False):
         alpha, v = np.zeros(n), np.zeros(problem.n_features)
         active = _shrinking.ActiveSet(problem, np.random.default_rng(0))
-        active.checkpointed(1.0, tol=1e6, auto_cadence=when_due)
+        active.checkpointed(1.0, tol=1e6, auto_cadence=auto_cadence)
         touched = active.advance(problem, alpha, v, v, 0.0, 3 * n)
-        if not when_due:
+        if not auto_cadence:
             assert active.ran == 3 * n and active.ints[_shrinking.DUE] == 0
             continue
         assert active.ran == n and touched == problem.nnz and active.ints[_shrinking.DUE] == 1
