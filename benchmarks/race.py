@@ -367,7 +367,7 @@ def run_ours(problem, eps, repeats, max_passes, with_auto=True, n_jobs=1, runs=N
             if first and finished and runs[k][0] != "auto":
                 caps[k] = max(OURS_REACH * min(finished), OURS_FLOOR_S)
             # A run that entered numba's compiler (a path the warm-up's short runs on a toy problem never
-            # reached: CSR rather than dense rows, shrinking's, face CG's) is run again and its seconds are
+            # reached: CSR rather than dense rows, shrinking's, the face polish's) is run again and its seconds are
             # not kept.
             for _attempt in range(COMPILED_RERUNS + 1):
                 gc.collect()  # as timed() does: no collection of the previous run's garbage inside the timing

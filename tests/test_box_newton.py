@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from scipy import optimize
 
 import cdlab
-from cdlab.solvers import _box_newton, _face_cg, dual_cd
+from cdlab.solvers import _box_newton, _face_cr, dual_cd
 from _helpers import mean_scaled_dataset, solve_with_and_without
 
 SINGULAR_LOSSES = ("hinge", "absolute")
@@ -131,13 +131,13 @@ def test_polish_takes_projected_newton_on_a_small_singular_active_set_and_nothin
     for loss in SINGULAR_LOSSES:
         problem, alpha, v = singular_setup(loss, n=2 * _box_newton.BOX_NEWTON_MAX_EXAMPLES)
         small = np.arange(_box_newton.BOX_NEWTON_MAX_EXAMPLES)
-        assert _face_cg.free_face(problem, alpha, small).size > problem.n_nonempty_columns  # singular
+        assert _face_cr.free_face(problem, alpha, small).size > problem.n_nonempty_columns  # singular
         before = problem.dual(alpha)
-        assert _face_cg.polish(problem, alpha, v, small, 10**12) > 0
+        assert _face_cr.polish(problem, alpha, v, small, 10**12) > 0
         assert problem.dual(alpha) > before
         np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
         start = alpha.copy()
-        assert _face_cg.polish(problem, alpha, v, np.arange(problem.n_samples), 10**12) == 0
+        assert _face_cr.polish(problem, alpha, v, np.arange(problem.n_samples), 10**12) == 0
         np.testing.assert_array_equal(alpha, start)
 
 
@@ -153,7 +153,7 @@ def test_a_stalled_shrinking_run_on_heart_scale_polishes_by_projected_newton_in_
     passes = {"with": [], "without": []}
     for seed in range(5):
         kw = dict(sampling="permutation", shrinking=True, tol=tol, max_passes=5000, seed=seed)
-        with_newton, without, reads = solve_with_and_without(monkeypatch, _face_cg, "box_newton", problem,
+        with_newton, without, reads = solve_with_and_without(monkeypatch, _face_cr, "box_newton", problem,
                                                              nothing=(0, 0), **kw)
         monkeypatch.undo()
         assert reads and max(read for read, _ in reads) > 0

@@ -1,7 +1,7 @@
 """Projected Newton on SDCA's box-constrained dual over shrinking's active set, run where the free face is
-singular and CG on it (``_face_cg``) cannot.
+singular and conjugate residuals on it (``_face_cr``) cannot.
 
-For the hinge and absolute losses (c = 0 in ``_face_cg``'s notation) moving the active examples' box
+For the hinge and absolute losses (c = 0 in ``_face_cr``'s notation) moving the active examples' box
 coordinates t by Δ changes the minimised −n·D by
 
     f(Δ) = ½ ΔᵀKΔ − r₀ᵀΔ,   K = B Bᵀ/(λn),   B = S X_A (the active rows, each times σ_i),
@@ -10,7 +10,7 @@ with r₀ = a − S X_A v at the start; ∇f = g = B u − r₀ for u = BᵀΔ/(
 examples outnumber the columns their rows use, K is singular on the face: f has no minimiser there, only
 directions along which it falls linearly until examples meet their bound. Coordinate ascent then crawls
 (heart_scale hinge λ = 0.01/n: ~1000 passes over an active set of 13–16 examples on 13 features), and
-CG wanders in K's null space.
+a Krylov solve on the face wanders in K's null space.
 
 Each iteration is Bertsekas's projected Newton (1982, "Projected Newton methods for optimization problems
 with simple constraints", SIAM J. Control Optim. 20(2)): examples within ε of a bound whose gradient pushes
@@ -120,7 +120,7 @@ def box_newton(indptr, indices, data, y, code, lam_n, row_sq, alpha, v, examples
     """Projected Newton on f over ``examples`` (distinct; the module docstring), in place on α and v, its
     reads and ``dense_work`` together at most ``budget``; returns (nonzeros read, work = reads + dense_work).
     (0, 0), and nothing changed, where ``first_work`` does not fit or the rows use more than
-    BOX_NEWTON_MAX_COLUMNS columns. The example limit BOX_NEWTON_MAX_EXAMPLES is ``_face_cg.polish``'s.
+    BOX_NEWTON_MAX_COLUMNS columns. The example limit BOX_NEWTON_MAX_EXAMPLES is ``_face_cr.polish``'s.
     ``row_sq``: ‖x_i‖² (``Problem.row_norms_sq``), K's diagonal times λn."""
     m = examples.shape[0]
     absolute = code == L.ABSOLUTE

@@ -34,7 +34,7 @@ in brackets ÷ an oracle's single checkpoint at the geometric run's last pass): 
 1.21 (1.43), 0.01/n 1.11 (1.37), squared 1/n 1.09 (1.44); reuters_moneyfx logistic 1/n 1.14 (1.23), squared
 1/n 1.06 (1.28); phishing logistic 1/n 1.17 (1.19); a9a logistic 1/n 1.18 (1.14); madelon hinge 1/n 1.25
 (1.37). Checkpoints at the stop fell from 5-6 to 2-3, passes within 0.8 of the geometric run's. Runs with shrinking
-keep the geometric cadence: their polish (``_face_cg``) follows an interval whose certified gap stalled, and the
+keep the geometric cadence: their polish (``_face_cr``) follows an interval whose certified gap stalled, and the
 estimate's checkpoints, near the stop, seldom see one. Scheduled so (hinge, ``--repeats 7``, geometric ÷ estimate),
 λ = 1/n measured 0.95-1.23 (geometric mean 1.12 over madelon, phishing, ijcnn1, w8a, mushrooms, reuters_moneyfx,
 a9a) and λ = 0.01/n 0.94-1.01, but on reuters_moneyfx hinge 1/n, seeds 0-7, the slowest run took 249 passes

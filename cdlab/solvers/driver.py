@@ -452,7 +452,7 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
             if due:
                 break
             _run_sliced(state, max(1, int(round(min(state.due_steps, left)))), slice_steps, stop, deadline)
-        # work a state may skip (SDCA's face CG) gets what max_passes leaves, and nothing once the run is stopped
+        # work a state may skip (SDCA's polish) gets what max_passes leaves, and nothing once the run is stopped
         state.synchronize(0 if _halted(stop, deadline)
                           else max(0.0, (budget.max_passes - state.nnz_touched / problem.nnz) * problem.nnz))
         trace.elapsed += time.perf_counter() - t0 - checking

@@ -25,8 +25,8 @@ one thread) runs liblinear's shrinking (Hsieh et al. 2008, Algorithm 3; ``cdlab.
 examples whose α_i sits at a bound with the gradient pushing outward leave the epochs' active set until
 it is restored. Off by default: SDCA's theorems, and the bound the page draws, sample all n examples.
 After a checkpoint interval in which the certified gap stalled (fell by less than POLISH_FALL×), a run
-with shrinking takes conjugate-gradient steps on the active set's free face before the next checkpoint
-(``cdlab.solvers._face_cg``), or projected Newton steps on a small active set whose free face is singular
+with shrinking takes conjugate-residual steps on the active set's free face before the next checkpoint
+(``cdlab.solvers._face_cr``), or projected Newton steps on a small active set whose free face is singular
 (``cdlab.solvers._box_newton``): no step lowers D, and their reads are counted.
 
 ``n_jobs`` > 1 runs PASSCoDe-Wild (Hsieh, Yu & Dhillon 2015, "PASSCoDe:
@@ -58,7 +58,7 @@ from ..problem import soft_threshold
 from ._kernels import (exceeds_cache, full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row,
                        prefetch_whole_row, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
 from ._gap_estimate import GapEstimate, estimate_schedules
-from ._face_cg import POLISH_FALL, POLISH_SHARE, polish, polish_budget_factor
+from ._face_cr import POLISH_FALL, POLISH_SHARE, polish, polish_budget_factor
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
@@ -182,8 +182,8 @@ class DualCDState(State):
         self.n_jobs = n_jobs
         # SDCA with shrinking (cdlab.solvers._shrinking): the active set replaces the sampler's order
         self.active_set = ActiveSet(problem, rng) if shrinking else None
-        # the last checkpoint's row, whether the polish (``_face_cg.polish``) runs before the next, whether one ran
-        # since it, the factor on its budget (``_face_cg.polish_budget_factor``), and the polishes' reads so far
+        # the last checkpoint's row, whether the polish (``_face_cr.polish``) runs before the next, whether one ran
+        # since it, the factor on its budget (``_face_cr.polish_budget_factor``), and the polishes' reads so far
         self.last_row, self.face_due, self.polished, self.budget_factor = None, False, False, 1.0
         self.polish_reads = 0
         # one thread without shrinking, where ``_gap_estimate.estimate_schedules``: under eval_every="auto" with a
@@ -239,10 +239,10 @@ class DualCDState(State):
         return self.estimate.due(self, tol)
 
     def resync(self, room=None) -> int:
-        """With shrinking, after a stalled interval: the active set's polish (``_face_cg.polish``: CG on its
+        """With shrinking, after a stalled interval: the active set's polish (``_face_cr.polish``: CR on its
         free face, or projected Newton), on a budget of POLISH_SHARE× what the interval read times the factor
-        ``_face_cg.polish_budget_factor`` keeps, within ``room`` and so that all the run's polishes read at most
-        what its steps read (``_face_cg.POLISH_GROWTH``). With n_jobs > 1:
+        ``_face_cr.polish_budget_factor`` keeps, within ``room`` and so that all the run's polishes read at most
+        what its steps read (``_face_cr.POLISH_GROWTH``). With n_jobs > 1:
         v = v(α) and w = S_{μ/λ}(v) recomputed from α (one pass over X, the module docstring's certified
         point), from which the threads go on. Returns the nonzeros read."""
         read = 0

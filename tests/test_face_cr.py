@@ -1,13 +1,14 @@
-"""CG on the free face of SDCA's box-constrained dual (cdlab.solvers._face_cg): it solves the face's
-quadratic (checked against numpy's dense solve, for each box loss), never lowers D, keeps v = Xᵀα/(λn)
-and the box (ties at a bound included), keeps to its budget, refuses singular faces and ℓ1, and a stalled
-shrinking run that uses it ends at the same certified optimum in fewer passes."""
+"""Conjugate residuals on the free face of SDCA's box-constrained dual (cdlab.solvers._face_cr): it solves the
+face's quadratic (checked against numpy's dense solve, for each box loss), never lowers D, keeps v = Xᵀα/(λn)
+and the box (ties at a bound included), lowers the face's residual at every budget (where CG's rises), keeps to
+its budget, refuses singular faces and ℓ1, and a stalled shrinking run that uses it ends at the same certified
+optimum in fewer passes."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import cdlab
-from cdlab.solvers import _face_cg, dual_cd
+from cdlab.solvers import _face_cr, dual_cd
 from cdlab.solvers._box_newton import BOX_NEWTON_MAX_EXAMPLES
 from _helpers import mean_scaled_dataset, solve_with_and_without
 
@@ -32,7 +33,7 @@ def random_setup(loss, n=60, d=40, lam=0.05, seed=0, at_bound=1 / 3):
     bound = rng.random(n) < at_bound
     t[bound] = rng.choice([0.0, 1.0] if loss != "absolute" else [-1.0, 1.0], bound.sum())
     alpha = t * y if loss != "absolute" else t
-    return problem, alpha, problem.v_from_alpha(alpha), _face_cg.free_face(problem, alpha, np.arange(n))
+    return problem, alpha, problem.v_from_alpha(alpha), _face_cr.free_face(problem, alpha, np.arange(n))
 
 
 def near_identity_setup(loss, scale, seed=0):
@@ -66,12 +67,12 @@ def near_identity_setup(loss, scale, seed=0):
 
 
 def run(problem, alpha, v, face, budget=10**9):
-    return _face_cg.face_cg(*problem.csr_arrays, problem.y, problem.loss_code, problem.s,
+    return _face_cr.face_cr(*problem.csr_arrays, problem.y, problem.loss_code, problem.s,
                             problem.lam * problem.n_samples, problem.row_norms_sq, alpha, v, face, budget)
 
 
 @pytest.mark.parametrize("loss", BOX_LOSSES)
-def test_face_cg_raises_the_dual_and_keeps_v_and_the_box(loss):
+def test_face_cr_raises_the_dual_and_keeps_v_and_the_box(loss):
     problem, alpha, v, face = random_setup(loss)
     before, start = problem.dual(alpha), alpha.copy()
     assert run(problem, alpha, v, face) > 0
@@ -84,20 +85,74 @@ def test_face_cg_raises_the_dual_and_keeps_v_and_the_box(loss):
 
 
 @pytest.mark.parametrize("loss", BOX_LOSSES)
-def test_face_cg_solves_the_face_quadratic(loss):
-    """Where the face's minimiser t* lies inside the box, CG ends at numpy's dense solution."""
+def test_face_cr_solves_the_face_quadratic(loss):
+    """Where the face's minimiser t* lies inside the box, CR ends at numpy's dense solution."""
     problem, alpha, v, face, expected = near_identity_setup(loss, scale=1.5)
     low = -1.0 if loss == "absolute" else 0.0
     assert np.all((expected > low + 0.05) & (expected < 0.95)), expected  # the test's premise
-    assert _face_cg.polish(problem, alpha, v, np.arange(problem.n_samples), 10**9) > 0
+    assert _face_cr.polish(problem, alpha, v, np.arange(problem.n_samples), 10**9) > 0
     t, _, _ = box_coordinate(problem, alpha)
     np.testing.assert_allclose(t[face], expected, atol=1e-8)
     np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
 
 
+def preconditioned_residual(problem, alpha, v, face):
+    """‖r‖_{M⁻¹} over ``face`` for the absolute loss: r_i = y_i − x_i·v, M = diag(‖x_i‖²/(λn))."""
+    r = problem.y[face] - problem.X[face] @ v
+    return float(np.sqrt(np.sum(r * r * problem.lam * problem.n_samples / problem.row_norms_sq[face])))
+
+
+def ill_conditioned_face(m=30, d=60, seed=0):
+    """The absolute loss over m examples, all on the face at α = 0, with A = X Xᵀ/(λn) of condition ~1e4 and
+    labels y = A t* for a t* well inside the box: the face's solve meets no bound."""
+    rng = np.random.default_rng(seed)
+    left, _ = np.linalg.qr(rng.standard_normal((m, m)))
+    right, _ = np.linalg.qr(rng.standard_normal((d, m)))
+    X = (left * np.logspace(0, -2, m)) @ right.T
+    lam = 1.0 / m
+    t_star = rng.uniform(-0.05, 0.05, m)
+    y = X @ (X.T @ t_star) / (lam * m)
+    problem = cdlab.Problem(sp.csr_matrix(X), y, loss="absolute", lam=lam)
+    return problem, t_star
+
+
+def test_face_cr_lowers_the_residual_at_every_budget_where_cg_raises_it():
+    """A polish cut short after k products leaves ‖r‖_{M⁻¹} no higher than after k − 1 (CR minimises it over
+    the Krylov space), down to the solution; preconditioned CG on the same face, from the same start (numpy,
+    below), raises it at some step (the test's premise): CG cut short there would leave a worse residual."""
+    problem, t_star = ill_conditioned_face()
+    m = problem.n_samples
+    face = np.arange(m)
+    A = (problem.X @ problem.X.T).toarray() / (problem.lam * m)
+    diag = np.diag(A)
+    t, r = np.zeros(m), problem.y.copy()
+    z = r / diag
+    p, rz, cg = z.copy(), r @ z, [np.sqrt(r @ z)]
+    for _ in range(3 * m):
+        q = A @ p
+        step = rz / (p @ q)
+        t, r = t + step * p, r - step * q
+        z = r / diag
+        rz, rz_before = r @ z, rz
+        p = z + rz / rz_before * p
+        cg.append(np.sqrt(rz))
+    assert np.any(np.diff(cg) > 0), "the premise: CG's residual rises at some step"
+    face_nnz = int(problem.row_nnz.sum())
+    residuals = []
+    for products in range(0, 3 * m):
+        alpha, v = np.zeros(m), np.zeros(problem.n_features)
+        run(problem, alpha, v, face, face_nnz + 2 * products * face_nnz)
+        assert np.all(np.abs(alpha) < 1.0)  # no bound met: one Krylov solve, never restarted
+        np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
+        residuals.append(preconditioned_residual(problem, alpha, v, face))
+    assert np.all(np.diff(residuals) <= 1e-12 * residuals[0]), np.diff(residuals).max()
+    assert residuals[-1] <= 1e-6 * residuals[0]
+    np.testing.assert_allclose(alpha, t_star, atol=1e-6)
+
+
 @pytest.mark.parametrize("loss", ["hinge", "absolute"])  # the smoothed hinge's t* stays below 1/s = 1
 def test_a_minimiser_outside_the_box_is_met_at_the_bound(loss):
-    """With the face's minimiser beyond the box (|t*| > 1 in every coordinate), CG cuts its steps there:
+    """With the face's minimiser beyond the box (|t*| > 1 in every coordinate), CR cuts its steps there:
     the face ends at its bound, D rises, v stays Xᵀα/(λn)."""
     problem, alpha, v, face, expected = near_identity_setup(loss, scale=0.1)
     assert np.all(np.abs(expected) > 1.0), expected  # the test's premise
@@ -120,7 +175,7 @@ def test_examples_that_meet_their_bound_together_all_stay_in_the_box(loss):
         doubled = cdlab.Problem(X, y, loss=loss, lam=problem.lam)
         alpha2 = np.concatenate([alpha, alpha])
         v2 = doubled.v_from_alpha(alpha2)
-        face2 = _face_cg.free_face(doubled, alpha2, np.arange(doubled.n_samples))
+        face2 = _face_cr.free_face(doubled, alpha2, np.arange(doubled.n_samples))
         before = doubled.dual(alpha2)
         run(doubled, alpha2, v2, face2)
         t, _, low = box_coordinate(doubled, alpha2)
@@ -128,7 +183,7 @@ def test_examples_that_meet_their_bound_together_all_stay_in_the_box(loss):
         assert doubled.dual(alpha2) >= before, seed
 
 
-def test_face_cg_keeps_to_its_budget_and_reads_nothing_without_room_for_a_product():
+def test_face_cr_keeps_to_its_budget_and_reads_nothing_without_room_for_a_product():
     problem, alpha, v, face = random_setup("hinge")
     face_nnz = int(problem.row_nnz[face].sum())
     start, before = alpha.copy(), problem.dual(alpha)
@@ -146,7 +201,7 @@ def test_singular_faces_and_an_l1_term_are_refused():
         problem, alpha, v, face = random_setup(loss, n=BOX_NEWTON_MAX_EXAMPLES + 44, d=10)
         assert face.size > np.count_nonzero(problem.col_nnz)
         start = alpha.copy()
-        read = _face_cg.polish(problem, alpha, v, np.arange(problem.n_samples), 10**9)
+        read = _face_cr.polish(problem, alpha, v, np.arange(problem.n_samples), 10**9)
         if loss == "smoothed_hinge":
             assert read > 0 and problem.dual(alpha) > problem.dual(start)
         else:
@@ -154,15 +209,15 @@ def test_singular_faces_and_an_l1_term_are_refused():
             np.testing.assert_array_equal(alpha, start)
     # a face that runs without ℓ1 is refused with it
     problem, alpha, v, face, _ = near_identity_setup("hinge", scale=1.5)
-    assert _face_cg.polish(problem, alpha.copy(), v.copy(), np.arange(problem.n_samples), 10**9) > 0
+    assert _face_cr.polish(problem, alpha.copy(), v.copy(), np.arange(problem.n_samples), 10**9) > 0
     l1 = cdlab.Problem(problem.X, problem.y, loss="hinge", lam=problem.lam, l1=1e-3)
-    assert _face_cg.polish(l1, alpha, v, np.arange(problem.n_samples), 10**9) == 0
+    assert _face_cr.polish(l1, alpha, v, np.arange(problem.n_samples), 10**9) == 0
 
 
 def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum_in_fewer_passes(monkeypatch):
     """reuters_moneyfx hinge λ = 1/n (the race's problem): coordinate ascent stalls on a face of about a
-    thousand free examples; over seeds 0-7 the runs with face CG take fewer passes than those without it
-    (medians 118 against 200 when measured; one seed's path is luck: 35 to 639 passes without), and every
+    thousand free examples; over seeds 0-7 the runs with face CR take fewer passes than those without it
+    (medians 63 against 200 when measured; one seed's path is luck: 35 to 639 passes without), and every
     pair is certified at the optimum it brackets."""
     X, y = mean_scaled_dataset("reuters_moneyfx")
     problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
@@ -171,41 +226,42 @@ def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum
     for seed in range(8):
         monkeypatch.setattr(dual_cd, "polish", polish)  # the helper leaves the reader of nothing in place
         kw = dict(sampling="permutation", shrinking=True, tol=tol, max_passes=3000, seed=seed)
-        with_cg, without, reads = solve_with_and_without(monkeypatch, dual_cd, "polish", problem, **kw)
+        with_cr, without, reads = solve_with_and_without(monkeypatch, dual_cd, "polish", problem, **kw)
         assert reads and max(reads) > 0
-        for res in (with_cg, without):
+        for res in (with_cr, without):
             assert res.converged and problem.gap(res.w, res.alpha) <= tol
-        for one, other in ((with_cg, without), (without, with_cg)):
+        for one, other in ((with_cr, without), (without, with_cr)):
             assert one.trace.primal.iloc[-1] - other.trace.dual.iloc[-1] <= 2 * tol
-        assert np.all(np.diff(with_cg.trace.dual) >= -1e-15)
-        passes["with"].append(with_cg.trace.passes.iloc[-1])
+        assert np.all(np.diff(with_cr.trace.dual) >= -1e-15)
+        passes["with"].append(with_cr.trace.passes.iloc[-1])
         passes["without"].append(without.trace.passes.iloc[-1])
-    assert np.median(passes["with"]) < 0.8 * np.median(passes["without"]), passes
+    assert np.median(passes["with"]) < 0.5 * np.median(passes["without"]), passes
 
 
 def test_the_polish_budget_doubles_after_a_polish_that_left_the_gap_higher_and_resets_once_it_falls():
     """``polish_budget_factor``'s table: a stall after a polish that raised the gap grows the factor, a stall
     after one that did not keeps it, an interval whose gap falls POLISH_FALL× resets it."""
-    grow = _face_cg.POLISH_GROWTH
+    grow = _face_cr.POLISH_GROWTH
     assert grow > 1
-    assert _face_cg.polish_budget_factor(1.0, stalled=True, hurt=True) == grow
-    assert _face_cg.polish_budget_factor(grow, stalled=True, hurt=True) == grow * grow
-    assert _face_cg.polish_budget_factor(grow, stalled=True, hurt=False) == grow
-    assert _face_cg.polish_budget_factor(grow * grow, stalled=False, hurt=False) == 1.0
+    assert _face_cr.polish_budget_factor(1.0, stalled=True, hurt=True) == grow
+    assert _face_cr.polish_budget_factor(grow, stalled=True, hurt=True) == grow * grow
+    assert _face_cr.polish_budget_factor(grow, stalled=True, hurt=False) == grow
+    assert _face_cr.polish_budget_factor(grow * grow, stalled=False, hurt=False) == 1.0
 
 
 def test_a_growing_polish_budget_cuts_the_slow_seeds_of_a_stalled_face(monkeypatch):
-    """reuters_moneyfx hinge λ = 1/n: a polish cut short by its budget can leave the gap higher than before it
-    (truncated CG on an ill-conditioned face); with the budget growing after such a polish the slowest of seeds
-    0-7 takes fewer than 0.6× the passes of the slowest with a fixed budget (178 against 435 when measured), every
-    run is certified, and each run's polishes read at most what its steps read."""
-    X, y = mean_scaled_dataset("reuters_moneyfx")
-    problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
-    tol = 1e-6 * 0.0489
-    slowest, shipped, polish = {}, _face_cg.POLISH_GROWTH, dual_cd.polish
+    """heart_scale hinge λ = 0.01/n, where projected Newton polishes a small active set (``_box_newton``): a
+    polish cut short by its budget can leave the gap higher than before it; with the budget growing after such a
+    polish, seeds 0-7 take fewer passes than with a fixed budget, on average and at the slowest (487 and 650
+    against 536 and 730 when measured), every run is certified, and each run's polishes read at most what its
+    steps read."""
+    X, y = mean_scaled_dataset("heart_scale")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
+    tol = 1e-6 * 0.352  # the race's relative gap at P* ≈ 0.352
+    passes, shipped, polish = {}, _face_cr.POLISH_GROWTH, dual_cd.polish
     for growth in (shipped, 1.0):
-        monkeypatch.setattr(_face_cg, "POLISH_GROWTH", growth)
-        passes = []
+        monkeypatch.setattr(_face_cr, "POLISH_GROWTH", growth)
+        passes[growth] = []
         for seed in range(8):
             reads = []
             monkeypatch.setattr(dual_cd, "polish", lambda *args: reads.append(polish(*args)) or reads[-1])
@@ -213,13 +269,13 @@ def test_a_growing_polish_budget_cuts_the_slow_seeds_of_a_stalled_face(monkeypat
                               seed=seed)
             assert res.converged and problem.gap(res.w, res.alpha) <= tol
             assert 0 < sum(reads) <= res.trace.nnz_touched.iloc[-1] - sum(reads)
-            passes.append(res.trace.passes.iloc[-1])
-        slowest[growth] = max(passes)
-    assert slowest[shipped] < 0.6 * slowest[1.0], slowest
+            passes[growth].append(res.trace.passes.iloc[-1])
+    assert np.mean(passes[shipped]) < 0.95 * np.mean(passes[1.0]), passes
+    assert max(passes[shipped]) < 0.95 * max(passes[1.0]), passes
 
 
-def test_the_face_cg_reads_no_more_than_the_room_the_driver_leaves():
-    """The driver hands ``synchronize`` what max_passes leaves (0 once the run is stopped); the face CG
+def test_the_face_cr_reads_no_more_than_the_room_the_driver_leaves():
+    """The driver hands ``synchronize`` what max_passes leaves (0 once the run is stopped); the face CR
     reads at most that, and nothing moves when there is no room."""
     problem, alpha, v, face, _ = near_identity_setup("hinge", scale=1.5)
     for room in (0, 3 * int(problem.row_nnz[face].sum()), 10**9):

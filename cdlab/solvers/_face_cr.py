@@ -1,0 +1,279 @@
+"""Conjugate residuals on the free face of SDCA's box-constrained dual (shrinking's examples strictly
+inside their box), run when coordinate ascent stalls there.
+
+For a loss of ``losses.BOX_LOSSES`` the dual is a concave quadratic over a box. In the box coordinate
+of ``losses.box_gradient`` — t_i = α_i y_i ∈ [0, 1] (hinge, smoothed hinge; α_i = σ_i t_i with
+σ_i = y_i) or t_i = α_i ∈ [−1, 1] (absolute; σ_i = 1) — moving the examples of a face F by Δ changes
+the minimised −n·D by
+
+    f(Δ) = ½ Δᵀ A Δ − rᵀ Δ,   A = S X_F X_Fᵀ S / (λn) + c I,   r_i = a_i − c t_i − σ_i x_i·w,
+
+with S = diag(σ_F), a_i = 1 and c = s (c = 0 for the hinge) or a_i = y_i and c = 0 (absolute): r is
+−G of ``box_gradient``. Coordinate ascent on a face whose A is ill-conditioned crawls (reuters_moneyfx
+hinge λ = 1/n: over 1049 free examples, shrinking's Σ|PG| stayed at 1.7e-3 from epoch 32 to 224); a
+Krylov method on the face, Jacobi-preconditioned (M = A's diagonal ‖x_i‖²/(λn) + c), needs about
+√cond(M⁻¹A) products. This is GPCG's pairing (Moré & Toraldo 1991, "On the solution of large quadratic
+programming problems with bound constraints", SIAM J. Optim. 1(1)) of a phase that identifies the face —
+here SDCA's epochs — with a Krylov solve on it, in the classical active-set form (Polyak 1969; O'Leary
+1980, "A generalized conjugate gradient algorithm for solving a class of quadratic programming problems",
+Linear Algebra Appl. 34): each step is taken whole, or cut where the first examples meet their bound
+(those are fixed there and the solve restarts on the rest of the face).
+
+The Krylov method is conjugate residuals (CR; Stiefel 1955, "Relaxationsmethoden bester Strategie zur
+Lösung linearer Gleichungssysteme", Comment. Math. Helv. 29), preconditioned: CR on M⁻¹A in the M inner
+product, whose k-th iterate minimises ‖r‖_{M⁻¹} = √(rᵀM⁻¹r) over the k-th Krylov space, as MINRES's does
+(one product a step, as CG). The polish is cut short by its budget more often than not, and what the
+certificate needs of the face is a small residual: example i's share of n·gap is at most width·|r_i|
+(``_shrinking``'s bound), for the hinge exactly (1 − t_i)·r_i where r_i > 0 and t_i·|r_i| where r_i < 0,
+linear in the residual; the gap follows the residual, not f. CG minimises the A-norm of the error, i.e. f, and its residual is not monotone: cut
+short on an ill-conditioned face it raised the residual, and P with it (reuters_moneyfx hinge 1/n, seed 0,
+the run's first polish: P − P* 6.8e-7 → 1.2e-5). CR's residual norm falls at every step and, on a
+symmetric positive definite system, so does the A-norm of its error (Fong & Saunders 2012, "CG versus
+MINRES: an empirical comparison", SQU J. Sci. 17(1), for MINRES, whose iterates CR's are): f falls at
+every whole step, and a cut step, shorter along a line on which the convex f has not risen at the whole
+step's end, does not raise it either. So no step lowers D. α and v = Xᵀα/(λn) are updated in place; the
+checkpoint then certifies as always, D from α and P at w = v. Measured (whole solves of benchmarks/race.py's
+hinge problems to a certified relative gap of 1e-6, passes over seeds 0-11, CG → CR: median, mean, max):
+reuters_moneyfx 1/n 98, 114, 203 → 56, 61, 97; reuters_moneyfx 0.01/n 172, 170, 176 → 186, 185, 196;
+madelon 0.01/n 344, 350, 381 → 351, 363, 424 (seeds 0-7 → 0-11); colon-cancer 0.01/n 48, 48, 49 → 48, 48,
+52; seeds 0-7 alike on heart_scale, rcv1_small, phishing, a9a, mushrooms and w8a (no polish, or projected
+Newton's). CG took more of f per product, which helps while the face is still being identified (reuters
+0.01/n), CR is what the certificate asks once it is (timed: benchmarks/face_cr_bench.py).
+
+A face with more examples than X has nonempty columns has a singular A (hinge, absolute: c = 0; a
+sufficient condition, not a necessary one: duplicated rows make A singular too): its minimiser is not
+unique and the solve wanders in A's null space, moving α where w does not move. Measured (whole solves,
+hinge, λ = 0.01/n, three seeds, with CG): polishing such faces took ijcnn1 (22 features) from 335 passes to
+the 3000-pass cap, and mushrooms from 135 to 256; ``polish`` refuses them, and hands an active set of at
+most BOX_NEWTON_MAX_EXAMPLES examples to projected Newton (``_box_newton``) instead.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .. import losses as L
+from . import _box_newton
+from ._box_newton import BOX_NEWTON_MAX_ITER, box_newton
+from ._kernels import sparse_axpy, sparse_dot
+
+# CR on the face stops once its preconditioned residual norm falls to this fraction of its first
+FACE_CR_RTOL = 1e-10
+# SDCA with shrinking polishes (``polish``: CR on its face, or projected Newton on a small active set whose face is
+# singular) at the end of the checkpoint interval that follows one whose certified gap fell by less than POLISH_FALL×
+# (a stall), with a budget of POLISH_SHARE× the nonzeros that interval's steps read, times the factor of
+# ``polish_budget_factor`` below (so a first polish that does not help adds at most half an interval's reads, and for
+# projected Newton its dense work at ``_box_newton.dense_work``'s price), and never more than the run's max_passes
+# leaves. Measured with CG on the face (whole solves of benchmarks/race.py's problems to a certified relative gap of 1e-6,
+# seeds 0-2, passes without → with): reuters_moneyfx hinge 1/n 240-442 → 76-113 (share 1: 70-137), madelon hinge
+# 0.01/n 912-1021 → 335-370; rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91, the cost of polishing a face that
+# SDCA was about to finish); no face it applies to on ijcnn1, mushrooms and phishing hinge 0.01/n (projected Newton's
+# measurements: ``_box_newton``).
+POLISH_FALL = 2.0
+POLISH_SHARE = 0.5
+# A polish cut short by its budget can leave the gap higher than before it: CR lowers the face's residual, yet the
+# examples it fixes at a bound, and the interval's steps, count in the gap too. So after a stalled interval whose
+# polish left the gap above the checkpoint before it, the next polish gets POLISH_GROWTH× its budget factor
+# (``polish_budget_factor``), which an interval whose gap falls POLISH_FALL× resets to 1; and all of a run's polishes
+# read at most what its steps read (``dual_cd.DualCDState.resync``), so polishing at most doubles a run's reads.
+# Measured with CR (race.py's problems, hinge, whole solves to a certified relative gap of 1e-6, passes over seeds
+# 0-11, without → with the factor: median, mean, max): reuters_moneyfx 1/n 56, 62, 111 → 56, 61, 97;
+# reuters_moneyfx 0.01/n 186, 184, 196 → 186, 185, 196; madelon 0.01/n 351, 365, 452 → 351, 363, 424;
+# colon-cancer 0.01/n alike. With CG, which raised the gap more often, the factor did more (reuters_moneyfx 1/n
+# mean 153 → 97, max 431 → 203; heart_scale 0.01/n, where projected Newton polishes, median 526 → 468).
+POLISH_GROWTH = 2.0
+
+
+def polish_budget_factor(factor, stalled, hurt) -> float:
+    """The polish budget's factor after a checkpoint (``factor`` before it): ×POLISH_GROWTH when the interval
+    stalled and the polish in it left the gap above the previous checkpoint's (``hurt``), kept while it stalls
+    otherwise, 1 once the gap falls POLISH_FALL×."""
+    if not stalled:
+        return 1.0
+    return POLISH_GROWTH * factor if hurt else factor
+
+
+def free_face(problem, alpha, examples):
+    """The examples of ``examples`` whose box coordinate lies strictly inside its box, sorted."""
+    y = problem.y
+    t = alpha[examples] if problem.loss == "absolute" else alpha[examples] * y[examples]
+    low = -1.0 if problem.loss == "absolute" else 0.0
+    return np.sort(examples[(t > low) & (t < 1.0)])
+
+
+def polish(problem, alpha, v, examples, budget) -> int:
+    """``face_cr`` on the free face of ``examples`` where it applies (the module docstring): some examples, no
+    ℓ1 term (w = v), and for the hinge and absolute loss no more examples than X has nonempty columns (more
+    make A = S X_F X_Fᵀ S/(λn) singular). A singular face of an active set of at most
+    BOX_NEWTON_MAX_EXAMPLES examples takes projected Newton over the active set (``_box_newton``) instead.
+    Returns the nonzeros read."""
+    face = free_face(problem, alpha, examples)
+    if face.shape[0] == 0 or problem.l1 != 0:
+        return 0
+    # the smoothed hinge's A has c = s > 0 on its diagonal: never singular
+    if problem.loss != "smoothed_hinge" and face.shape[0] > problem.n_nonempty_columns:
+        # read at call time: the one switch of projected Newton (benchmarks/box_newton_bench.py sets it to 0)
+        if examples.shape[0] > _box_newton.BOX_NEWTON_MAX_EXAMPLES:
+            return 0
+        read, _ = box_newton(*problem.csr_arrays, problem.y, problem.loss_code, problem.lam * problem.n_samples,
+                             problem.row_norms_sq, alpha, v, np.sort(examples), budget, BOX_NEWTON_MAX_ITER)
+        return read
+    return face_cr(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, problem.lam * problem.n_samples,
+                   problem.row_norms_sq, alpha, v, face, budget)
+
+
+@njit(cache=True, nogil=True)
+def face_start(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face):
+    """(t, r, M's diagonal, σ, c, low) of the examples ``face`` at (α, v), in the module docstring's notation."""
+    m = face.shape[0]
+    absolute = code == L.ABSOLUTE
+    c = s if code == L.SMOOTHED_HINGE else 0.0
+    t = np.empty(m)
+    r = np.empty(m)
+    diag = np.empty(m)
+    sigma = np.empty(m)
+    for k in range(m):
+        i = face[k]
+        sigma[k] = 1.0 if absolute else y[i]
+        t[k] = alpha[i] * sigma[k]
+        a = y[i] if absolute else 1.0
+        r[k] = a - c * t[k] - sigma[k] * sparse_dot(indices, data, indptr[i], indptr[i + 1], v)
+        diag[k] = row_sq[i] / lam_n + c
+        if diag[k] <= 0.0:
+            diag[k] = 1.0
+    return t, r, diag, sigma, c, -1.0 if absolute else 0.0
+
+
+@njit(cache=True, nogil=True)
+def face_product(indptr, indices, data, face, sigma, live, c, lam_n, x, u, out) -> float:
+    """out = A x on the live examples (0 on the others), with u = X_Fᵀ S x/(λn) (x is 0 off the live examples):
+    the live rows read twice. Returns xᵀAx."""
+    u[:] = 0.0
+    for k in range(face.shape[0]):
+        if x[k] != 0.0:
+            i = face[k]
+            sparse_axpy(indices, data, indptr[i], indptr[i + 1], sigma[k] * x[k] / lam_n, u)
+    xax = 0.0
+    for k in range(face.shape[0]):
+        if live[k]:
+            i = face[k]
+            out[k] = sigma[k] * sparse_dot(indices, data, indptr[i], indptr[i + 1], u) + c * x[k]
+            xax += x[k] * out[k]
+        else:
+            out[k] = 0.0
+    return xax
+
+
+@njit(cache=True, nogil=True)
+def box_reach(t, p, low, limit) -> float:
+    """The longest step along p that keeps every t in [low, 1] (p = 0 off the live examples); each example's
+    own into ``limit``."""
+    reach = np.inf
+    for k in range(t.shape[0]):
+        limit[k] = np.inf
+        if p[k] > 0.0:
+            limit[k] = max((1.0 - t[k]) / p[k], 0.0)
+        elif p[k] < 0.0:
+            limit[k] = max((low - t[k]) / p[k], 0.0)
+        reach = min(reach, limit[k])
+    return reach
+
+
+@njit(cache=True, nogil=True)
+def fix_at_bounds(t, p, low, limit, reach, live, face, indptr) -> int:
+    """After a step cut at ``reach``: every live example that met its bound is fixed there (ties included: one
+    left live would step past it). Returns the nonzeros of the rows it fixed."""
+    fixed_nnz = 0
+    for k in range(t.shape[0]):
+        if live[k] and p[k] != 0.0 and limit[k] <= reach:
+            t[k] = 1.0 if p[k] > 0.0 else low
+            live[k] = False
+            fixed_nnz += indptr[face[k] + 1] - indptr[face[k]]
+    return fixed_nnz
+
+
+@njit(cache=True, nogil=True)
+def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, budget):
+    """Preconditioned conjugate residuals on f over the examples ``face`` (the module docstring), in place on α
+    and v, reading at most ``budget`` nonzeros of X; returns the nonzeros read. With z = M⁻¹r, each step reads
+    the face's rows twice for Az (ux = X_Fᵀ S z/(λn), then S X_F ux); the direction p = z + βp carries Ap and
+    X_Fᵀ S p/(λn) (v's change per unit step) by the same recurrence; the step τ = zᵀAz / (Ap)ᵀM⁻¹Ap minimises
+    ‖r − τAp‖_{M⁻¹}, and β = z₊ᵀAz₊ / zᵀAz."""
+    m = face.shape[0]
+    d = v.shape[0]
+    live_nnz = 0  # the nonzeros of the live examples' rows: a product reads them twice
+    for k in range(m):
+        live_nnz += indptr[face[k] + 1] - indptr[face[k]]
+    if 3 * live_nnz > budget:  # room for the first residual and at least one product, or nothing is read
+        return 0
+    t, r, diag, sigma, c, low = face_start(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face)
+    read = live_nnz
+    limit = np.empty(m)  # each live example's step to its bound along p
+    live = np.ones(m, np.bool_)
+    z = np.zeros(m)
+    az = np.zeros(m)
+    p = np.zeros(m)
+    ap = np.zeros(m)
+    uz = np.empty(d)
+    up = np.empty(d)
+    first = -1.0
+    done = False
+    while not done and read + 2 * live_nnz <= budget:
+        # (re)start from z = M⁻¹r over the live examples
+        rz = 0.0
+        for k in range(m):
+            z[k] = r[k] / diag[k] if live[k] else 0.0
+            rz += r[k] * z[k]
+        if first < 0.0:
+            first = rz
+        if rz <= FACE_CR_RTOL * FACE_CR_RTOL * first:
+            break
+        zaz_before = 0.0  # zᵀAz of the step before: 0 at a (re)start, where p = z
+        while read + 2 * live_nnz <= budget:
+            zaz = face_product(indptr, indices, data, face, sigma, live, c, lam_n, z, uz, az)
+            read += 2 * live_nnz
+            if zaz <= 0.0:  # Az = 0 (A ⪰ 0): z lies in A's null space, no step along it moves r
+                done = True
+                break
+            if zaz_before > 0.0:
+                beta = zaz / zaz_before
+                for k in range(m):
+                    p[k] = z[k] + beta * p[k]
+                    ap[k] = az[k] + beta * ap[k]
+                for j in range(d):
+                    up[j] = uz[j] + beta * up[j]
+            else:
+                p[:] = z
+                ap[:] = az
+                up[:] = uz
+            zaz_before = zaz
+            apmap = 0.0
+            for k in range(m):
+                if live[k]:
+                    apmap += ap[k] * ap[k] / diag[k]
+            if apmap <= 0.0:  # Ap = 0: p lies in A's null space
+                done = True
+                break
+            reach = box_reach(t, p, low, limit)
+            step = zaz / apmap
+            cut = step >= reach
+            if cut:
+                step = reach
+            rz = 0.0
+            for k in range(m):
+                t[k] = min(max(t[k] + step * p[k], low), 1.0)
+                r[k] -= step * ap[k]
+                if live[k]:
+                    z[k] = r[k] / diag[k]
+                    rz += r[k] * z[k]
+            for j in range(d):
+                v[j] += step * up[j]
+            if cut:  # CR restarts on the rest of the face
+                live_nnz -= fix_at_bounds(t, p, low, limit, reach, live, face, indptr)
+                break
+            if rz <= FACE_CR_RTOL * FACE_CR_RTOL * first:
+                done = True
+                break
+    for k in range(m):
+        alpha[face[k]] = sigma[k] * t[k]
+    return read
