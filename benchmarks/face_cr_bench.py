@@ -14,10 +14,10 @@ of the certified P between them.
 """
 from __future__ import annotations
 
+import race  # noqa: F401  first: it sets numba's thread count
 import numpy as np
 from numba import njit
 
-import race  # noqa: F401  first: it sets numba's thread count
 from cdlab.solvers import _face_cr
 from cdlab.solvers._face_cr import FACE_CR_RTOL, box_reach, face_product, face_start, fix_at_bounds
 from setting_pairs import hinge_main
@@ -27,7 +27,7 @@ DEFAULT = ("reuters_moneyfx:1", "reuters_moneyfx:0.01", "madelon:0.01", "colon-c
 
 @njit(cache=True, nogil=True)
 def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, budget):
-    """Preconditioned CG on f over the examples ``face`` (the module docstring), in place on α and v,
+    """Preconditioned CG on f over the examples ``face`` (``_face_cr``'s module docstring), in place on α and v,
     reading at most ``budget`` nonzeros of X; returns the nonzeros read."""
     m = face.shape[0]
     d = v.shape[0]

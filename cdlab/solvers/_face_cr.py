@@ -21,29 +21,35 @@ Linear Algebra Appl. 34): each step is taken whole, or cut where the first examp
 
 The Krylov method is conjugate residuals (CR; Stiefel 1955, "Relaxationsmethoden bester Strategie zur
 Lösung linearer Gleichungssysteme", Comment. Math. Helv. 29), preconditioned: CR on M⁻¹A in the M inner
-product, whose k-th iterate minimises ‖r‖_{M⁻¹} = √(rᵀM⁻¹r) over the k-th Krylov space, as MINRES's does
-(one product a step, as CG). The polish is cut short by its budget more often than not, and what the
-certificate needs of the face is a small residual: example i's share of n·gap is at most width·|r_i|
-(``_shrinking``'s bound), for the hinge exactly (1 − t_i)·r_i where r_i > 0 and t_i·|r_i| where r_i < 0,
-linear in the residual; the gap follows the residual, not f. CG minimises the A-norm of the error, i.e. f, and its residual is not monotone: cut
-short on an ill-conditioned face it raised the residual, and P with it (reuters_moneyfx hinge 1/n, seed 0,
-the run's first polish: P − P* 6.8e-7 → 1.2e-5). CR's residual norm falls at every step and, on a
-symmetric positive definite system, so does the A-norm of its error (Fong & Saunders 2012, "CG versus
-MINRES: an empirical comparison", SQU J. Sci. 17(1), for MINRES, whose iterates CR's are): f falls at
-every whole step, and a cut step, shorter along a line on which the convex f has not risen at the whole
-step's end, does not raise it either. So no step lowers D. α and v = Xᵀα/(λn) are updated in place; the
-checkpoint then certifies as always, D from α and P at w = v. Measured (whole solves of benchmarks/race.py's
-hinge problems to a certified relative gap of 1e-6, passes over seeds 0-11, CG → CR: median, mean, max):
-reuters_moneyfx 1/n 98, 114, 203 → 56, 61, 97; reuters_moneyfx 0.01/n 172, 170, 176 → 186, 185, 196;
-madelon 0.01/n 344, 350, 381 → 351, 363, 424 (seeds 0-7 → 0-11); colon-cancer 0.01/n 48, 48, 49 → 48, 48,
-52; seeds 0-7 alike on heart_scale, rcv1_small, phishing, a9a, mushrooms and w8a (no polish, or projected
-Newton's). CG took more of f per product, which helps while the face is still being identified (reuters
-0.01/n), CR is what the certificate asks once it is (timed: benchmarks/face_cr_bench.py).
+product, whose k-th iterate minimises ‖r‖_{M⁻¹} = √(rᵀM⁻¹r) over the k-th Krylov space (MINRES's iterate on
+M^{-1/2} A M^{-1/2}), one product a step as CG. The polish is cut short by its budget more often than not, and
+what the certificate needs of the face is a small residual: example i's share of n·gap is at most width·|r_i|
+(``_shrinking``'s bound; for the hinge exactly (1 − t_i)·r_i where r_i > 0 and t_i·|r_i| where r_i < 0), and
+Σ_F |r_i| ≤ √(Σ_F M_ii)·‖r‖_{M⁻¹} (Cauchy–Schwarz), so the face's share of the gap is bounded by the residual
+CR lowers, not by f. CG minimises the A-norm of the error, i.e. f, and its residual is not monotone: cut short on
+an ill-conditioned face it raised the residual, and P with it (reuters_moneyfx hinge 1/n, seed 0, the run's
+first polish: P − P* 6.8e-7 → 1.2e-5).
+
+No step lowers D. On a positive definite face the A-norm of CR's error falls too (Hestenes & Stiefel 1952,
+"Methods of conjugate gradients for solving linear systems", J. Res. NBS 49, for the minimal-residual member of
+their family; Fong & Saunders 2012, "CG versus MINRES: an empirical comparison", SQU J. Sci. 17(1), collect the
+monotone quantities of both methods), i.e. f falls at every whole step, and a cut step, shorter along a line on
+which the convex f has not risen at the whole step's end, does not raise it either. The kernel checks it all the
+same: a step along which f would rise (rounding, a face made singular by duplicated rows) ends the polish before
+it is taken; at Az = 0 (z in A's null space, where f falls linearly along z) the step runs to the first bound.
+α and v = Xᵀα/(λn) are updated in place; the checkpoint then certifies as always, D from α and P at w = v.
+
+Measured (whole solves of benchmarks/race.py's hinge problems to a certified relative gap of 1e-6, passes over
+seeds 0-7, CG → CR: median, mean, max): reuters_moneyfx 1/n 98, 114, 203 → 65, 67, 97; reuters_moneyfx 0.01/n
+172, 170, 176 → 190, 186, 196; madelon 0.01/n 344, 350, 381 → 350, 359, 410; colon-cancer 0.01/n 48, 48, 49 →
+48, 48, 49; alike on heart_scale, rcv1_small, phishing, a9a, mushrooms and w8a (no polish, or projected Newton's).
+CG takes more of f per product, which helps while the face is still being identified (reuters_moneyfx
+0.01/n); CR is what the certificate asks once it is. Whole calls timed side by side: benchmarks/face_cr_bench.py.
 
 A face with more examples than X has nonempty columns has a singular A (hinge, absolute: c = 0; a
 sufficient condition, not a necessary one: duplicated rows make A singular too): its minimiser is not
 unique and the solve wanders in A's null space, moving α where w does not move. Measured (whole solves,
-hinge, λ = 0.01/n, three seeds, with CG): polishing such faces took ijcnn1 (22 features) from 335 passes to
+hinge, λ = 0.01/n, three seeds, then with CG): polishing such faces took ijcnn1 (22 features) from 335 passes to
 the 3000-pass cap, and mushrooms from 135 to 256; ``polish`` refuses them, and hands an active set of at
 most BOX_NEWTON_MAX_EXAMPLES examples to projected Newton (``_box_newton``) instead.
 """
@@ -64,11 +70,11 @@ FACE_CR_RTOL = 1e-10
 # (a stall), with a budget of POLISH_SHARE× the nonzeros that interval's steps read, times the factor of
 # ``polish_budget_factor`` below (so a first polish that does not help adds at most half an interval's reads, and for
 # projected Newton its dense work at ``_box_newton.dense_work``'s price), and never more than the run's max_passes
-# leaves. Measured with CG on the face (whole solves of benchmarks/race.py's problems to a certified relative gap of 1e-6,
-# seeds 0-2, passes without → with): reuters_moneyfx hinge 1/n 240-442 → 76-113 (share 1: 70-137), madelon hinge
-# 0.01/n 912-1021 → 335-370; rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91, the cost of polishing a face that
-# SDCA was about to finish); no face it applies to on ijcnn1, mushrooms and phishing hinge 0.01/n (projected Newton's
-# measurements: ``_box_newton``).
+# leaves. Measured with CG on the face, not measured again with CR (whole solves of benchmarks/race.py's problems to
+# a certified relative gap of 1e-6, seeds 0-2, passes without → with): reuters_moneyfx hinge 1/n 240-442 → 76-113
+# (share 1: 70-137), madelon hinge 0.01/n 912-1021 → 335-370; rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91,
+# the cost of polishing a face that SDCA was about to finish); no face it applies to on ijcnn1, mushrooms and phishing
+# hinge 0.01/n (projected Newton's measurements: ``_box_newton``).
 POLISH_FALL = 2.0
 POLISH_SHARE = 0.5
 # A polish cut short by its budget can leave the gap higher than before it: CR lowers the face's residual, yet the
@@ -76,11 +82,10 @@ POLISH_SHARE = 0.5
 # polish left the gap above the checkpoint before it, the next polish gets POLISH_GROWTH× its budget factor
 # (``polish_budget_factor``), which an interval whose gap falls POLISH_FALL× resets to 1; and all of a run's polishes
 # read at most what its steps read (``dual_cd.DualCDState.resync``), so polishing at most doubles a run's reads.
-# Measured with CR (race.py's problems, hinge, whole solves to a certified relative gap of 1e-6, passes over seeds
-# 0-11, without → with the factor: median, mean, max): reuters_moneyfx 1/n 56, 62, 111 → 56, 61, 97;
-# reuters_moneyfx 0.01/n 186, 184, 196 → 186, 185, 196; madelon 0.01/n 351, 365, 452 → 351, 363, 424;
-# colon-cancer 0.01/n alike. With CG, which raised the gap more often, the factor did more (reuters_moneyfx 1/n
-# mean 153 → 97, max 431 → 203; heart_scale 0.01/n, where projected Newton polishes, median 526 → 468).
+# Measured (race.py's problems, hinge, whole solves to a certified relative gap of 1e-6, passes over seeds 0-11,
+# without → with the factor: median, mean, max): heart_scale 0.01/n, where projected Newton polishes, 528, 534, 730
+# → 477, 493, 650; madelon 0.01/n 351, 365, 452 → 351, 363, 424; reuters_moneyfx 1/n 56, 61, 100 → 56, 61, 97;
+# reuters_moneyfx 0.01/n 186, 184, 196 → 186, 185, 196; colon-cancer 0.01/n alike.
 POLISH_GROWTH = 2.0
 
 
@@ -196,7 +201,7 @@ def fix_at_bounds(t, p, low, limit, reach, live, face, indptr) -> int:
 def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, budget):
     """Preconditioned conjugate residuals on f over the examples ``face`` (the module docstring), in place on α
     and v, reading at most ``budget`` nonzeros of X; returns the nonzeros read. With z = M⁻¹r, each step reads
-    the face's rows twice for Az (ux = X_Fᵀ S z/(λn), then S X_F ux); the direction p = z + βp carries Ap and
+    the face's rows twice for Az (uz = X_Fᵀ S z/(λn), then S X_F uz); the direction p = z + βp carries Ap and
     X_Fᵀ S p/(λn) (v's change per unit step) by the same recurrence; the step τ = zᵀAz / (Ap)ᵀM⁻¹Ap minimises
     ‖r − τAp‖_{M⁻¹}, and β = z₊ᵀAz₊ / zᵀAz."""
     m = face.shape[0]
@@ -232,33 +237,38 @@ def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
         while read + 2 * live_nnz <= budget:
             zaz = face_product(indptr, indices, data, face, sigma, live, c, lam_n, z, uz, az)
             read += 2 * live_nnz
-            if zaz <= 0.0:  # Az = 0 (A ⪰ 0): z lies in A's null space, no step along it moves r
-                done = True
-                break
-            if zaz_before > 0.0:
+            if zaz > 0.0 and zaz_before > 0.0:
                 beta = zaz / zaz_before
                 for k in range(m):
                     p[k] = z[k] + beta * p[k]
                     ap[k] = az[k] + beta * ap[k]
                 for j in range(d):
                     up[j] = uz[j] + beta * up[j]
-            else:
+            else:  # a (re)start, or Az = 0 (A ⪰ 0): along z, f falls linearly to the first bound
                 p[:] = z
                 ap[:] = az
                 up[:] = uz
-            zaz_before = zaz
+            zaz_before = max(zaz, 0.0)
             apmap = 0.0
             for k in range(m):
                 if live[k]:
                     apmap += ap[k] * ap[k] / diag[k]
-            if apmap <= 0.0:  # Ap = 0: p lies in A's null space
-                done = True
-                break
+            step = zaz / apmap if zaz > 0.0 and apmap > 0.0 else np.inf
             reach = box_reach(t, p, low, limit)
-            step = zaz / apmap
             cut = step >= reach
             if cut:
                 step = reach
+            # f's change along the step is τ·(½τ·pᵀAp − pᵀr), < 0 by CR's theory: a step that would raise f beyond
+            # rounding (or an unbounded one) ends the polish untaken
+            pr = 0.0
+            pap = 0.0
+            for k in range(m):
+                if live[k]:
+                    pr += p[k] * r[k]
+                    pap += p[k] * ap[k]
+            if not np.isfinite(step) or 0.5 * step * pap > pr + 1e-12 * abs(pr):
+                done = True
+                break
             rz = 0.0
             for k in range(m):
                 t[k] = min(max(t[k] + step * p[k], low), 1.0)
