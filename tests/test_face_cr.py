@@ -238,7 +238,7 @@ def test_singular_faces_and_an_l1_term_are_refused():
 def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum_in_fewer_passes(monkeypatch):
     """reuters_moneyfx hinge λ = 1/n (the race's problem): coordinate ascent stalls on a face of about a
     thousand free examples; over seeds 0-7 the runs with face CR take fewer passes than those without it
-    (medians 63 against 200 when measured; one seed's path is luck: 35 to 639 passes without), and every
+    (medians 64 against 200 when measured; one seed's path is luck: 35 to 639 passes without), and every
     pair is certified at the optimum it brackets."""
     X, y = mean_scaled_dataset("reuters_moneyfx")
     problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])

@@ -39,12 +39,19 @@ same: a step along which f would rise (rounding, a face made singular by duplica
 it is taken; at Az = 0 (z in A's null space, where f falls linearly along z) the step runs to the first bound.
 α and v = Xᵀα/(λn) are updated in place; the checkpoint then certifies as always, D from α and P at w = v.
 
+One step is CG's: at a (re)start, where both methods step along z = M⁻¹r, CR's step (zᵀAz/(Az)ᵀM⁻¹Az) is the
+shorter of the two (Cauchy–Schwarz), and where f's minimiser along z (rᵀz/zᵀAz, CG's step) lies beyond the first
+bound, the step runs to that bound, as CG's does. While SDCA is still identifying the face, most polish steps end
+at a bound, and those fix examples: the shorter step fixed fewer per product (reuters_moneyfx hinge 0.01/n). That
+bound is short of f's minimiser along z, so f falls along the step. Every other step is CR's.
+
 Measured (whole solves of benchmarks/race.py's hinge problems to a certified relative gap of 1e-6, passes over
-seeds 0-7, CG → CR: median, mean, max): reuters_moneyfx 1/n 98, 114, 203 → 65, 67, 97; reuters_moneyfx 0.01/n
-172, 170, 176 → 190, 186, 196; madelon 0.01/n 344, 350, 381 → 350, 359, 410; colon-cancer 0.01/n 48, 48, 49 →
-48, 48, 49; alike on heart_scale, rcv1_small, phishing, a9a, mushrooms and w8a (no polish, or projected Newton's).
-CG takes more of f per product, which helps while the face is still being identified (reuters_moneyfx
-0.01/n); CR is what the certificate asks once it is. Whole calls timed side by side: benchmarks/face_cr_bench.py.
+seeds 0-7: median, mean, max; CG → CR with every step CR's → as shipped): reuters_moneyfx 1/n 98, 114, 203 → 65,
+67, 97 → 64, 66, 92; reuters_moneyfx 0.01/n 172, 170, 176 → 190, 186, 196 → 185, 185, 193; madelon 0.01/n 344,
+350, 381 → 350, 359, 410 → 338, 336, 369; colon-cancer 0.01/n 48, 48, 49 throughout; alike on heart_scale,
+rcv1_small, phishing, a9a, mushrooms and w8a (no polish, or projected Newton's). CG's f-minimising step at every
+step instead of only at a restart: reuters_moneyfx 1/n 72, 96, 191. Whole calls timed side by side:
+benchmarks/face_cr_bench.py.
 
 A face with more examples than X has nonempty columns has a singular A (hinge, absolute: c = 0; a
 sufficient condition, not a necessary one: duplicated rows make A singular too): its minimiser is not
@@ -203,7 +210,7 @@ def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
     and v, reading at most ``budget`` nonzeros of X; returns the nonzeros read. With z = M⁻¹r, each step reads
     the face's rows twice for Az (uz = X_Fᵀ S z/(λn), then S X_F uz); the direction p = z + βp carries Ap and
     X_Fᵀ S p/(λn) (v's change per unit step) by the same recurrence; the step τ = zᵀAz / (Ap)ᵀM⁻¹Ap minimises
-    ‖r − τAp‖_{M⁻¹}, and β = z₊ᵀAz₊ / zᵀAz."""
+    ‖r − τAp‖_{M⁻¹} (at a (re)start, the module docstring's step to a bound instead), and β = z₊ᵀAz₊ / zᵀAz."""
     m = face.shape[0]
     d = v.shape[0]
     live_nnz = 0  # the nonzeros of the live examples' rows: a product reads them twice
@@ -234,6 +241,7 @@ def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
         if rz <= FACE_CR_RTOL * FACE_CR_RTOL * first:
             break
         zaz_before = 0.0  # zᵀAz of the step before: 0 at a (re)start, where p = z
+        restart = True
         while read + 2 * live_nnz <= budget:
             zaz = face_product(indptr, indices, data, face, sigma, live, c, lam_n, z, uz, az)
             read += 2 * live_nnz
@@ -255,6 +263,9 @@ def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
                     apmap += ap[k] * ap[k] / diag[k]
             step = zaz / apmap if zaz > 0.0 and apmap > 0.0 else np.inf
             reach = box_reach(t, p, low, limit)
+            if restart and zaz > 0.0 and rz / zaz >= reach:  # CG's step reaches a bound (the module docstring)
+                step = reach
+            restart = False
             cut = step >= reach
             if cut:
                 step = reach
