@@ -171,6 +171,43 @@ def test_each_step_raises_the_dual_through_cuts_and_restarts(loss):
         assert np.all(np.diff(duals) >= -1e-12 * abs(duals[0])), (seed, np.diff(duals).min())
 
 
+def first_steps(problem, alpha, face):
+    """(CR's step, CG's step, the step to the first bound) along z = M⁻¹r at (α, v(α)) on ``face``, by numpy."""
+    t, sigma, low = box_coordinate(problem, alpha)
+    c = problem.s if problem.loss == "smoothed_hinge" else 0.0
+    lam_n = problem.lam * problem.n_samples
+    XF = problem.X[face].toarray() * sigma[face, None]
+    A = XF @ XF.T / lam_n + c * np.eye(face.size)
+    a = problem.y[face] if problem.loss == "absolute" else np.ones(face.size)
+    r = a - c * t[face] - XF @ problem.v_from_alpha(alpha)
+    diag = np.diag(A)
+    z = r / diag
+    az = A @ z
+    room = np.where(z > 0, (1.0 - t[face]) / np.where(z > 0, z, 1), np.where(z < 0, (low - t[face]) / np.where(
+        z < 0, z, 1), np.inf))
+    return (z @ az) / (az @ (az / diag)), (r @ z) / (z @ az), room.min()
+
+
+@pytest.mark.parametrize("loss", BOX_LOSSES)
+def test_a_restart_steps_to_the_bound_that_cgs_step_reaches(loss):
+    """Where CR's first step along z stops short of the first bound but f's minimiser along z (CG's step) lies
+    beyond it (the premise, by numpy), one product takes the step to that bound: an example is fixed there."""
+    for seed in range(200):
+        problem, alpha, v, face = random_setup(loss, seed=seed)
+        cr_step, cg_step, reach = first_steps(problem, alpha, face)
+        if cr_step < 0.9 * reach and cg_step > 1.1 * reach:
+            break
+    else:
+        pytest.fail("no face where CR's first step stops short of the bound CG's reaches")
+    face_nnz = int(problem.row_nnz[face].sum())
+    before = problem.dual(alpha)
+    assert run(problem, alpha, v, face, 3 * face_nnz) == 3 * face_nnz  # the residual and one product
+    t, _, low = box_coordinate(problem, alpha)
+    assert np.any((t[face] == low) | (t[face] == 1.0)), seed
+    assert problem.dual(alpha) > before
+    np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
+
+
 @pytest.mark.parametrize("loss", ["hinge", "absolute"])  # the smoothed hinge's t* stays below 1/s = 1
 def test_a_minimiser_outside_the_box_is_met_at_the_bound(loss):
     """With the face's minimiser beyond the box (|t*| > 1 in every coordinate), CR cuts its steps there:

@@ -33,17 +33,20 @@ first polish: P − P* 6.8e-7 → 1.2e-5).
 No step lowers D. On a positive definite face the A-norm of CR's error falls too (Hestenes & Stiefel 1952,
 "Methods of conjugate gradients for solving linear systems", J. Res. NBS 49, for the minimal-residual member of
 their family; Fong & Saunders 2012, "CG versus MINRES: an empirical comparison", SQU J. Sci. 17(1), collect the
-monotone quantities of both methods), i.e. f falls at every whole step, and a cut step, shorter along a line on
-which the convex f has not risen at the whole step's end, does not raise it either. The kernel checks it all the
-same: a step along which f would rise (rounding, a face made singular by duplicated rows) ends the polish before
-it is taken; at Az = 0 (z in A's null space, where f falls linearly along z) the step runs to the first bound.
-α and v = Xᵀα/(λn) are updated in place; the checkpoint then certifies as always, D from α and P at w = v.
+monotone quantities of both methods), i.e. f falls at every whole CR step, and a CR step cut at a bound, shorter
+along a line on which the convex f has not risen at the whole step's end, does not raise it either. The kernel
+checks it all the same: a step along which f would rise (rounding, a face made singular by duplicated rows) ends
+the polish before it is taken; at Az = 0 (z in A's null space, where f falls linearly along z) the step runs to
+the first bound. α and v = Xᵀα/(λn) are updated in place; the checkpoint then certifies as always, D from α and
+P at w = v.
 
 One step is CG's: at a (re)start, where both methods step along z = M⁻¹r, CR's step (zᵀAz/(Az)ᵀM⁻¹Az) is the
 shorter of the two (Cauchy–Schwarz), and where f's minimiser along z (rᵀz/zᵀAz, CG's step) lies beyond the first
 bound, the step runs to that bound, as CG's does. While SDCA is still identifying the face, most polish steps end
 at a bound, and those fix examples: the shorter step fixed fewer per product (reuters_moneyfx hinge 0.01/n). That
-bound is short of f's minimiser along z, so f falls along the step. Every other step is CR's.
+bound is short of f's minimiser along z, so f falls along the step; its residual may be higher than CR's step
+would leave (the price of fixing the examples, and CR restarts on the rest of the face right after it). Every
+other step is CR's.
 
 Measured (whole solves of benchmarks/race.py's hinge problems to a certified relative gap of 1e-6, passes over
 seeds 0-7: median, mean, max; CG → CR with every step CR's → as shipped): reuters_moneyfx 1/n 98, 114, 203 → 65,
@@ -210,7 +213,8 @@ def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
     and v, reading at most ``budget`` nonzeros of X; returns the nonzeros read. With z = M⁻¹r, each step reads
     the face's rows twice for Az (uz = X_Fᵀ S z/(λn), then S X_F uz); the direction p = z + βp carries Ap and
     X_Fᵀ S p/(λn) (v's change per unit step) by the same recurrence; the step τ = zᵀAz / (Ap)ᵀM⁻¹Ap minimises
-    ‖r − τAp‖_{M⁻¹} (at a (re)start, the module docstring's step to a bound instead), and β = z₊ᵀAz₊ / zᵀAz."""
+    ‖r − τAp‖_{M⁻¹} (at a (re)start whose f-minimising step along z reaches a bound: that bound, the module
+    docstring), and β = z₊ᵀAz₊ / zᵀAz."""
     m = face.shape[0]
     d = v.shape[0]
     live_nnz = 0  # the nonzeros of the live examples' rows: a product reads them twice
@@ -269,8 +273,9 @@ def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
             cut = step >= reach
             if cut:
                 step = reach
-            # f's change along the step is τ·(½τ·pᵀAp − pᵀr), < 0 by CR's theory: a step that would raise f beyond
-            # rounding (or an unbounded one) ends the polish untaken
+            # f's change along the step is τ·(½τ·pᵀAp − pᵀr), < 0 by CR's theory (and for the step to a bound at a
+            # restart because it is at most rᵀz/zᵀAz): a step that would raise f beyond rounding (or an unbounded
+            # one) ends the polish untaken
             pr = 0.0
             pap = 0.0
             for k in range(m):
