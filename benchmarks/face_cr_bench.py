@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from cdlab.solvers import _face_cr
+from cdlab.solvers._box_newton import group_box, group_heads, share_out
 from cdlab.solvers._face_cr import FACE_CR_RTOL, box_reach, face_product, face_start, fix_at_bounds
 from setting_pairs import hinge_main
 
@@ -26,9 +27,10 @@ DEFAULT = ("reuters_moneyfx:1", "reuters_moneyfx:0.01", "madelon:0.01", "colon-c
 
 
 @njit(cache=True, nogil=True)
-def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, budget):
-    """Preconditioned CG on f over the examples ``face`` (``_face_cr``'s module docstring), in place on α and v,
-    reading at most ``budget`` nonzeros of X; returns the nonzeros read."""
+def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, group_ptr, members, budget):
+    """Preconditioned CG on f over the examples ``members`` in groups (``_face_cr``'s module docstring and
+    ``face_cr``'s), in place on α and v, reading at most ``budget`` nonzeros of X; returns the nonzeros read."""
+    face = group_heads(group_ptr, members)
     m = face.shape[0]
     d = v.shape[0]
     live_nnz = 0  # the nonzeros of the live examples' rows: a product reads them twice
@@ -37,6 +39,7 @@ def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
     if 3 * live_nnz > budget:  # room for the first residual and at least one product, or nothing is read
         return 0
     t, r, diag, sigma, c, low = face_start(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face)
+    lower, upper = group_box(t, sigma, low, alpha, group_ptr, members)
     limit = np.empty(m)  # each live example's step to its bound along p
     live = np.ones(m, np.bool_)
     read = live_nnz
@@ -58,7 +61,7 @@ def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
         while read + 2 * live_nnz <= budget:
             pq = face_product(indptr, indices, data, face, sigma, live, c, lam_n, p, u, q)
             read += 2 * live_nnz
-            reach = box_reach(t, p, low, limit)
+            reach = box_reach(t, p, lower, upper, limit)
             step = rs / pq if pq > 0.0 else np.inf
             cut = step >= reach
             if cut:
@@ -67,12 +70,12 @@ def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
                 done = True
                 break
             for k in range(m):
-                t[k] = min(max(t[k] + step * p[k], low), 1.0)
+                t[k] = min(max(t[k] + step * p[k], lower[k]), upper[k])
                 r[k] -= step * q[k]
             for j in range(d):
                 v[j] += step * u[j]
             if cut:  # CG restarts on the rest of the face
-                live_nnz -= fix_at_bounds(t, p, low, limit, reach, live, face, indptr)
+                live_nnz -= fix_at_bounds(t, p, lower, upper, limit, reach, live, face, indptr)
                 break
             rs_new = 0.0
             for k in range(m):
@@ -85,8 +88,7 @@ def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
             for k in range(m):
                 p[k] = (r[k] / diag[k] + beta * p[k]) if live[k] else 0.0
             rs = rs_new
-    for k in range(m):
-        alpha[face[k]] = sigma[k] * t[k]
+    share_out(alpha, sigma, t, upper, group_ptr, members)
     return read
 
 

@@ -28,10 +28,10 @@ def singular_setup(loss, n=120, d=6, lam=0.01, seed=0):
 
 
 def run(problem, alpha, v, examples, budget=10**12, max_iter=_box_newton.BOX_NEWTON_MAX_ITER):
-    """(nonzeros read, work) of ``box_newton``."""
+    """(nonzeros read, work) of ``box_newton``, each example of ``examples`` its own group."""
     return _box_newton.box_newton(*problem.csr_arrays, problem.y, problem.loss_code,
-                                  problem.lam * problem.n_samples, problem.row_norms_sq, alpha, v, examples,
-                                  budget, max_iter)
+                                  problem.lam * problem.n_samples, problem.row_norms_sq, alpha, v,
+                                  np.arange(len(examples) + 1), np.asarray(examples, dtype=np.int64), budget, max_iter)
 
 
 def in_box(problem, alpha):

@@ -67,8 +67,10 @@ def near_identity_setup(loss, scale, seed=0):
 
 
 def run(problem, alpha, v, face, budget=10**9):
+    """``face_cr`` with each example of ``face`` its own group."""
     return _face_cr.face_cr(*problem.csr_arrays, problem.y, problem.loss_code, problem.s,
-                            problem.lam * problem.n_samples, problem.row_norms_sq, alpha, v, face, budget)
+                            problem.lam * problem.n_samples, problem.row_norms_sq, alpha, v,
+                            np.arange(face.shape[0] + 1), face, budget)
 
 
 @pytest.mark.parametrize("loss", BOX_LOSSES)

@@ -10,6 +10,7 @@ layer, the page and the CLI read (theory.md §1, §4), computed once.
     data.spectral_norm_sq, data.gram_min_eig   ‖X‖₂², λ_min(XᵀX)
     data.gram_bulk_estimate                    ≈ λ₂(XᵀX)/n from a sample of rows (cost models)
     data.csr_arrays, data.csc_arrays           X's arrays as the numba kernels take them
+    data.row_copies                            each example's first example of an equal row (None: all distinct)
     data.X_dense                               X as a dense row-major array where it is (nearly) dense, else None
     data.X_dense_f32                           X_dense rounded to float32 (Newton–CG's Hessian-vector products)
 
@@ -28,6 +29,7 @@ import scipy.sparse.linalg as spla
 from numba import njit
 
 from ._input import as_csr, as_labels, check_max_bytes, first_nonfinite
+from ._rows import row_copies
 
 # the largest d for which λ_min(XᵀX) is computed (a dense d×d eigenproblem)
 GRAM_MIN_MAX_FEATURES = 3000
@@ -297,6 +299,14 @@ class Data:
     def C_D(self) -> float:
         """C_D = Σ_i ‖x_i‖₀ ‖x_i‖² (face-off eq. 16)."""
         return float(self.row_nnz @ self.row_norms_sq)
+
+    @cached_fact
+    def row_copies(self):
+        """For each example the first example whose row is equal to its own (the same columns and values; itself
+        where there is none), or None where all rows are distinct (``_rows``: one read of X, not counted in a
+        solver's passes, like ‖x_i‖²). SDCA's polish moves the examples of equal rows and labels as one
+        (``solvers._face_cr.groups``)."""
+        return row_copies(*self.csr_arrays)
 
     # ------------------------------------------------------------ spectrum
     @cached_fact

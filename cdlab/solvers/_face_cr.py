@@ -60,8 +60,20 @@ A face with more examples than X has nonempty columns has a singular A (hinge, a
 sufficient condition, not a necessary one: duplicated rows make A singular too): its minimiser is not
 unique and the solve wanders in A's null space, moving α where w does not move. Measured (whole solves,
 hinge, λ = 0.01/n, three seeds, then with CG): polishing such faces took ijcnn1 (22 features) from 335 passes to
-the 3000-pass cap, and mushrooms from 135 to 256; ``polish`` refuses them, and hands an active set of at
-most BOX_NEWTON_MAX_EXAMPLES examples to projected Newton (``_box_newton``) instead.
+the 3000-pass cap, and mushrooms from 135 to 256; ``polish`` hands an active set of at most
+BOX_NEWTON_MAX_EXAMPLES groups (below) to projected Newton (``_box_newton``) instead, and refuses the others
+unless their face has no more groups than columns.
+Examples of equal rows and labels move as one (``groups``; c = 0 only): their share of f depends on the sum
+of their box coordinates alone, a coordinate in [low·m, m] for m of them with A's row and diagonal of one of
+them, and the polish leaves them equal shares of it (the gap bound above then weighs group k's |r_k| by m_k).
+On binary data rows repeat, and a face singular as examples may not be as groups: w8a hinge λ = 0.01/n stalls
+on ~1900 free examples (2214 active) with 261 distinct rows over 300 columns, which coordinate ascent crawled
+over for half its passes. Measured (benchmarks/duplicates_bench.py --repeats 3 --seeds 3: whole solves to a certified relative gap of 1e-6, seeds
+0-2 a call, interleaved pairs, apart ÷ groups, and passes median (range) apart → groups): w8a 0.01/n 1.89
+(1.73–1.90; 178 (167–186) → 104 (98–117)), a9a 0.01/n 1.04 (619 → 575), phishing 0.01/n 1.03 (222 → 203),
+phishing 1/n 1.16 (28 → 25); a9a and w8a at 1/n alike (0.86 on w8a 1/n, at the same 8 passes, read 1.00
+(0.78–1.16) over 7 repeats); on data without equal rows (mushrooms, ijcnn1, heart_scale, reuters_moneyfx,
+madelon) the runs are the same as before.
 """
 from __future__ import annotations
 
@@ -70,7 +82,7 @@ from numba import njit
 
 from .. import losses as L
 from . import _box_newton
-from ._box_newton import BOX_NEWTON_MAX_ITER, box_newton
+from ._box_newton import BOX_NEWTON_MAX_ITER, box_newton, duplicate_groups, group_box, group_heads, share_out
 from ._kernels import sparse_axpy, sparse_dot
 
 # CR on the face stops once its preconditioned residual norm falls to this fraction of its first
@@ -97,6 +109,9 @@ POLISH_SHARE = 0.5
 # → 477, 493, 650; madelon 0.01/n 351, 365, 452 → 351, 363, 424; reuters_moneyfx 1/n 56, 61, 100 → 56, 61, 97;
 # reuters_moneyfx 0.01/n 186, 184, 196 → 186, 185, 196; colon-cancer 0.01/n alike.
 POLISH_GROWTH = 2.0
+# The polish of a face singular as examples moves those of equal rows and labels as one (``groups``);
+# GROUP_DUPLICATES, read at call time, is the switch (benchmarks/duplicates_bench.py turns it off)
+GROUP_DUPLICATES = True
 
 
 def polish_budget_factor(factor, stalled, hurt) -> float:
@@ -116,25 +131,41 @@ def free_face(problem, alpha, examples):
     return np.sort(examples[(t > low) & (t < 1.0)])
 
 
+def groups(problem, examples):
+    """(group_ptr, members) of ``examples`` for ``face_cr`` and ``box_newton``: grouped by equal rows and labels
+    (``_box_newton.duplicate_groups``) for the hinge and absolute loss when GROUP_DUPLICATES and X has equal rows
+    (``Data.row_copies``), else one group each."""
+    if not GROUP_DUPLICATES or problem.loss == "smoothed_hinge" or problem.data.row_copies is None:
+        return np.arange(examples.shape[0] + 1), examples
+    return duplicate_groups(problem.data.row_copies, problem.y, examples)
+
+
 def polish(problem, alpha, v, examples, budget) -> int:
     """``face_cr`` on the free face of ``examples`` where it applies (the module docstring): some examples, no
     ℓ1 term (w = v), and for the hinge and absolute loss no more examples than X has nonempty columns (more
-    make A = S X_F X_Fᵀ S/(λn) singular). A singular face of an active set of at most
-    BOX_NEWTON_MAX_EXAMPLES examples takes projected Newton over the active set (``_box_newton``) instead.
+    make A = S X_F X_Fᵀ S/(λn) singular). A face singular so goes to projected Newton over the active set
+    (``_box_newton``) where that set has at most BOX_NEWTON_MAX_EXAMPLES groups of equal rows and labels
+    (``groups``), else to ``face_cr`` over the face's groups where they are no more than X's nonempty columns.
     Returns the nonzeros read."""
     face = free_face(problem, alpha, examples)
     if face.shape[0] == 0 or problem.l1 != 0:
         return 0
+    lam_n = problem.lam * problem.n_samples
     # the smoothed hinge's A has c = s > 0 on its diagonal: never singular
-    if problem.loss != "smoothed_hinge" and face.shape[0] > problem.n_nonempty_columns:
-        # read at call time: the one switch of projected Newton (benchmarks/box_newton_bench.py sets it to 0)
-        if examples.shape[0] > _box_newton.BOX_NEWTON_MAX_EXAMPLES:
-            return 0
-        read, _ = box_newton(*problem.csr_arrays, problem.y, problem.loss_code, problem.lam * problem.n_samples,
-                             problem.row_norms_sq, alpha, v, np.sort(examples), budget, BOX_NEWTON_MAX_ITER)
+    if problem.loss == "smoothed_hinge" or face.shape[0] <= problem.n_nonempty_columns:
+        return face_cr(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, lam_n, problem.row_norms_sq,
+                       alpha, v, np.arange(face.shape[0] + 1), face, budget)
+    group_ptr, members = groups(problem, np.sort(examples))
+    # read at call time: the one switch of projected Newton (benchmarks/box_newton_bench.py sets it to 0)
+    if group_ptr.shape[0] - 1 <= _box_newton.BOX_NEWTON_MAX_EXAMPLES:
+        read, _ = box_newton(*problem.csr_arrays, problem.y, problem.loss_code, lam_n, problem.row_norms_sq, alpha,
+                             v, group_ptr, members, budget, BOX_NEWTON_MAX_ITER)
         return read
-    return face_cr(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, problem.lam * problem.n_samples,
-                   problem.row_norms_sq, alpha, v, face, budget)
+    group_ptr, members = groups(problem, face)
+    if group_ptr.shape[0] - 1 > problem.n_nonempty_columns:
+        return 0
+    return face_cr(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, lam_n, problem.row_norms_sq,
+                   alpha, v, group_ptr, members, budget)
 
 
 @njit(cache=True, nogil=True)
@@ -180,41 +211,45 @@ def face_product(indptr, indices, data, face, sigma, live, c, lam_n, x, u, out) 
 
 
 @njit(cache=True, nogil=True)
-def box_reach(t, p, low, limit) -> float:
-    """The longest step along p that keeps every t in [low, 1] (p = 0 off the live examples); each example's
-    own into ``limit``."""
+def box_reach(t, p, lower, upper, limit) -> float:
+    """The longest step along p that keeps every t[k] in [lower[k], upper[k]] (p = 0 off the live examples);
+    each example's own into ``limit``."""
     reach = np.inf
     for k in range(t.shape[0]):
         limit[k] = np.inf
         if p[k] > 0.0:
-            limit[k] = max((1.0 - t[k]) / p[k], 0.0)
+            limit[k] = max((upper[k] - t[k]) / p[k], 0.0)
         elif p[k] < 0.0:
-            limit[k] = max((low - t[k]) / p[k], 0.0)
+            limit[k] = max((lower[k] - t[k]) / p[k], 0.0)
         reach = min(reach, limit[k])
     return reach
 
 
 @njit(cache=True, nogil=True)
-def fix_at_bounds(t, p, low, limit, reach, live, face, indptr) -> int:
+def fix_at_bounds(t, p, lower, upper, limit, reach, live, face, indptr) -> int:
     """After a step cut at ``reach``: every live example that met its bound is fixed there (ties included: one
     left live would step past it). Returns the nonzeros of the rows it fixed."""
     fixed_nnz = 0
     for k in range(t.shape[0]):
         if live[k] and p[k] != 0.0 and limit[k] <= reach:
-            t[k] = 1.0 if p[k] > 0.0 else low
+            t[k] = upper[k] if p[k] > 0.0 else lower[k]
             live[k] = False
             fixed_nnz += indptr[face[k] + 1] - indptr[face[k]]
     return fixed_nnz
 
 
 @njit(cache=True, nogil=True)
-def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, budget):
-    """Preconditioned conjugate residuals on f over the examples ``face`` (the module docstring), in place on α
-    and v, reading at most ``budget`` nonzeros of X; returns the nonzeros read. With z = M⁻¹r, each step reads
+def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, group_ptr, members, budget):
+    """Preconditioned conjugate residuals on f over the examples ``members`` (the module docstring), in place on α
+    and v, reading at most ``budget`` nonzeros of X; returns the nonzeros read. The examples come in groups of
+    equal rows and labels (``_box_newton.duplicate_groups``; only where c = 0: their share of f depends on the sum
+    of their box coordinates alone), each moving as one example whose coordinate is that sum, in [low·m, m] for
+    m members, shared equally among them at the end. With z = M⁻¹r, each step reads
     the face's rows twice for Az (uz = X_Fᵀ S z/(λn), then S X_F uz); the direction p = z + βp carries Ap and
     X_Fᵀ S p/(λn) (v's change per unit step) by the same recurrence; the step τ = zᵀAz / (Ap)ᵀM⁻¹Ap minimises
     ‖r − τAp‖_{M⁻¹} (at a (re)start whose f-minimising step along z reaches a bound: that bound, the module
     docstring), and β = z₊ᵀAz₊ / zᵀAz."""
+    face = group_heads(group_ptr, members)
     m = face.shape[0]
     d = v.shape[0]
     live_nnz = 0  # the nonzeros of the live examples' rows: a product reads them twice
@@ -223,6 +258,7 @@ def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
     if 3 * live_nnz > budget:  # room for the first residual and at least one product, or nothing is read
         return 0
     t, r, diag, sigma, c, low = face_start(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face)
+    lower, upper = group_box(t, sigma, low, alpha, group_ptr, members)
     read = live_nnz
     limit = np.empty(m)  # each live example's step to its bound along p
     live = np.ones(m, np.bool_)
@@ -266,7 +302,7 @@ def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
                 if live[k]:
                     apmap += ap[k] * ap[k] / diag[k]
             step = zaz / apmap if zaz > 0.0 and apmap > 0.0 else np.inf
-            reach = box_reach(t, p, low, limit)
+            reach = box_reach(t, p, lower, upper, limit)
             if restart and zaz > 0.0 and rz / zaz >= reach:  # CG's step reaches a bound (the module docstring)
                 step = reach
             restart = False
@@ -287,7 +323,7 @@ def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
                 break
             rz = 0.0
             for k in range(m):
-                t[k] = min(max(t[k] + step * p[k], low), 1.0)
+                t[k] = min(max(t[k] + step * p[k], lower[k]), upper[k])
                 r[k] -= step * ap[k]
                 if live[k]:
                     z[k] = r[k] / diag[k]
@@ -295,11 +331,10 @@ def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, face, bu
             for j in range(d):
                 v[j] += step * up[j]
             if cut:  # CR restarts on the rest of the face
-                live_nnz -= fix_at_bounds(t, p, low, limit, reach, live, face, indptr)
+                live_nnz -= fix_at_bounds(t, p, lower, upper, limit, reach, live, face, indptr)
                 break
             if rz <= FACE_CR_RTOL * FACE_CR_RTOL * first:
                 done = True
                 break
-    for k in range(m):
-        alpha[face[k]] = sigma[k] * t[k]
+    share_out(alpha, sigma, t, upper, group_ptr, members)
     return read
