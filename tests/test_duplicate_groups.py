@@ -1,9 +1,11 @@
 """The polish's groups of equal rows and labels (``Data.row_copies``, ``_box_newton.duplicate_groups``,
-``_face_cr.groups``): found exactly (against a dictionary of the rows), and moved as one by conjugate residuals
-and by projected Newton: on a face made singular only by repeated rows, the grouped polish solves the face's
-quadratic where the polish over each example apart refuses it; D never falls, v = Xᵀα/(λn) and the box hold,
-members end with equal shares; a whole projected Newton solve over groups is certified; a shrinking run on
-such data is certified at the reference optimum."""
+``_face_cr.groups``): found exactly (against a dictionary of the rows, collisions of the hash and real labels
+included), and moved as one by conjugate residuals and by projected Newton: on a face made singular only by
+repeated rows, the grouped polish solves the face's quadratic where the polish over each example apart refuses
+it; D never falls, v = Xᵀα/(λn) and the box hold, members end with equal shares; whole projected Newton solves
+over groups, from α = 0 and from members at unequal coordinates, are certified; a face singular in groups too,
+on an active set too large for projected Newton, is left alone; a shrinking run on such data is certified at the
+reference optimum."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -153,3 +155,50 @@ def test_a_shrinking_run_on_repeated_rows_is_certified_at_the_reference_optimum(
         assert abs(res.trace.primal.iloc[-1] - reference) <= 2 * tol
         assert np.all(np.diff(res.trace.dual) >= -1e-15)
     assert any(n_groups < n_examples for n_examples, n_groups in found), found
+
+
+def test_labels_split_groups_of_equal_rows_for_the_absolute_loss():
+    """Equal rows with different real labels are different groups (the linear term −y·Δ differs)."""
+    rng = np.random.default_rng(5)
+    base = sp.random(10, 6, density=0.5, random_state=5, format="csr")
+    X = base[rng.integers(0, 10, 80)].tocsr()
+    y = rng.choice([-0.5, 0.25, 1.5], 80)
+    problem = cdlab.Problem(X, y, loss="absolute", lam=0.1)
+    assert found_groups(problem, np.arange(80)) == reference_groups(problem, np.arange(80))
+    assert len(reference_groups(problem, np.arange(80))) > len(set(map(tuple, X.toarray())))  # labels split some
+
+
+@pytest.mark.parametrize("loss", SINGULAR_LOSSES)
+def test_projected_newton_over_groups_from_unequal_members_reaches_the_certified_optimum(loss):
+    """Members of a group start at different box coordinates (some at a bound, some inside): the groups' sums
+    carry them, the run ends at a certified gap with equal shares in each group."""
+    X, y = repeated_rows(loss, n_base=40, d=6, copies=3, density=0.6)
+    problem = cdlab.Problem(X, y, loss=loss, lam=0.05)
+    n = problem.n_samples
+    rng = np.random.default_rng(6)
+    t = rng.choice([0.0, 0.5, 1.0], n) if loss != "absolute" else rng.choice([-1.0, 0.3, 1.0], n)
+    alpha = t * y if loss != "absolute" else t
+    v = problem.v_from_alpha(alpha)
+    group_ptr, members = _face_cr.groups(problem, np.arange(n))
+    _box_newton.box_newton(*problem.csr_arrays, problem.y, problem.loss_code, problem.lam * n,
+                           problem.row_norms_sq, alpha, v, group_ptr, members, 10**12, 500)
+    assert problem.gap(v, alpha) <= 1e-9 * abs(problem.primal(v))
+    np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
+    for group in reference_groups(problem, np.arange(n)):
+        assert np.ptp(alpha[group]) == 0.0
+
+
+def test_a_face_singular_in_groups_too_on_a_large_active_set_is_left_alone():
+    """More groups than columns on the face, and more groups than projected Newton takes: nothing is read or
+    moved."""
+    rng = np.random.default_rng(7)
+    base = sp.csr_matrix(rng.standard_normal((_box_newton.BOX_NEWTON_MAX_EXAMPLES + 40, 5)))
+    X = sp.vstack([base, base]).tocsr()
+    y = np.tile(np.where(rng.random(base.shape[0]) < 0.5, -1.0, 1.0), 2)
+    problem = cdlab.Problem(X, y, loss="hinge", lam=0.01)
+    alpha = 0.5 * y
+    v = problem.v_from_alpha(alpha)
+    group_ptr, _ = _face_cr.groups(problem, np.arange(problem.n_samples))
+    assert len(group_ptr) - 1 == base.shape[0] > problem.n_nonempty_columns
+    assert _face_cr.polish(problem, alpha, v, np.arange(problem.n_samples), 10**12) == 0
+    np.testing.assert_array_equal(alpha, 0.5 * y)
