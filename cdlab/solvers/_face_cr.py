@@ -63,17 +63,17 @@ hinge, λ = 0.01/n, three seeds, then with CG): polishing such faces took ijcnn1
 the 3000-pass cap, and mushrooms from 135 to 256; ``polish`` hands an active set of at most
 BOX_NEWTON_MAX_EXAMPLES groups (below) to projected Newton (``_box_newton``) instead, and refuses the others
 unless their face has no more groups than columns.
-Examples of equal rows and labels move as one (``groups``; c = 0 only): their share of f depends on the sum
-of their box coordinates alone, a coordinate in [low·m, m] for m of them with A's row and diagonal of one of
-them, and the polish leaves them equal shares of it (the gap bound above then weighs group k's |r_k| by m_k).
-On binary data rows repeat, and a face singular as examples may not be as groups: w8a hinge λ = 0.01/n stalls
-on ~1900 free examples (2214 active) with 261 distinct rows over 300 columns, which coordinate ascent crawled
-over for half its passes. Measured (benchmarks/duplicates_bench.py --repeats 3 --seeds 3: whole solves to a certified relative gap of 1e-6, seeds
-0-2 a call, interleaved pairs, apart ÷ groups, and passes median (range) apart → groups): w8a 0.01/n 1.89
-(1.73–1.90; 178 (167–186) → 104 (98–117)), a9a 0.01/n 1.04 (619 → 575), phishing 0.01/n 1.03 (222 → 203),
-phishing 1/n 1.16 (28 → 25); a9a and w8a at 1/n alike (0.86 on w8a 1/n, at the same 8 passes, read 1.00
-(0.78–1.16) over 7 repeats); on data without equal rows (mushrooms, ijcnn1, heart_scale, reuters_moneyfx,
-madelon) the runs are the same as before.
+Examples of equal rows and labels move as one (``groups``; c = 0 only): their share of f depends on the sum of
+their box coordinates alone, a coordinate in [low·m, m] for m of them with A's row and diagonal of one of them,
+and the polish leaves them equal shares of it (the gap bound above then weighs group k's |r_k| by m_k). On binary
+data rows repeat, and a face singular as examples may not be as groups: w8a hinge λ = 0.01/n stalls on ~1900 free
+examples (2214 active) with 261 distinct rows over 300 columns, which coordinate ascent crawled over for half its
+passes. Measured (benchmarks/duplicates_bench.py --repeats 3 --seeds 3: whole solves to a certified relative gap
+of 1e-6, seeds 0-2 a call, interleaved pairs, apart ÷ groups, and passes median (range) apart → groups): w8a
+0.01/n 1.89 (1.73–1.90; 178 (167–186) → 104 (98–117)), a9a 0.01/n 1.04 (619 → 575), phishing 0.01/n 1.03 (222 →
+203), phishing 1/n 1.16 (28 → 25); a9a and w8a at 1/n alike (0.86 on w8a 1/n, at the same 8 passes, read 1.00
+(0.78–1.16) over 7 repeats); on data without equal rows (mushrooms, ijcnn1, heart_scale, reuters_moneyfx, madelon)
+the runs are the same as before.
 """
 from __future__ import annotations
 
