@@ -128,6 +128,15 @@ def _alias_pick(idx, u, prob, alias):
 
 
 @njit(inline="always", cache=True)
+def splitmix64_mix(z):
+    """SplitMix64's output function (Steele, Lea & Flood 2014, "Fast splittable pseudorandom number generators",
+    OOPSLA): a bijection of the 64-bit words that spreads every input bit over the output."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(inline="always", cache=True)
 def fisher_yates_step(perm, pos, end, u):
     """One step of Fisher–Yates (Knuth 1997, TAOCP vol. 2, §3.4.2, Algorithm P) on perm[:end]: slot ``pos``
     takes the entry at the uniform slot pos + ⌊u·(end − pos)⌋ of [pos, end) (u ∈ [0, 1)), which it returns;

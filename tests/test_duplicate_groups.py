@@ -1,11 +1,10 @@
-"""The polish's groups of equal rows and labels (``Data.row_copies``, ``_box_newton.duplicate_groups``,
-``_face_cr.groups``): found exactly (against a dictionary of the rows, collisions of the hash and real labels
-included), and moved as one by conjugate residuals and by projected Newton: on a face made singular only by
-repeated rows, the grouped polish solves the face's quadratic where the polish over each example apart refuses
-it; D never falls, v = Xᵀα/(λn) and the box hold, members end with equal shares; whole projected Newton solves
-over groups, from α = 0 and from members at unequal coordinates, are certified; a face singular in groups too,
-on an active set too large for projected Newton, is left alone; a shrinking run on such data is certified at the
-reference optimum."""
+"""The polish's groups of equal rows and labels (``Data.row_copies``, ``_face_cr.groups``): found exactly (against a
+dictionary of the rows, collisions of the hash and real labels included), and moved as one by conjugate residuals
+and by projected Newton: on a face made singular only by repeated rows, the grouped polish solves the face's
+quadratic where the polish over each example apart refuses it; D never falls, v = Xᵀα/(λn) and the box hold,
+members end with equal shares; whole projected Newton solves over groups, from α = 0 and from members at unequal
+coordinates, are certified; a face singular in groups too, on an active set too large for projected Newton, is
+left alone; a shrinking run on such data is certified at the reference optimum."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

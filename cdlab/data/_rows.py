@@ -1,23 +1,17 @@
 """Equal rows of X: for each example the first example whose row is its own (``Data.row_copies``).
 
 Rows are hashed (a 64-bit hash of each row's length and its (column, value's bits) pairs in order, mixed by
-SplitMix64's output function: Steele, Lea & Flood 2014, "Fast splittable pseudorandom number generators",
-OOPSLA), sorted by hash, and each row of a run of equal hashes compared entry by entry with the run's first
-rows of each content: equal rows always share a hash, and unequal rows that share one (a collision) are told
-apart. A read of X, a sort of n hashes and a second read of the rows that repeat.
+SplitMix64's output function, ``sampling.splitmix64_mix``), sorted by hash, and each row of a run of equal hashes
+compared entry by entry with the run's first rows of each content: equal rows always share a hash, and unequal rows
+that share one (a collision) are told apart. A read of X, a sort of n hashes and a second read of the rows that
+repeat.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-
-@njit(inline="always", cache=True)
-def _mix(z):
-    """SplitMix64's output function: a bijection of the 64-bit words."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+from ..sampling import splitmix64_mix
 
 
 @njit(cache=True, nogil=True)
@@ -26,9 +20,10 @@ def _row_hashes(indptr, indices, bits):
     n = indptr.shape[0] - 1
     out = np.empty(n, np.uint64)
     for i in range(n):
-        h = _mix(np.uint64(indptr[i + 1] - indptr[i]))
+        h = splitmix64_mix(np.uint64(indptr[i + 1] - indptr[i]))
         for p in range(indptr[i], indptr[i + 1]):
-            h = _mix(h ^ _mix(np.uint64(indices[p]) + np.uint64(bits[p]) * np.uint64(0x9E3779B97F4A7C15)))
+            pair = np.uint64(indices[p]) + np.uint64(bits[p]) * np.uint64(0x9E3779B97F4A7C15)
+            h = splitmix64_mix(h ^ splitmix64_mix(pair))
         out[i] = h
     return out
 

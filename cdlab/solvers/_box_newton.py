@@ -28,7 +28,7 @@ f(new) ≤ f + ARMIJO·gᵀ(new − t) hold; an iteration that finds no such s e
 f, so none lowers D, and α and v = Xᵀα/(λn) are updated together (v by u); the checkpoint then
 certifies as always.
 
-Examples of equal rows and labels (``duplicate_groups``) move as one, a coordinate in [low·m_g, m_g] for m_g of them
+Examples of equal rows and labels (``_face_cr.groups``) move as one, a coordinate in [low·m_g, m_g] for m_g of them
 (their share of f depends on the sum of their box coordinates alone: ``_face_cr``'s module docstring), gathered as
 one row of B; they end with equal shares of it. Repeated rows make K singular however few the columns, and a
 group is one row of B for all its members in the m × k products and in BOX_NEWTON_MAX_EXAMPLES.
@@ -121,25 +121,6 @@ def _box_columns(indptr, indices, examples, d):
     return columns, where
 
 
-def duplicate_groups(copies, y, examples):
-    """(group_ptr, members) for ``box_newton`` and ``_face_cr.face_cr``: ``examples`` grouped by equal rows
-    (``copies``: ``Data.row_copies``) and equal labels, group g being members[group_ptr[g]:group_ptr[g + 1]].
-
-    Such examples move the dual together: a change Δ of their box coordinates' sum moves v by Δ·σx/(λn) and −n·D's
-    linear term by −aΔ (a = 1 for the hinge, y for the absolute loss) whichever of them carries it, so their share
-    of f depends on the sum alone, which lives in [low·m, m] for m of them. On binary data many rows repeat: w8a
-    hinge λ = 0.01/n ends on 2214 active examples with 261 distinct rows, a9a on 224 with 121; their free faces,
-    above the columns the rows use, are singular."""
-    examples = np.asarray(examples, dtype=np.int64)
-    if examples.shape[0] == 0:
-        return np.zeros(1, np.int64), examples
-    keys, labels = copies[examples], y[examples]
-    order = np.lexsort((labels, keys))
-    keys, labels = keys[order], labels[order]
-    starts = np.flatnonzero((keys[1:] != keys[:-1]) | (labels[1:] != labels[:-1])) + 1
-    return np.concatenate(([0], starts, [examples.shape[0]])).astype(np.int64), examples[order]
-
-
 @njit(cache=True, nogil=True)
 def group_heads(group_ptr, members):
     """Each group's first member, the example whose row the group uses: members[group_ptr[g]] for every group g."""
@@ -177,7 +158,7 @@ def share_out(alpha, sigma, t, upper, group_ptr, members):
 def box_newton(indptr, indices, data, y, code, lam_n, row_sq, alpha, v, group_ptr, members, budget, max_iter):
     """Projected Newton on f over the examples ``members`` (distinct; the module docstring), in place on α and v,
     its reads and ``dense_work`` together at most ``budget``; returns (nonzeros read, work = reads + dense_work).
-    The examples come in groups of equal rows and labels (``duplicate_groups``): group e is
+    The examples come in groups of equal rows and labels (``_face_cr.groups``): group e is
     members[group_ptr[e]:group_ptr[e + 1]], and moves as one example whose box coordinate is the sum of theirs,
     in [low·m_e, m_e] for m_e members, at the end shared equally among them. (0, 0), and nothing changed, where
     ``first_work`` does not fit or the rows use more than BOX_NEWTON_MAX_COLUMNS columns. The example limit

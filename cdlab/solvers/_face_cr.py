@@ -82,7 +82,7 @@ from numba import njit
 
 from .. import losses as L
 from . import _box_newton
-from ._box_newton import BOX_NEWTON_MAX_ITER, box_newton, duplicate_groups, group_box, group_heads, share_out
+from ._box_newton import BOX_NEWTON_MAX_ITER, box_newton, group_box, group_heads, share_out
 from ._kernels import sparse_axpy, sparse_dot
 
 # CR on the face stops once its preconditioned residual norm falls to this fraction of its first
@@ -132,12 +132,25 @@ def free_face(problem, alpha, examples):
 
 
 def groups(problem, examples):
-    """(group_ptr, members) of ``examples`` for ``face_cr`` and ``box_newton``: grouped by equal rows and labels
-    (``_box_newton.duplicate_groups``) for the hinge and absolute loss when GROUP_DUPLICATES and X has equal rows
-    (``Data.row_copies``), else one group each."""
-    if not GROUP_DUPLICATES or problem.loss == "smoothed_hinge" or problem.data.row_copies is None:
+    """(group_ptr, members) of ``examples`` for ``face_cr`` and ``box_newton``, group g being
+    members[group_ptr[g]:group_ptr[g + 1]]: grouped by equal rows (``Data.row_copies``) and equal labels for the
+    hinge and absolute loss when GROUP_DUPLICATES and X has equal rows, else one group each.
+
+    Such examples move the dual together: a change Δ of their box coordinates' sum moves v by Δ·σx/(λn) and −n·D's
+    linear term by −aΔ (a = 1 for the hinge, y for the absolute loss) whichever of them carries it, so their share
+    of f depends on the sum alone, which lives in [low·m, m] for m of them (not so for the smoothed hinge, whose
+    −n·D has s·t_i²/2 for each). On binary data many rows repeat: w8a hinge λ = 0.01/n ends on 2214 active
+    examples with 261 distinct rows, a9a on 224 with 121; their free faces, above the columns the rows use, are
+    singular."""
+    examples = np.asarray(examples, dtype=np.int64)
+    copies = problem.data.row_copies if GROUP_DUPLICATES and problem.loss != "smoothed_hinge" else None
+    if copies is None or examples.shape[0] == 0:
         return np.arange(examples.shape[0] + 1), examples
-    return duplicate_groups(problem.data.row_copies, problem.y, examples)
+    keys, labels = copies[examples], problem.y[examples]
+    order = np.lexsort((labels, keys))
+    keys, labels = keys[order], labels[order]
+    starts = np.flatnonzero((keys[1:] != keys[:-1]) | (labels[1:] != labels[:-1])) + 1
+    return np.concatenate(([0], starts, [examples.shape[0]])).astype(np.int64), examples[order]
 
 
 def polish(problem, alpha, v, examples, budget) -> int:
@@ -242,7 +255,7 @@ def fix_at_bounds(t, p, lower, upper, limit, reach, live, face, indptr) -> int:
 def face_cr(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, group_ptr, members, budget):
     """Preconditioned conjugate residuals on f over the examples ``members`` (the module docstring), in place on α
     and v, reading at most ``budget`` nonzeros of X; returns the nonzeros read. The examples come in groups of
-    equal rows and labels (``_box_newton.duplicate_groups``; only where c = 0: their share of f depends on the sum
+    equal rows and labels (``groups``; only where c = 0: their share of f depends on the sum
     of their box coordinates alone), each moving as one example whose coordinate is that sum, in [low·m, m] for
     m members, shared equally among them at the end. With z = M⁻¹r, each step reads
     the face's rows twice for Az (uz = X_Fᵀ S z/(λn), then S X_F uz); the direction p = z + βp carries Ap and

@@ -63,7 +63,7 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
-from ..sampling import MAX_STEPS_PER_PASS_FACTOR, fisher_yates_step
+from ..sampling import MAX_STEPS_PER_PASS_FACTOR, fisher_yates_step, splitmix64_mix
 from ._kernels import (PREFETCH_AHEAD, PREFETCH_MIN_NNZ, full_rows, prefetch, prefetch_whole_row, row_axpy,
                        row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
 
@@ -134,10 +134,7 @@ def _next_uniform(state):
     generators", OOPSLA), advancing its 64-bit state ``state[0]``; the top 53 bits of the output."""
     z = state[0] + np.uint64(0x9E3779B97F4A7C15)
     state[0] = z
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    return (splitmix64_mix(z) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(cache=True, nogil=True)
