@@ -1,5 +1,5 @@
 """Whole ``cdlab.solve`` calls under cdlab's shipped value of one setting and under another, for the A/B
-benchmarks (forcing_bench.py, hessian_f32_bench.py, box_newton_bench.py, polish_growth_bench.py,
+benchmarks (forcing_bench.py, hessian_f32_bench.py, box_newton_bench.py, readmit_bench.py,
 face_cr_bench.py): the calls, and the line each prints after ``full_row_prefetch_bench.interleaved`` has timed
 them in pairs; ``hinge_main``, the whole program of the benchmarks of SDCA with shrinking on the hinge loss."""
 from __future__ import annotations

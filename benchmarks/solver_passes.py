@@ -6,8 +6,8 @@ Per shipped data set (rows scaled by the mean norm, the race's protocol) and λ 
 ``cdlab.solve`` call each, to a certified gap ≤ 1e-6·|P*| (P* from ``cdlab.reference_optimum``,
 cached), seed 0, one thread:
 
-* hinge, SDCA with shrinking: the active set restored by the checkpoints' certificate
-  (``_shrinking.GAP_SHARE``, the default) and by the ratio rule alone (GAP_SHARE = 0);
+* hinge, SDCA with shrinking: the left-out examples brought back by the checkpoints' margins
+  (``_shrinking.READMIT``, the default) and the active set restored by the ratio rule alone (READMIT off);
 * logistic and squared, Newton with the CG inner solver: passes, Newton iterations (steps) and seconds.
   Its preconditioner has no switch: to compare with plain CG, run this file under an older tree,
   ``git worktree add /tmp/plain 6f6b6c7`` and ``PYTHONPATH=/tmp/plain python benchmarks/solver_passes.py``.
@@ -43,7 +43,7 @@ def main(argv=None):
     ap.add_argument("--lam-factors", nargs="*", type=float, default=[1.0, 0.01])
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
-    default_share = _shrinking.GAP_SHARE
+    default_readmit = _shrinking.READMIT
     for name in args.data:
         X, y = real(name)
         for factor in args.lam_factors:
@@ -52,13 +52,13 @@ def main(argv=None):
                 eps = GAP_REL * abs(certified_p_star(problem))
                 print(f"{name} {loss} λ={factor:g}/n (tol {eps:.3g})", flush=True)
                 if loss == "hinge":
-                    for share, label in ((default_share, "sdca shrinking, certificate restores"),
-                                         (0.0, "sdca shrinking, ratio rule alone")):
-                        _shrinking.GAP_SHARE = share
+                    for readmit, label in ((default_readmit, "sdca shrinking, checkpoints readmit"),
+                                           (False, "sdca shrinking, ratio rule alone")):
+                        _shrinking.READMIT = readmit
                         out = measured(lambda: cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True,
                                                            tol=eps, max_passes=5000, seed=0), args.repeats)
                         print(row(label, *out), flush=True)
-                    _shrinking.GAP_SHARE = default_share
+                    _shrinking.READMIT = default_readmit
                 else:
                     out = measured(lambda: cdlab.solve(problem, "newton", solver="cg", tol=eps, max_passes=5000),
                                    args.repeats)

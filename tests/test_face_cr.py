@@ -298,40 +298,21 @@ def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum
     assert np.median(passes["with"]) < 0.5 * np.median(passes["without"]), passes
 
 
-def test_the_polish_budget_doubles_after_a_polish_that_left_the_gap_higher_and_resets_once_it_falls():
-    """``polish_budget_factor``'s table: a stall after a polish that raised the gap grows the factor, a stall
-    after one that did not keeps it, an interval whose gap falls POLISH_FALL× resets it."""
-    grow = _face_cr.POLISH_GROWTH
-    assert grow > 1
-    assert _face_cr.polish_budget_factor(1.0, stalled=True, hurt=True) == grow
-    assert _face_cr.polish_budget_factor(grow, stalled=True, hurt=True) == grow * grow
-    assert _face_cr.polish_budget_factor(grow, stalled=True, hurt=False) == grow
-    assert _face_cr.polish_budget_factor(grow * grow, stalled=False, hurt=False) == 1.0
-
-
-def test_a_growing_polish_budget_cuts_the_slow_seeds_of_a_stalled_face(monkeypatch):
-    """heart_scale hinge λ = 0.01/n, where projected Newton polishes a small active set (``_box_newton``): a
-    polish cut short by its budget can leave the gap higher than before it; with the budget growing after such a
-    polish, seeds 0-7 take fewer passes than with a fixed budget, on average and at the slowest (487 and 650
-    against 536 and 730 when measured), every run is certified, and each run's polishes read at most what its
-    steps read."""
+def test_a_runs_polishes_read_at_most_what_its_steps_read():
+    """heart_scale hinge λ = 0.01/n, where projected Newton polishes a small active set (``_box_newton``), seeds
+    0-3: every run is certified and its polishes read something, and at most what its steps read."""
     X, y = mean_scaled_dataset("heart_scale")
     problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
     tol = 1e-6 * 0.352  # the race's relative gap at P* ≈ 0.352
-    passes, shipped, polish = {}, _face_cr.POLISH_GROWTH, dual_cd.polish
-    for growth in (shipped, 1.0):
-        monkeypatch.setattr(_face_cr, "POLISH_GROWTH", growth)
-        passes[growth] = []
-        for seed in range(8):
-            reads = []
-            monkeypatch.setattr(dual_cd, "polish", lambda *args: reads.append(polish(*args)) or reads[-1])
+    polish = dual_cd.polish
+    for seed in range(4):
+        reads = []
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(dual_cd, "polish", lambda *args: reads.append(polish(*args)) or reads[-1])
             res = cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=tol, max_passes=3000,
                               seed=seed)
-            assert res.converged and problem.gap(res.w, res.alpha) <= tol
-            assert 0 < sum(reads) <= res.trace.nnz_touched.iloc[-1] - sum(reads)
-            passes[growth].append(res.trace.passes.iloc[-1])
-    assert np.mean(passes[shipped]) < 0.95 * np.mean(passes[1.0]), passes
-    assert max(passes[shipped]) < 0.95 * max(passes[1.0]), passes
+        assert res.converged and problem.gap(res.w, res.alpha) <= tol
+        assert 0 < sum(reads) <= res.trace.nnz_touched.iloc[-1] - sum(reads)
 
 
 def test_the_face_cr_reads_no_more_than_the_room_the_driver_leaves():

@@ -145,8 +145,8 @@ def test_the_estimate_schedules_only_runs_with_a_tol_under_auto_on_one_thread_wi
     states = []
     original = dual_cd.DualCDState.checkpointed
 
-    def record(self, row, tol):
-        original(self, row, tol)
+    def record(self, row, tol, margins=None):
+        original(self, row, tol, margins)
         states.append(self)
 
     with pytest.MonkeyPatch.context() as mp:

@@ -89,38 +89,20 @@ from ._kernels import sparse_axpy, sparse_dot
 FACE_CR_RTOL = 1e-10
 # SDCA with shrinking polishes (``polish``: CR on its face, or projected Newton on a small active set whose face is
 # singular) at the end of the checkpoint interval that follows one whose certified gap fell by less than POLISH_FALL×
-# (a stall), with a budget of POLISH_SHARE× the nonzeros that interval's steps read, times the factor of
-# ``polish_budget_factor`` below (so a first polish that does not help adds at most half an interval's reads, and for
-# projected Newton its dense work at ``_box_newton.dense_work``'s price), and never more than the run's max_passes
-# leaves. Measured with CG on the face, not measured again with CR (whole solves of benchmarks/race.py's problems to
+# (a stall), with a budget of POLISH_SHARE× the nonzeros that interval's steps read (so a polish that does not help
+# adds at most half an interval's reads, and for projected Newton its dense work at ``_box_newton.dense_work``'s
+# price), and never more than the run's max_passes leaves. Measured with CG on the face, not measured again with CR (whole solves of benchmarks/race.py's problems to
 # a certified relative gap of 1e-6, seeds 0-2, passes without → with): reuters_moneyfx hinge 1/n 240-442 → 76-113
 # (share 1: 70-137), madelon hinge 0.01/n 912-1021 → 335-370; rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91,
 # the cost of polishing a face that SDCA was about to finish); no face it applies to on ijcnn1, mushrooms and phishing
 # hinge 0.01/n (projected Newton's measurements: ``_box_newton``).
 POLISH_FALL = 2.0
 POLISH_SHARE = 0.5
-# A polish cut short by its budget can leave the gap higher than before it: CR lowers the face's residual, yet the
-# examples it fixes at a bound, and the interval's steps, count in the gap too. So after a stalled interval whose
-# polish left the gap above the checkpoint before it, the next polish gets POLISH_GROWTH× its budget factor
-# (``polish_budget_factor``), which an interval whose gap falls POLISH_FALL× resets to 1; and all of a run's polishes
-# read at most what its steps read (``dual_cd.DualCDState.resync``), so polishing at most doubles a run's reads.
-# Measured (race.py's problems, hinge, whole solves to a certified relative gap of 1e-6, passes over seeds 0-11,
-# without → with the factor: median, mean, max): heart_scale 0.01/n, where projected Newton polishes, 528, 534, 730
-# → 477, 493, 650; madelon 0.01/n 351, 365, 452 → 351, 363, 424; reuters_moneyfx 1/n 56, 61, 100 → 56, 61, 97;
-# reuters_moneyfx 0.01/n 186, 184, 196 → 186, 185, 196; colon-cancer 0.01/n alike.
-POLISH_GROWTH = 2.0
+# All of a run's polishes read at most what its steps read (``dual_cd.DualCDState.resync``), so polishing at most
+# doubles a run's reads.
 # The polish of a face singular as examples moves those of equal rows and labels as one (``groups``);
 # GROUP_DUPLICATES, read at call time, is the switch (benchmarks/duplicates_bench.py turns it off)
 GROUP_DUPLICATES = True
-
-
-def polish_budget_factor(factor, stalled, hurt) -> float:
-    """The polish budget's factor after a checkpoint (``factor`` before it): ×POLISH_GROWTH when the interval
-    stalled and the polish in it left the gap above the previous checkpoint's (``hurt``), kept while it stalls
-    otherwise, 1 once the gap falls POLISH_FALL×."""
-    if not stalled:
-        return 1.0
-    return POLISH_GROWTH * factor if hurt else factor
 
 
 def free_face(problem, alpha, examples):

@@ -26,15 +26,14 @@ anew: the run pays one full epoch each time the active set's sum has fallen by 1
 an active set that has converged while some left-out example is wrong is restored, so the run keeps
 going until the driver's certificate over all examples reaches its tolerance.
 
-The certificate restores the set too, by a heuristic: at each checkpoint the driver hands the state
-the duality gap (``ActiveSet.checkpointed``), and when width·Σ|PG| of the last epoch that ran shrunk
-is at most GAP_SHARE·n·gap, the set is restored at the end of the epoch under way. The bound
-n·gap ≤ width·Σ|PG| holds over all n examples at one w; the active epoch's sum, taken over the active
-examples at the w of each visit, stands in for their share of it: when that share no longer exceeds
-the gap, what is left of the gap is mostly the left-out examples' (flipped since they left), which
-only a restored epoch can step. A rule on the ratio alone asks each cycle's
-active set to fall 1/UNSHRINK_RATIO below a full epoch that was itself measured near the optimum, and
-at small λ spent hundreds of passes on an active set already at its optimum.
+The certificate brings back the left-out examples that are wrong: its pass over X computes every margin
+z_i = x_i·w at the current α (``driver._checkpoint``), from which each left-out example's PG_i costs O(1), no
+read of X. Those whose PG_i is not 0 (not at an end of the box, or their gradient no longer pushes against it:
+flipped since they left) come back into the epoch under way (``ActiveSet.checkpointed``, ``readmit``), each to
+a uniform slot among its unvisited ones; the rest stay out, right at that w. liblinear has no such pass: the
+left-out examples that flipped wait for the ratio rule's restore, and a rule on the ratio alone asks each
+cycle's active set to fall 1/UNSHRINK_RATIO below a full epoch that was itself measured near the optimum, which
+at small λ spent hundreds of passes on an active set already at its optimum (READMIT's comment).
 
 When the certificate is due: a full epoch (one that began with every example active) measures the bound
 above, n·gap ≤ width·Σ|PG| over all n examples, each |PG_i| at the w of its visit (an example that leaves has
@@ -49,7 +48,7 @@ the active examples (``shuffle_active``) in ``active[:n_active]``, which the epo
 slot; an example that leaves swaps with the last active slot's, which is visited next (the unvisited
 examples stay in a uniformly random order). The uniforms come from SplitMix64 (Steele, Lea & Flood 2014)
 inside the kernel, its state seeded once from the run's generator, so equal seeds give equal runs (at
-equal tol and eval_every: the checkpoints' restores make a run's path depend on where it is certified).
+equal tol and eval_every: the checkpoints' readmissions make a run's path depend on where it is certified).
 Against one uniform from numpy's generator per visit, drawn into an array per chunk, each visit drawing
 its example from the slots not yet visited (an order a prefetch can only guess), measured
 (benchmarks/shuffle_bench.py: hinge, whole solves to a certified relative gap of 1e-6, seeds 0-9 a call,
@@ -72,13 +71,6 @@ from ._kernels import (PREFETCH_AHEAD, PREFETCH_MIN_NNZ, full_rows, prefetch, pr
 # colon-cancer, rcv1_small, a9a, w8a): 1e-3 took the fewest passes or within noise of them; 0.1 took
 # up to 1.6× its passes on a9a and w8a, 1e-4 no fewer.
 UNSHRINK_RATIO = 1e-3
-# ... and when width·Σ|PG| of the last shrunk epoch is at most this many times n·gap at a checkpoint.
-# Measured (hinge, whole solve to a certified relative gap of 1e-6, seed 0, λ = 1/n and 0.01/n on
-# a9a, w8a, madelon, phishing, heart_scale, ijcnn1, reuters_moneyfx, colon-cancer, mushrooms,
-# rcv1_small): at 0.01/n, 1 took 0.22-0.81× the passes of no such rule (w8a 818 → 181, a9a
-# 1458 → 656, phishing 1246 → 567); 0.3 took up to 1.5× the passes of 1, 3 up to 1.2×; at 1/n
-# every value ≤ 2 took the passes of no rule.
-GAP_SHARE = 1.0
 # the one sampling shrinking runs with: the active examples in a random order per epoch
 SHRINKING_SAMPLING = "permutation"
 
@@ -91,6 +83,15 @@ SHRINKING_SAMPLING = "permutation"
 # does, once a shrunk epoch's width·Σ|PG| is at most n·tol took w8a 1/n from 8 passes to 12-13 and a9a 1/n from
 # 17 to 18-20.
 DUE_SHARE = 1.0
+# At each checkpoint the left-out examples whose projected gradient at its margins is not 0 come back (``readmit``)
+# while this is True. Measured (benchmarks/readmit_bench.py --repeats 3: hinge, whole solves to a certified
+# relative gap of 1e-6, seeds 0-2 a call; ratio rule alone ÷ readmitting, passes readmitting | ratio rule alone):
+# a9a 0.01/n 1.38, 506 | 648; w8a 0.01/n 1.26, 78 | 110; heart_scale 0.01/n 1.08, 450 | 583; reuters_moneyfx
+# 0.01/n 1.08 and 1/n 1.05; madelon 1/n 1.09, 8 | 8-12; madelon 0.01/n 1.03; the other race problems 0.93-1.04 at
+# the same passes (heart_scale 1/n 0.93: 2.5 ms against 2.2). A checkpoint that asked for a restore of the whole
+# set when the last shrunk epoch's width·Σ|PG| fell to n·gap, on top of the readmissions, took the same passes or
+# more (a9a 0.01/n 595-606 against 506-554, madelon 0.01/n 319-341 against 338-342).
+READMIT = True
 # DUE_SUM's value when no epoch is due (tol ≤ 0, or a fixed cadence): below any Σ|PG|
 NEVER_DUE = -1.0
 
@@ -98,9 +99,8 @@ NEVER_DUE = -1.0
 # found the certificate due, which ends every chunk at once until the next checkpoint) ...
 INTS = N_ACTIVE, POS, ACTIVE_NNZ, FULL, RAN, DUE = range(6)
 # ... and floats: M̄ and m̄ of the previous epoch, this epoch's max PG, min PG and Σ|PG|, the last full
-# epoch's Σ|PG|, the restore asked by a checkpoint (1.0 or 0.0), the last epoch's Σ|PG| (+∞ if it was full),
-# the Σ|PG| at or below which a full epoch finds the certificate due (−1: never)
-FLOATS = PG_MAX_OLD, PG_MIN_OLD, PG_MAX, PG_MIN, PG_SUM, FULL_PG_SUM, RESTORE, LAST_PG_SUM, DUE_SUM = range(9)
+# epoch's Σ|PG|, the Σ|PG| at or below which a full epoch finds the certificate due (−1: never)
+FLOATS = PG_MAX_OLD, PG_MIN_OLD, PG_MAX, PG_MIN, PG_SUM, FULL_PG_SUM, DUE_SUM = range(7)
 
 
 def shrinking_flag(options) -> bool:
@@ -159,7 +159,6 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
     n_active, pos, active_nnz, full = ints[N_ACTIVE], ints[POS], ints[ACTIVE_NNZ], ints[FULL]
     pg_max_old, pg_min_old = floats[PG_MAX_OLD], floats[PG_MIN_OLD]
     pg_max, pg_min, pg_sum, full_sum = floats[PG_MAX], floats[PG_MIN], floats[PG_SUM], floats[FULL_PG_SUM]
-    restore, last_sum = floats[RESTORE], floats[LAST_PG_SUM]
     due_sum = floats[DUE_SUM]
     touched, ran, due = 0, 0, ints[DUE]
     while ran < n_steps and due == 0:
@@ -210,24 +209,46 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
         if pos >= n_active:  # the epoch is over
             if full:
                 full_sum = pg_sum
-            last_sum = np.inf if full else pg_sum
             if full and pg_sum <= due_sum:
                 due = 1
-            if n_active < n and (pg_sum <= ratio * full_sum or restore > 0.0):
+            if n_active < n and pg_sum <= ratio * full_sum:
                 n_active, active_nnz = n, nnz
                 pg_max_old, pg_min_old = np.inf, -np.inf
             else:
                 pg_max_old = pg_max if pg_max > 0.0 else np.inf
                 pg_min_old = pg_min if pg_min < 0.0 else -np.inf
             full = 1 if n_active == n else 0
-            pos, pg_max, pg_min, pg_sum, restore = 0, -np.inf, np.inf, 0.0, 0.0
+            pos, pg_max, pg_min, pg_sum = 0, -np.inf, np.inf, 0.0
             shuffle_active(active, n_active, state)
     ints[N_ACTIVE], ints[POS], ints[ACTIVE_NNZ], ints[FULL], ints[RAN], ints[DUE] = (n_active, pos, active_nnz, full,
                                                                                   ran, due)
     floats[PG_MAX_OLD], floats[PG_MIN_OLD] = pg_max_old, pg_min_old
     floats[PG_MAX], floats[PG_MIN], floats[PG_SUM], floats[FULL_PG_SUM] = pg_max, pg_min, pg_sum, full_sum
-    floats[RESTORE], floats[LAST_PG_SUM] = restore, last_sum
     return touched
+
+
+@njit(cache=True, nogil=True)
+def readmit(active, ints, margins, alpha, y, code, s, indptr, state):
+    """Bring back into the active set the left-out examples (``active[ints[N_ACTIVE]:]``) whose projected
+    gradient at the margins z = Xw is not 0, each to a uniform slot among the epoch's unvisited ones
+    (``active[ints[POS]:]``, an inside-out Fisher–Yates step), growing ``ints[N_ACTIVE]`` and
+    ``ints[ACTIVE_NNZ]``; returns how many came back."""
+    n = active.shape[0]
+    n_active, pos = ints[N_ACTIVE], ints[POS]
+    k = n_active
+    for slot in range(n_active, n):
+        i = active[slot]
+        g, side = L.box_gradient(code, alpha[i], margins[i], y[i], s)
+        if (side < 0 and g >= 0.0) or (side > 0 and g <= 0.0):
+            continue  # PG = 0: right to be left out
+        active[slot] = active[k]
+        active[k] = i
+        ints[ACTIVE_NNZ] += indptr[i + 1] - indptr[i]
+        j = pos + int(_next_uniform(state) * (k + 1 - pos))
+        active[k], active[j] = active[j], active[k]
+        k += 1
+    ints[N_ACTIVE] = k
+    return k - n_active
 
 
 class ActiveSet:
@@ -243,17 +264,18 @@ class ActiveSet:
         self.ints = np.zeros(len(INTS), dtype=np.int64)
         self.ints[[N_ACTIVE, ACTIVE_NNZ, FULL]] = n, problem.nnz, 1
         # in FLOATS' order
-        self.floats = np.array([np.inf, -np.inf, -np.inf, np.inf, 0.0, np.inf, 0.0, np.inf, NEVER_DUE])
+        self.floats = np.array([np.inf, -np.inf, -np.inf, np.inf, 0.0, np.inf, NEVER_DUE])
         # the box's width: n·gap ≤ width·Σ|PG| (the module docstring)
         self.width = 2.0 if problem.loss == "absolute" else 1.0
 
-    def checkpointed(self, gap, tol=0.0, auto_cadence=False):
-        """Ask for the set's restore at the end of the epoch under way when the last shrunk epoch's
-        width·Σ|PG| is at most GAP_SHARE·n·gap; clear a due flag, and set the Σ|PG| at which a full epoch is due
-        from the run's ``tol`` (none when tol ≤ 0, or unless ``auto_cadence``: eval_every="auto"; the module
-        docstring)."""
-        if self.width * self.floats[LAST_PG_SUM] <= GAP_SHARE * self.n * gap:
-            self.floats[RESTORE] = 1.0
+    def checkpointed(self, tol=0.0, auto_cadence=False, problem=None, alpha=None, margins=None):
+        """Bring back the left-out examples whose projected gradient at the checkpoint's margins (Xw at the
+        current α) is not 0 (``readmit``, while READMIT); clear a due flag, and set the Σ|PG| at which a full
+        epoch is due from the run's ``tol`` (none when tol ≤ 0, or unless ``auto_cadence``: eval_every="auto";
+        the module docstring)."""
+        if READMIT and margins is not None and self.ints[N_ACTIVE] < self.n:
+            readmit(self.active, self.ints, margins, alpha, problem.y, problem.loss_code, problem.s,
+                    problem.csr_arrays[0], self.state)
         self.floats[DUE_SUM] = DUE_SHARE * self.n * tol / self.width if tol > 0.0 and auto_cadence else NEVER_DUE
         self.ints[DUE] = 0
 

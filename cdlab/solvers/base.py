@@ -127,10 +127,11 @@ class State:
     def resync(self, room=None) -> int:
         return 0
 
-    def checkpointed(self, row, tol):
-        """Called by the driver with each checkpoint's row (P, D, the gap, ...) and the gap ``tol`` the run
-        stops at, before the next chunk: a state whose schedule reads the certificate (SDCA's shrinking,
-        the floor under Newton–CG's forcing term) overrides it. Nothing here."""
+    def checkpointed(self, row, tol, margins=None):
+        """Called by the driver with each checkpoint's row (P, D, the gap, ...), the gap ``tol`` the run
+        stops at and the checkpoint's margins Xw (None without a dual), before the next chunk: a state whose
+        schedule reads the certificate (SDCA's shrinking, the floor under Newton–CG's forcing term) overrides
+        it. Nothing here."""
 
     def certificate_due(self, tol) -> bool:
         """Whether the driver should checkpoint after the last steps (read only under checkpoints_when_due):

@@ -49,7 +49,7 @@ SLICE_NNZ = 2_000_000
 
 
 def _checkpoint(problem, w, alpha, n_jobs=1, sums=None):
-    """(α, P(w), D(α), gap); α = α(w) when the state reports none. With lam > 0,
+    """(α, P(w), D(α), gap, Xw); α = α(w) when the state reports none, Xw None with lam = 0. With lam > 0,
     Xw and Xᵀα come from one pass over X (``_kernels.certificate_sweep``; with
     n_jobs > 1 its parallel form over n_jobs row blocks), or from the state's own
     sweep (``sums`` = (α(w), Xw, Xᵀα): ``State.certificate_sums``), or without a
@@ -58,11 +58,11 @@ def _checkpoint(problem, w, alpha, n_jobs=1, sums=None):
     if problem.lam <= 0:
         if alpha is None:
             alpha = problem.alpha_from_w(w)
-        return alpha, problem.primal(w), -np.inf, np.inf
+        return alpha, problem.primal(w), -np.inf, np.inf, None
     if sums is not None:
         alpha, z, v = sums
         v /= problem.lam * problem.n_samples
-        return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=True))
+        return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=True), z)
     from_w = alpha is None
     if from_w:
         alpha = np.empty(problem.n_samples)
@@ -76,7 +76,7 @@ def _checkpoint(problem, w, alpha, n_jobs=1, sums=None):
             with parallel_section(n_jobs):
                 parallel_certificate_sweep(*args, row_blocks(problem.X.indptr, n_jobs), full_rows(problem))
         v /= problem.lam * problem.n_samples
-    return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=from_w))
+    return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=from_w), z)
 
 
 def cancels(value) -> bool:
@@ -271,7 +271,7 @@ class _Trace:
         self.problem, self.state, self.reference, self.n_jobs = problem, state, reference, n_jobs
         self.rows, self.stride, self.count = [], 1, 0
         self.elapsed = 0.0  # solver seconds: the timed chunks only
-        self.first = self.last = self.w = self.alpha = None
+        self.first = self.last = self.w = self.alpha = self.margins = None
         self.previous = None  # the checkpoint before the last (Budget.interval reads the gap's rate from both)
         # a staged method (APPA) says whether its point is a stage output; the trace's ``inner`` column
         # marks the checkpoints that show the inner solver's point instead (base.STAGED_COLUMN)
@@ -290,7 +290,7 @@ class _Trace:
         t0 = time.perf_counter()
         sums = state.certificate_sums() if problem.lam > 0 and alpha is None else None
         fused = time.perf_counter() - t0 if sums is not None else 0.0
-        alpha, primal, dual, gap = _checkpoint(problem, w, alpha, self.n_jobs, sums)
+        alpha, primal, dual, gap, margins = _checkpoint(problem, w, alpha, self.n_jobs, sums)
         row = dict(steps=state.steps, nnz_touched=state.nnz_touched,
                    passes=state.nnz_touched / problem.nnz, data_passes=state.data_passes,
                    time=self.elapsed, primal=primal, dual=dual, gap=gap)
@@ -299,20 +299,20 @@ class _Trace:
             row["subopt"] = primal - self.reference
         if self.staged is not None:
             row["inner"] = not self.staged()
-        return row, w, alpha
+        return row, w, alpha, margins
 
     def start(self):
         out = self.evaluate()
         if out is None:
             raise ValueError("the starting point is not finite")
-        self.first, self.w, self.alpha = out
+        self.first, self.w, self.alpha, self.margins = out
         self.last = self.first
         self.rows.append(self.first)
 
     def keep(self, out):
         """Take a finite checkpoint as the last one, storing every stride-th."""
         self.previous = self.last
-        self.last, self.w, self.alpha = out
+        self.last, self.w, self.alpha, self.margins = out
         self.count += 1
         if self.count % self.stride == 0:
             self.rows.append(self.last)
@@ -420,7 +420,7 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
     while True:
         last = trace.last
         stop.checkpoint(last)
-        state.checkpointed(last, budget.tol)
+        state.checkpointed(last, budget.tol, trace.margins)
         if stop.is_set():
             return "cancelled"
         if last["gap"] <= budget.tol:

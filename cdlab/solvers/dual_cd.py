@@ -58,7 +58,7 @@ from ..problem import soft_threshold
 from ._kernels import (exceeds_cache, full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row,
                        prefetch_whole_row, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
 from ._gap_estimate import GapEstimate, estimate_schedules
-from ._face_cr import POLISH_FALL, POLISH_SHARE, polish, polish_budget_factor
+from ._face_cr import POLISH_FALL, POLISH_SHARE, polish
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
@@ -182,10 +182,9 @@ class DualCDState(State):
         self.n_jobs = n_jobs
         # SDCA with shrinking (cdlab.solvers._shrinking): the active set replaces the sampler's order
         self.active_set = ActiveSet(problem, rng) if shrinking else None
-        # the last checkpoint's row, whether the polish (``_face_cr.polish``) runs before the next, whether one ran
-        # since it, the factor on its budget (``_face_cr.polish_budget_factor``), and the polishes' reads so far
-        self.last_row, self.face_due, self.polished, self.budget_factor = None, False, False, 1.0
-        self.polish_reads = 0
+        # the last checkpoint's row, whether the polish (``_face_cr.polish``) runs before the next, and the polishes'
+        # reads so far
+        self.last_row, self.face_due, self.polish_reads = None, False, 0
         # one thread without shrinking, where ``_gap_estimate.estimate_schedules``: under eval_every="auto" with a
         # tol, the checkpoints come when the sampled gap estimate says the certificate is due (``_gap_estimate``),
         # checked after each pass's steps. Never with shrinking: its due epochs end chunks until the next checkpoint,
@@ -212,19 +211,17 @@ class DualCDState(State):
         is due)."""
         return n_steps if self.active_set is None else self.active_set.ran
 
-    def checkpointed(self, row, tol):
+    def checkpointed(self, row, tol, margins=None):
         if self.schedulable and self.auto_cadence and tol > 0.0:
             if self.estimate is None:
                 self.estimate = GapEstimate(self.p)
             self.checkpoints_when_due = True
             self.estimate.checkpointed(self, row, tol)
         if self.active_set is not None:
-            self.active_set.checkpointed(row["gap"], tol, self.auto_cadence)
+            self.active_set.checkpointed(tol, self.auto_cadence, self.p, self.alpha, margins)
             last = self.last_row
             self.face_due = last is not None and row["gap"] > last["gap"] / POLISH_FALL
-            hurt = self.polished and row["gap"] > last["gap"]
-            self.budget_factor = polish_budget_factor(self.budget_factor, self.face_due, hurt)
-            self.last_row, self.polished = row, False
+            self.last_row = row
 
     @property
     def due_steps(self) -> int:
@@ -240,9 +237,8 @@ class DualCDState(State):
 
     def resync(self, room=None) -> int:
         """With shrinking, after a stalled interval: the active set's polish (``_face_cr.polish``: CR on its
-        free face, or projected Newton), on a budget of POLISH_SHARE× what the interval read times the factor
-        ``_face_cr.polish_budget_factor`` keeps, within ``room`` and so that all the run's polishes read at most
-        what its steps read (``_face_cr.POLISH_GROWTH``). With n_jobs > 1:
+        free face, or projected Newton), on a budget of POLISH_SHARE× what the interval read, within ``room`` and
+        so that all the run's polishes read at most what its steps read. With n_jobs > 1:
         v = v(α) and w = S_{μ/λ}(v) recomputed from α (one pass over X, the module docstring's certified
         point), from which the threads go on. Returns the nonzeros read."""
         read = 0
@@ -250,11 +246,10 @@ class DualCDState(State):
             self.face_due = False
             interval = self.nnz_touched - self.last_row["nnz_touched"]
             steps = self.nnz_touched - self.polish_reads
-            budget = max(min(POLISH_SHARE * self.budget_factor * interval, steps - self.polish_reads), 0.0)
+            budget = max(min(POLISH_SHARE * interval, steps - self.polish_reads), 0.0)
             if room is not None:
                 budget = min(budget, room)
             read += polish(self.p, self.alpha, self.v, self.active_set.active[:self.active_set.size], budget)
-            self.polished = read > 0
             self.polish_reads += read
         if self.n_jobs == 1:
             return read

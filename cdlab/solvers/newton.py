@@ -759,7 +759,7 @@ class NewtonState(State):
             return True
         return self.start_gap <= DUE_REACH * math.sqrt(tol * max(abs(self.value), tol))
 
-    def checkpointed(self, row, tol):
+    def checkpointed(self, row, tol, margins=None):
         """CG needs no residual below CG_GAP_SHARE·√(2λ·tol) (CG_GAP_SHARE's comment); a run with a tol > 0
         checkpoints after every due step unless its loss is squared on Cholesky's path (EVERY_STEP_RATIO's
         comment); the squared loss's CG: a certified gap above tol where the carried one was within it doubles
