@@ -64,8 +64,8 @@ def before_active_set(rev):
             self.ran = n_steps  # the replaced kernel ran every visit asked
             return super().advance(p, alpha, v, w, thresh, self.rng, n_steps)
 
-        def checkpointed(self, gap, tol=0.0, auto_cadence=False):
-            super().checkpointed(gap)
+        def checkpointed(self, tol=0.0, auto_cadence=False, problem=None, alpha=None, margins=None):
+            super().checkpointed(0.0)  # a gap of 0: the old checkpoint's restore never asked (main's comment)
 
     return Before
 
@@ -83,9 +83,11 @@ def main(argv=None):
     sets = data_sets(False)
     labels = ("shuffled", "before")
     shipped = _shrinking.ActiveSet
-    # both orders without the due epochs (``_shrinking.DUE_SHARE``), which came after the replaced order: the pair
-    # differs in the order alone
+    # both orders without the due epochs (``_shrinking.DUE_SHARE``) and the checkpoints' readmissions
+    # (``_shrinking.READMIT``), which came after the replaced order, and the old set without its checkpoints'
+    # restores: the pair differs in the order alone
     _shrinking.DUE_SHARE = _shrinking.NEVER_DUE
+    _shrinking.READMIT = False
     put = lambda value: setattr(dual_cd, "ActiveSet", value)  # noqa: E731
     before = before_active_set(args.before)
     print(pair_header(30, labels) + ", per-pass ratio")

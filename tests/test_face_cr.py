@@ -300,7 +300,9 @@ def test_a_stalled_shrinking_run_polishes_and_ends_at_the_same_certified_optimum
 
 def test_a_runs_polishes_read_at_most_what_its_steps_read():
     """heart_scale hinge λ = 0.01/n, where projected Newton polishes a small active set (``_box_newton``), seeds
-    0-3: every run is certified and its polishes read something, and at most what its steps read."""
+    0-3, with POLISH_SHARE = 4 (each polish's budget 4× its interval's reads, so that the cap on all of a run's
+    polishes is what binds): every run is certified and its polishes read something, and at most what its steps
+    read."""
     X, y = mean_scaled_dataset("heart_scale")
     problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
     tol = 1e-6 * 0.352  # the race's relative gap at P* ≈ 0.352
@@ -308,6 +310,7 @@ def test_a_runs_polishes_read_at_most_what_its_steps_read():
     for seed in range(4):
         reads = []
         with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(dual_cd, "POLISH_SHARE", 4.0)
             patch.setattr(dual_cd, "polish", lambda *args: reads.append(polish(*args)) or reads[-1])
             res = cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=tol, max_passes=3000,
                               seed=seed)

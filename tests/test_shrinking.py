@@ -198,6 +198,10 @@ def test_a_checkpoint_brings_back_exactly_the_left_out_examples_whose_projected_
     nnz_before = int(active.ints[_shrinking.ACTIVE_NNZ])
     active.checkpointed(problem=problem, alpha=alpha, margins=None)
     assert np.array_equal(active.active, before)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_shrinking, "READMIT", False)
+        active.checkpointed(problem=problem, alpha=alpha, margins=margins)
+    assert np.array_equal(active.active, before) and active.size == size
     active.checkpointed(problem=problem, alpha=alpha, margins=margins)
     assert active.size == size + len(back)
     assert np.array_equal(active.active[:pos], before[:pos])  # the visited slots keep their examples

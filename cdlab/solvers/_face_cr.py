@@ -91,11 +91,12 @@ FACE_CR_RTOL = 1e-10
 # singular) at the end of the checkpoint interval that follows one whose certified gap fell by less than POLISH_FALL×
 # (a stall), with a budget of POLISH_SHARE× the nonzeros that interval's steps read (so a polish that does not help
 # adds at most half an interval's reads, and for projected Newton its dense work at ``_box_newton.dense_work``'s
-# price), and never more than the run's max_passes leaves. Measured with CG on the face, not measured again with CR (whole solves of benchmarks/race.py's problems to
-# a certified relative gap of 1e-6, seeds 0-2, passes without → with): reuters_moneyfx hinge 1/n 240-442 → 76-113
-# (share 1: 70-137), madelon hinge 0.01/n 912-1021 → 335-370; rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91,
-# the cost of polishing a face that SDCA was about to finish); no face it applies to on ijcnn1, mushrooms and phishing
-# hinge 0.01/n (projected Newton's measurements: ``_box_newton``).
+# price), and never more than the run's max_passes leaves. Measured with CG on the face, not measured again with
+# CR (whole solves of benchmarks/race.py's problems to a certified relative gap of 1e-6, seeds 0-2, passes
+# without → with): reuters_moneyfx hinge 1/n 240-442 → 76-113 (share 1: 70-137), madelon hinge 0.01/n 912-1021 →
+# 335-370; rcv1_small hinge 0.01/n 68-74 → 68-79 (share 1: 68-91, the cost of polishing a face that SDCA was about
+# to finish); no face it applies to on ijcnn1, mushrooms and phishing hinge 0.01/n (projected Newton's
+# measurements: ``_box_newton``).
 POLISH_FALL = 2.0
 POLISH_SHARE = 0.5
 # All of a run's polishes read at most what its steps read (``dual_cd.DualCDState.resync``), so polishing at most

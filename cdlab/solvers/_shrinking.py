@@ -10,8 +10,8 @@ active examples in a fresh uniformly random order. A visited example at an end o
 gradient pushes outward further than the previous epoch's extreme projected gradients — G_i > M̄ at
 the lower end, G_i < m̄ at the upper end, M̄ = max PG and m̄ = min PG over the previous epoch
 (M̄ = +∞ when that max is ≤ 0, m̄ = −∞ when that min is ≥ 0) — is not stepped and leaves the active
-set: its row was read once (the step is counted), and it is not read again until the set is
-restored. Its α_i keeps its value, so α, v = Xᵀα/(λn) and w stay the real ones and every
+set: its row was read once (the step is counted), and it is not read again until a checkpoint brings
+it back or the set is restored. Its α_i keeps its value, so α, v = Xᵀα/(λn) and w stay the real ones and every
 checkpoint's P, D and gap are over all examples.
 
 Restoring the active set: liblinear restores every example when max PG − min PG ≤ its ε on the
@@ -89,8 +89,9 @@ DUE_SHARE = 1.0
 # a9a 0.01/n 1.38, 506 | 648; w8a 0.01/n 1.26, 78 | 110; heart_scale 0.01/n 1.08, 450 | 583; reuters_moneyfx
 # 0.01/n 1.08 and 1/n 1.05; madelon 1/n 1.09, 8 | 8-12; madelon 0.01/n 1.03; the other race problems 0.93-1.04 at
 # the same passes (heart_scale 1/n 0.93: 2.5 ms against 2.2). A checkpoint that asked for a restore of the whole
-# set when the last shrunk epoch's width·Σ|PG| fell to n·gap, on top of the readmissions, took the same passes or
-# more (a9a 0.01/n 595-606 against 506-554, madelon 0.01/n 319-341 against 338-342).
+# set when the last shrunk epoch's width·Σ|PG| fell to n·gap, on top of the readmissions, took more passes on a9a
+# 0.01/n (595-606 against 506-554) and about as many elsewhere (madelon 0.01/n 319-341 against 338-342, heart_scale,
+# phishing and reuters_moneyfx 0.01/n within their seeds' spread).
 READMIT = True
 # DUE_SUM's value when no epoch is due (tol ≤ 0, or a fixed cadence): below any Σ|PG|
 NEVER_DUE = -1.0
@@ -231,7 +232,7 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
 def readmit(active, ints, margins, alpha, y, code, s, indptr, state):
     """Bring back into the active set the left-out examples (``active[ints[N_ACTIVE]:]``) whose projected
     gradient at the margins z = Xw is not 0, each to a uniform slot among the epoch's unvisited ones
-    (``active[ints[POS]:]``, an inside-out Fisher–Yates step), growing ``ints[N_ACTIVE]`` and
+    (``active[ints[POS]:ints[N_ACTIVE]]``, an inside-out Fisher–Yates step), growing ``ints[N_ACTIVE]`` and
     ``ints[ACTIVE_NNZ]``; returns how many came back."""
     n = active.shape[0]
     n_active, pos = ints[N_ACTIVE], ints[POS]

@@ -277,7 +277,7 @@ def first_order_choice(problem) -> dict:
                     reason=f"the {problem.loss} loss is not smooth, so the face-off (which needs γ) does not "
                            "apply: SDCA (its exact step handles the loss) with a random permutation per epoch "
                            "and shrinking (its dual coordinates live in a box; the examples at a bound leave the "
-                           "epochs until the active set is restored)")
+                           "epochs until a checkpoint finds them wrong or the active set is restored)")
     work = faceoff_work(problem)
     kappa = problem.R ** 2 / (problem.lam * problem.gamma * n)
     sides = {side: _best_sampling(work[side, "uniform"], work[side, "importance"]) for side in ("primal", "dual")}

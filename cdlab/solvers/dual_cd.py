@@ -22,8 +22,9 @@ SDCA is its uniform special case with the exact step and shares the kernel.
 
 SDCA's ``shrinking=True`` (losses with a box-constrained dual coordinate, sampling="permutation",
 one thread) runs liblinear's shrinking (Hsieh et al. 2008, Algorithm 3; ``cdlab.solvers._shrinking``):
-examples whose α_i sits at a bound with the gradient pushing outward leave the epochs' active set until
-it is restored. Off by default: SDCA's theorems, and the bound the page draws, sample all n examples.
+examples whose α_i sits at a bound with the gradient pushing outward leave the epochs' active set until a
+checkpoint's margins show them wrong or the set is restored. Off by default: SDCA's theorems, and the bound the
+page draws, sample all n examples.
 After a checkpoint interval in which the certified gap stalled (fell by less than POLISH_FALL×), a run
 with shrinking takes conjugate-residual steps on the active set's free face before the next checkpoint
 (``cdlab.solvers._face_cr``), or projected Newton steps on a small active set whose free face is singular
