@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import race  # noqa: F401  first: it sets numba's thread count
 from cdlab.solvers import _face_cr
-from setting_pairs import hinge_main
+from setting_pairs import switch_main
 
 # the race's binary data sets, whose rows repeat (w8a, a9a, phishing), and others whose polish runs
 DEFAULT = ("w8a:0.01", "a9a:0.01", "phishing:0.01", "mushrooms:0.01", "ijcnn1:0.01", "heart_scale:0.01",
@@ -25,9 +25,8 @@ DEFAULT = ("w8a:0.01", "a9a:0.01", "phishing:0.01", "mushrooms:0.01", "ijcnn1:0.
 
 
 def main(argv=None):
-    put = lambda value: setattr(_face_cr, "GROUP_DUPLICATES", value)  # noqa: E731
-    hinge_main(argv, __doc__.splitlines()[0], put, (_face_cr.GROUP_DUPLICATES, False), ("groups", "apart"),
-               DEFAULT, repeats=5, seeds=3)
+    switch_main(argv, __doc__.splitlines()[0], _face_cr, "GROUP_DUPLICATES", False, ("groups", "apart"), DEFAULT,
+                repeats=5, seeds=3)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from numba import njit
 from cdlab.solvers import _face_cr
 from cdlab.solvers._box_newton import group_box, group_heads, share_out
 from cdlab.solvers._face_cr import FACE_CR_RTOL, box_reach, face_product, face_start, fix_at_bounds
-from setting_pairs import hinge_main
+from setting_pairs import switch_main
 
 DEFAULT = ("reuters_moneyfx:1", "reuters_moneyfx:0.01", "madelon:0.01", "colon-cancer:0.01")
 
@@ -93,9 +93,8 @@ def face_cg(indptr, indices, data, y, code, s, lam_n, row_sq, alpha, v, group_pt
 
 
 def main(argv=None):
-    put = lambda kernel: setattr(_face_cr, "face_cr", kernel)  # noqa: E731
-    hinge_main(argv, __doc__.splitlines()[0], put, (_face_cr.face_cr, face_cg), ("CR", "CG"), DEFAULT,
-               repeats=3, seeds=8)
+    switch_main(argv, __doc__.splitlines()[0], _face_cr, "face_cr", face_cg, ("CR", "CG"), DEFAULT, repeats=3,
+                seeds=8)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import race  # noqa: F401  first: it sets numba's thread count
 from cdlab.solvers import _shrinking
-from setting_pairs import hinge_main
+from setting_pairs import switch_main
 
 # every data set of the race at both λ
 DEFAULT = tuple(f"{name}:{factor}" for name in ("a9a", "w8a", "ijcnn1", "mushrooms", "phishing", "heart_scale",
@@ -25,9 +25,8 @@ DEFAULT = tuple(f"{name}:{factor}" for name in ("a9a", "w8a", "ijcnn1", "mushroo
 
 
 def main(argv=None):
-    put = lambda value: setattr(_shrinking, "READMIT", value)  # noqa: E731
-    hinge_main(argv, __doc__.splitlines()[0], put, (_shrinking.READMIT, False), ("readmit", "wait"),
-               DEFAULT, repeats=5, seeds=3)
+    switch_main(argv, __doc__.splitlines()[0], _shrinking, "READMIT", False, ("readmit", "wait"), DEFAULT,
+                repeats=5, seeds=3)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Whole ``cdlab.solve`` calls under cdlab's shipped value of one setting and under another, for the A/B
 benchmarks (forcing_bench.py, hessian_f32_bench.py, box_newton_bench.py, readmit_bench.py,
 face_cr_bench.py): the calls, and the line each prints after ``full_row_prefetch_bench.interleaved`` has timed
-them in pairs; ``hinge_main``, the whole program of the benchmarks of SDCA with shrinking on the hinge loss."""
+them in pairs; ``hinge_main``, the whole program of the benchmarks of SDCA with shrinking on the hinge loss, and
+``switch_main``, the same over one module attribute."""
 from __future__ import annotations
 
 import argparse
@@ -58,6 +59,12 @@ def _passes(values):
     if len(distinct) == 1:
         return f"{distinct[0]:.0f}"
     return f"{np.median(values):.0f} ({distinct[0]:.0f}–{distinct[-1]:.0f})"
+
+
+def switch_main(argv, description, module, name, other, labels, default, repeats, seeds):
+    """``hinge_main`` over one attribute of a module: ``module.name`` as shipped against ``other``."""
+    hinge_main(argv, description, lambda value: setattr(module, name, value), (getattr(module, name), other), labels,
+               default, repeats, seeds)
 
 
 def hinge_main(argv, description, put, values, labels, default, repeats, seeds):

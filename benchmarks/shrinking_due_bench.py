@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import race  # noqa: F401  first: it sets numba's thread count
 from cdlab.solvers import _shrinking
-from setting_pairs import hinge_main
+from setting_pairs import switch_main
 
 DEFAULT = ("madelon:1", "ijcnn1:1", "w8a:1", "a9a:1", "phishing:1", "mushrooms:1", "reuters_moneyfx:1",
            "rcv1_small:1", "heart_scale:0.01", "reuters_moneyfx:0.01", "madelon:0.01")
 
 
 def main(argv=None):
-    put = lambda value: setattr(_shrinking, "DUE_SHARE", value)  # noqa: E731
-    hinge_main(argv, __doc__.splitlines()[0], put, (_shrinking.DUE_SHARE, _shrinking.NEVER_DUE), ("due", "cadence"),
-               DEFAULT, repeats=3, seeds=5)
+    switch_main(argv, __doc__.splitlines()[0], _shrinking, "DUE_SHARE", _shrinking.NEVER_DUE, ("due", "cadence"),
+                DEFAULT, repeats=3, seeds=5)
 
 
 if __name__ == "__main__":
