@@ -173,7 +173,8 @@ def test_the_work_count_is_the_nonzeros_of_the_rows_visited(real_data, monkeypat
 
 
 def test_a_checkpoint_brings_back_exactly_the_left_out_examples_whose_projected_gradient_is_not_zero(real_data):
-    """ActiveSet.checkpointed with the margins Xw of the current α: the left-out examples with PG ≠ 0 there
+    """ActiveSet.checkpointed with the margins Xw of the current α, then the next chunk (``advance``, here of no
+    visits): the left-out examples with PG ≠ 0 there
     (recomputed here in numpy) join the epoch's unvisited slots, the visited ones and the others left out keep
     theirs, the active set's nonzeros grow by their rows', and the slots still hold every example once; without
     margins (or READMIT off) nothing changes."""
@@ -196,13 +197,17 @@ def test_a_checkpoint_brings_back_exactly_the_left_out_examples_whose_projected_
     assert 0 < len(back) < len(left_out)
     before = active.active.copy()
     nnz_before = int(active.ints[_shrinking.ACTIVE_NNZ])
-    active.checkpointed(problem=problem, alpha=alpha, margins=None)
+    active.checkpointed(margins=None)
+    active.advance(problem, alpha, v, v, 0.0, 0)
     assert np.array_equal(active.active, before)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_shrinking, "READMIT", False)
-        active.checkpointed(problem=problem, alpha=alpha, margins=margins)
+        active.checkpointed(margins=margins)
+        active.advance(problem, alpha, v, v, 0.0, 0)
     assert np.array_equal(active.active, before) and active.size == size
-    active.checkpointed(problem=problem, alpha=alpha, margins=margins)
+    active.checkpointed(margins=margins)
+    assert active.size == size  # the next chunk brings them back ...
+    active.advance(problem, alpha, v, v, 0.0, 0)
     assert active.size == size + len(back)
     assert np.array_equal(active.active[:pos], before[:pos])  # the visited slots keep their examples
     assert set(active.active[pos:active.size].tolist()) == set(before[pos:size].tolist()) | back

@@ -29,8 +29,9 @@ going until the driver's certificate over all examples reaches its tolerance.
 The certificate brings back the left-out examples that are wrong: its pass over X computes every margin
 z_i = x_i·w at the current α (``driver._checkpoint``), from which each left-out example's PG_i costs O(1), no
 read of X. Those whose PG_i is not 0 (not at an end of the box, or their gradient no longer pushes against it:
-flipped since they left) come back into the epoch under way (``ActiveSet.checkpointed``, ``readmit``), each to
-a uniform slot among its unvisited ones; the rest stay out, right at that w. liblinear has no such pass: the
+flipped since they left) come back into the epoch under way as the next chunk starts (``ActiveSet.advance``,
+``readmit``; α has not moved since the checkpoint), each to a uniform slot among its unvisited ones; the rest stay
+out, right at that w. liblinear has no such pass: the
 left-out examples that flipped wait for the ratio rule's restore, and a rule on the ratio alone asks each
 cycle's active set to fall 1/UNSHRINK_RATIO below a full epoch that was itself measured near the optimum, which
 at small λ spent hundreds of passes on an active set already at its optimum (READMIT's comment).
@@ -268,15 +269,14 @@ class ActiveSet:
         self.floats = np.array([np.inf, -np.inf, -np.inf, np.inf, 0.0, np.inf, NEVER_DUE])
         # the box's width: n·gap ≤ width·Σ|PG| (the module docstring)
         self.width = 2.0 if problem.loss == "absolute" else 1.0
+        # the last checkpoint's margins until the next chunk brings its wrong examples back (``advance``)
+        self.margins = None
 
-    def checkpointed(self, tol=0.0, auto_cadence=False, problem=None, alpha=None, margins=None):
-        """Bring back the left-out examples whose projected gradient at the checkpoint's margins (Xw at the
-        current α) is not 0 (``readmit``, while READMIT); clear a due flag, and set the Σ|PG| at which a full
-        epoch is due from the run's ``tol`` (none when tol ≤ 0, or unless ``auto_cadence``: eval_every="auto";
-        the module docstring)."""
-        if READMIT and margins is not None and self.ints[N_ACTIVE] < self.n:
-            readmit(self.active, self.ints, margins, alpha, problem.y, problem.loss_code, problem.s,
-                    problem.csr_arrays[0], self.state)
+    def checkpointed(self, tol=0.0, auto_cadence=False, margins=None):
+        """Keep the checkpoint's margins (Xw at the current α) for the next chunk's ``readmit``; clear a due flag,
+        and set the Σ|PG| at which a full epoch is due from the run's ``tol`` (none when tol ≤ 0, or unless
+        ``auto_cadence``: eval_every="auto"; the module docstring)."""
+        self.margins = margins
         self.floats[DUE_SUM] = DUE_SHARE * self.n * tol / self.width if tol > 0.0 and auto_cadence else NEVER_DUE
         self.ints[DUE] = 0
 
@@ -290,8 +290,14 @@ class ActiveSet:
         return int(self.ints[N_ACTIVE])
 
     def advance(self, p, alpha, v, w, thresh, n_steps) -> int:
-        """At most ``n_steps`` visits of the active set (``shrinking_chunk``; ``ran`` holds how many); the nonzeros
-        they read."""
+        """The left-out examples wrong at the last checkpoint's margins back (``readmit``, while READMIT: α has not
+        moved since, and a run that ends at that checkpoint never pays for it), then at most ``n_steps`` visits of
+        the active set (``shrinking_chunk``; ``ran`` holds how many); the nonzeros they read."""
+        if self.margins is not None:
+            if READMIT and self.ints[N_ACTIVE] < self.n:
+                readmit(self.active, self.ints, self.margins, alpha, p.y, p.loss_code, p.s, p.csr_arrays[0],
+                        self.state)
+            self.margins = None
         return shrinking_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples,
                                thresh, p.row_norms_sq, alpha, v, w, n_steps, self.state, self.active, self.ints,
                                self.floats, UNSHRINK_RATIO, self.nnz, full_rows(p))

@@ -219,9 +219,7 @@ class DualCDState(State):
             self.checkpoints_when_due = True
             self.estimate.checkpointed(self, row, tol)
         if self.active_set is not None:
-            # a checkpoint that ends the run brings no example back
-            self.active_set.checkpointed(tol, self.auto_cadence, self.p, self.alpha,
-                                         margins if row["gap"] > tol else None)
+            self.active_set.checkpointed(tol, self.auto_cadence, margins)
             last = self.last_row
             self.face_due = last is not None and row["gap"] > last["gap"] / POLISH_FALL
             self.last_row = row
