@@ -267,6 +267,29 @@ def test_a_full_epoch_that_finds_the_certificate_due_ends_the_chunk(real_data):
         assert active.ran == n and active.ints[_shrinking.DUE] == 1
 
 
+def test_a_shrunk_epoch_that_finds_the_certificate_due_ends_the_chunk(real_data, monkeypatch):
+    """An epoch of the shrunk active set whose width·Σ|PG| is at most DUE_SHARE·n·tol ends the chunk too (tol so
+    large that any epoch is due): the chunk stops after that epoch's visits, one per example active when it began,
+    with the examples left out still out; without auto_cadence, or with DUE_SHRUNK off, it runs whole."""
+    X, y = real_data("heart_scale")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
+    n = problem.n_samples
+    for auto_cadence, shrunk in ((True, True), (False, True), (True, False)):
+        monkeypatch.setattr(_shrinking, "DUE_SHRUNK", shrunk)
+        alpha, v = np.zeros(n), np.zeros(problem.n_features)
+        active = _shrinking.ActiveSet(problem, np.random.default_rng(0))
+        while active.size == n:  # examples leave during a full epoch: the next one begins shrunk
+            active.advance(problem, alpha, v, v, 0.0, active.size)
+        size = active.size
+        assert active.ints[_shrinking.POS] == 0 and active.ints[_shrinking.FULL] == 0 and size < n
+        active.checkpointed(tol=1e6, auto_cadence=auto_cadence)
+        active.advance(problem, alpha, v, v, 0.0, 3 * n)
+        if auto_cadence and shrunk:
+            assert active.ran == size and active.ints[_shrinking.DUE] == 1 and active.size <= size < n
+        else:
+            assert active.ran == 3 * n and active.ints[_shrinking.DUE] == 0
+
+
 def test_a_run_certified_where_full_epochs_are_due_counts_the_visits_it_ran(real_data, monkeypatch):
     """With DUE_SHARE so large that every full epoch is due, an eval_every="auto" run's chunks end early (the
     kernel ran fewer visits than the driver asked), the trace's steps are the visits run, and the run ends

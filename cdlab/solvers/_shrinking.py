@@ -38,11 +38,14 @@ at small λ spent hundreds of passes on an active set already at its optimum (RE
 
 When the certificate is due: a full epoch (one that began with every example active) measures the bound
 above, n·gap ≤ width·Σ|PG| over all n examples, each |PG_i| at the w of its visit (an example that leaves has
-PG = 0, so the sum is over all n). Under eval_every="auto" with tol > 0, a full epoch whose width·Σ|PG| is at most
+PG = 0, so the sum is over all n). Under eval_every="auto" with tol > 0, an epoch whose width·Σ|PG| is at most
 DUE_SHARE·n·tol ends the chunk there (the visits it ran: ``ActiveSet.ran``, so a chunk runs at most the visits
-asked), and the driver certifies at once rather than at the geometric cadence's next checkpoint. The certificate
-decides, as always. (SDCA without shrinking is scheduled by a sampled gap estimate, ``_gap_estimate``, whose
-docstring says why shrinking keeps the geometric cadence otherwise.)
+asked), and the driver certifies at once rather than at the geometric cadence's next checkpoint. A full epoch
+then bounds the gap by about tol; a shrunk one bounds only the active examples' share, and its certificate either
+holds or brings back the left-out examples that are wrong, at a pass over X (the margins) rather than the active
+set's further epochs or a restore of the whole set (``DUE_SHRUNK``). The certificate decides, as always. (SDCA
+without shrinking is scheduled by a sampled gap estimate, ``_gap_estimate``, whose docstring says why shrinking
+keeps the geometric cadence otherwise.)
 
 Each epoch's order is drawn when the epoch before it ends, as liblinear does: a Fisher–Yates shuffle of
 the active examples (``shuffle_active``) in ``active[:n_active]``, which the epoch then visits slot by
@@ -75,15 +78,23 @@ UNSHRINK_RATIO = 1e-3
 # the one sampling shrinking runs with: the active examples in a random order per epoch
 SHRINKING_SAMPLING = "permutation"
 
-# Under eval_every="auto", a full epoch whose width·Σ|PG| is at most DUE_SHARE·n·tol ends the chunk: the driver
-# certifies there (the module docstring). Measured (benchmarks/shrinking_due_bench.py: hinge, whole solves to a
-# certified relative gap of 1e-6, seeds 0-4, passes, median and max, without → with): madelon 1/n 8, 16 → 8, 12;
+# Under eval_every="auto", an epoch whose width·Σ|PG| is at most DUE_SHARE·n·tol ends the chunk: the driver
+# certifies there (the module docstring). Full epochs alone, measured (benchmarks/shrinking_due_bench.py: hinge,
+# whole solves to a certified relative gap of 1e-6, seeds 0-4, passes, median and max, without → with): madelon 1/n
+# 8, 16 → 8, 12;
 # ijcnn1 1/n (seeds 0-2) 15, 16 → 13, 14;
 # every other race problem's hinge at 1/n and 0.01/n alike (heart_scale, colon-cancer, rcv1_small, mushrooms,
 # phishing, reuters_moneyfx, madelon 0.01/n; seeds 0-2: a9a, w8a, ijcnn1 0.01/n). Restoring the set, as liblinear
 # does, once a shrunk epoch's width·Σ|PG| is at most n·tol took w8a 1/n from 8 passes to 12-13 and a9a 1/n from
 # 17 to 18-20.
 DUE_SHARE = 1.0
+# While True, an epoch of the shrunk active set is due by the same Σ|PG| (the module docstring). Measured
+# (benchmarks/shrunk_due_bench.py: full epochs alone ÷ both; seeds 0-2 a call, passes both | full alone): ijcnn1
+# 1/n 1.12, 12 | 13; w8a 1/n 1.07; heart_scale 1/n 1.05, 22 | 23; phishing 0.01/n 1.04; a9a 1/n 1.04; the other
+# race problems' hinge 0.99-1.02 at the same passes. A shrunk epoch's due Σ|PG| at 4× a full one's took up to 2×
+# the time (more certificates: heart_scale 1/n 2.0, a9a 1/n 1.37); at 1/4 of it, 1.03-1.07× more on a9a, w8a,
+# ijcnn1 1/n.
+DUE_SHRUNK = True
 # At each checkpoint the left-out examples whose projected gradient at its margins is not 0 come back (``readmit``)
 # while this is True. Measured (benchmarks/readmit_bench.py --repeats 3: hinge, whole solves to a certified
 # relative gap of 1e-6, seeds 0-2 a call; ratio rule alone ÷ readmitting, passes readmitting | ratio rule alone):
@@ -101,8 +112,8 @@ NEVER_DUE = -1.0
 # found the certificate due, which ends every chunk at once until the next checkpoint) ...
 INTS = N_ACTIVE, POS, ACTIVE_NNZ, FULL, RAN, DUE = range(6)
 # ... and floats: M̄ and m̄ of the previous epoch, this epoch's max PG, min PG and Σ|PG|, the last full
-# epoch's Σ|PG|, the Σ|PG| at or below which a full epoch finds the certificate due (−1: never)
-FLOATS = PG_MAX_OLD, PG_MIN_OLD, PG_MAX, PG_MIN, PG_SUM, FULL_PG_SUM, DUE_SUM = range(7)
+# epoch's Σ|PG|, the Σ|PG| at or below which a full epoch finds the certificate due (−1: never), and a shrunk one
+FLOATS = PG_MAX_OLD, PG_MIN_OLD, PG_MAX, PG_MIN, PG_SUM, FULL_PG_SUM, DUE_SUM, SHRUNK_DUE_SUM = range(8)
 
 
 def shrinking_flag(options) -> bool:
@@ -161,7 +172,7 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
     n_active, pos, active_nnz, full = ints[N_ACTIVE], ints[POS], ints[ACTIVE_NNZ], ints[FULL]
     pg_max_old, pg_min_old = floats[PG_MAX_OLD], floats[PG_MIN_OLD]
     pg_max, pg_min, pg_sum, full_sum = floats[PG_MAX], floats[PG_MIN], floats[PG_SUM], floats[FULL_PG_SUM]
-    due_sum = floats[DUE_SUM]
+    due_sum, shrunk_due_sum = floats[DUE_SUM], floats[SHRUNK_DUE_SUM]
     touched, ran, due = 0, 0, ints[DUE]
     while ran < n_steps and due == 0:
         ran += 1
@@ -211,7 +222,7 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
         if pos >= n_active:  # the epoch is over
             if full:
                 full_sum = pg_sum
-            if full and pg_sum <= due_sum:
+            if pg_sum <= (due_sum if full else shrunk_due_sum):
                 due = 1
             if n_active < n and pg_sum <= ratio * full_sum:
                 n_active, active_nnz = n, nnz
@@ -266,7 +277,7 @@ class ActiveSet:
         self.ints = np.zeros(len(INTS), dtype=np.int64)
         self.ints[[N_ACTIVE, ACTIVE_NNZ, FULL]] = n, problem.nnz, 1
         # in FLOATS' order
-        self.floats = np.array([np.inf, -np.inf, -np.inf, np.inf, 0.0, np.inf, NEVER_DUE])
+        self.floats = np.array([np.inf, -np.inf, -np.inf, np.inf, 0.0, np.inf, NEVER_DUE, NEVER_DUE])
         # the box's width: n·gap ≤ width·Σ|PG| (the module docstring)
         self.width = 2.0 if problem.loss == "absolute" else 1.0
         # the last checkpoint's margins until the next chunk brings its wrong examples back (``advance``)
@@ -274,10 +285,11 @@ class ActiveSet:
 
     def checkpointed(self, tol=0.0, auto_cadence=False, margins=None):
         """Keep the checkpoint's margins (Xw at the current α) for the next chunk's ``readmit``; clear a due flag,
-        and set the Σ|PG| at which a full epoch is due from the run's ``tol`` (none when tol ≤ 0, or unless
+        and set the Σ|PG| at which an epoch is due from the run's ``tol`` (none when tol ≤ 0, or unless
         ``auto_cadence``: eval_every="auto"; the module docstring)."""
         self.margins = margins
         self.floats[DUE_SUM] = DUE_SHARE * self.n * tol / self.width if tol > 0.0 and auto_cadence else NEVER_DUE
+        self.floats[SHRUNK_DUE_SUM] = self.floats[DUE_SUM] if DUE_SHRUNK else NEVER_DUE
         self.ints[DUE] = 0
 
     @property

@@ -170,8 +170,8 @@ def solve(problem, method="sdca", sampling="uniform", *, reference=None, **kwarg
         default ``eval_every="auto"`` spaces checkpoints geometrically and aims
         them at the pass where the gap reaches tol (SDCA and dual CD on one
         thread without shrinking: where a sampled gap estimate says it may
-        have, ``_gap_estimate``; with shrinking, also after a full epoch whose
-        Σ|PG| bounds the gap by tol, ``_shrinking``; Newton: after its due
+        have, ``_gap_estimate``; with shrinking, also after an epoch whose
+        Σ|PG| is at most n·tol, ``_shrinking``; Newton: after its due
         steps): give a number
         for a curve with regular checkpoints. The trace keeps
         at most ``MAX_TRACE_ROWS`` + 1 rows (older rows thinned evenly beyond
