@@ -127,6 +127,36 @@ def test_rows_over_too_many_columns_are_refused():
     np.testing.assert_array_equal(alpha, 0.5 * problem.y)
 
 
+def test_polish_goes_on_to_face_cr_where_projected_newton_declines(monkeypatch):
+    """An active set of 40 groups of 10 equal rows and labels over more than BOX_NEWTON_MAX_COLUMNS columns: its
+    free face, more examples than columns, is singular, and projected Newton declines the set for its columns;
+    the polish runs conjugate residuals on the face's groups (fewer than the columns), raising D with v kept
+    equal to Xᵀα/(λn) and equal rows at equal α; with FACE_CR_AFTER_BOX_NEWTON off it reads nothing and leaves α
+    as it was."""
+    d = _box_newton.BOX_NEWTON_MAX_COLUMNS + 10
+    rows = np.repeat(np.arange(40), 10)
+    X = sp.random(40, d, density=0.5, random_state=1, format="csr")[rows]
+    problem = cdlab.Problem(X, np.where(rows % 2 == 0, 1.0, -1.0), loss="hinge", lam=0.01)
+    examples = np.arange(problem.n_samples)
+    assert examples.size > problem.n_nonempty_columns
+    assert _face_cr.groups(problem, examples)[0].size - 1 == 40
+    for fallback in (True, False):
+        monkeypatch.setattr(_face_cr, "FACE_CR_AFTER_BOX_NEWTON", fallback)
+        alpha = 0.5 * problem.y
+        v = problem.v_from_alpha(alpha)
+        assert run(problem, alpha, v, examples) == (0, 0)
+        before = problem.dual(alpha)
+        read = _face_cr.polish(problem, alpha, v, examples, 10**12)
+        if fallback:
+            assert read > 0 and problem.dual(alpha) > before
+            np.testing.assert_allclose(v, problem.v_from_alpha(alpha), atol=1e-10)
+            assert in_box(problem, alpha)
+            np.testing.assert_allclose(alpha.reshape(40, 10), alpha.reshape(40, 10)[:, :1].repeat(10, 1), atol=1e-12)
+        else:
+            assert read == 0
+            np.testing.assert_array_equal(alpha, 0.5 * problem.y)
+
+
 def test_polish_takes_projected_newton_on_a_small_singular_active_set_and_nothing_on_a_large_one():
     for loss in SINGULAR_LOSSES:
         problem, alpha, v = singular_setup(loss, n=2 * _box_newton.BOX_NEWTON_MAX_EXAMPLES)

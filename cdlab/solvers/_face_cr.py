@@ -61,8 +61,9 @@ sufficient condition, not a necessary one: duplicated rows make A singular too):
 unique and the solve wanders in A's null space, moving α where w does not move. Measured (whole solves,
 hinge, λ = 0.01/n, three seeds, then with CG): polishing such faces took ijcnn1 (22 features) from 335 passes to
 the 3000-pass cap, and mushrooms from 135 to 256; ``polish`` hands an active set of at most
-BOX_NEWTON_MAX_EXAMPLES groups (below) to projected Newton (``_box_newton``) instead, and refuses the others
-unless their face has no more groups than columns.
+BOX_NEWTON_MAX_EXAMPLES groups (below) to projected Newton (``_box_newton``) instead, and takes the others, and
+those projected Newton declines (FACE_CR_AFTER_BOX_NEWTON), to CR over the face's groups where they are no more
+than columns, else refuses them.
 Examples of equal rows and labels move as one (``groups``; c = 0 only): their share of f depends on the sum of
 their box coordinates alone, a coordinate in [low·m, m] for m of them with A's row and diagonal of one of them,
 and the polish leaves them equal shares of it (the gap bound above then weighs group k's |r_k| by m_k). On binary
@@ -104,6 +105,12 @@ POLISH_SHARE = 0.5
 # The polish of a face singular as examples moves those of equal rows and labels as one (``groups``);
 # GROUP_DUPLICATES, read at call time, is the switch (benchmarks/duplicates_bench.py turns it off)
 GROUP_DUPLICATES = True
+# While True, an active set that projected Newton declines (its first iteration's dense work beyond the budget, or
+# its rows over more than BOX_NEWTON_MAX_COLUMNS columns) goes on to CR over its face's groups, as a larger set
+# does. w8a hinge λ = 1/n, seed 0: an active set of 1929 examples in 233 groups over 272 columns, its face 199
+# groups, was left to coordinate ascent, which spent 258 k visits (5 epochs of n) on it; CR there took the run
+# from 7.7 passes to 7.1 and the call from 44 to 37 ms. Measured: benchmarks/face_cr_fallback_bench.py.
+FACE_CR_AFTER_BOX_NEWTON = True
 
 
 def free_face(problem, alpha, examples):
@@ -141,8 +148,8 @@ def polish(problem, alpha, v, examples, budget) -> int:
     ℓ1 term (w = v), and for the hinge and absolute loss no more examples than X has nonempty columns (more
     make A = S X_F X_Fᵀ S/(λn) singular). A face singular so goes to projected Newton over the active set
     (``_box_newton``) where that set has at most BOX_NEWTON_MAX_EXAMPLES groups of equal rows and labels
-    (``groups``), else to ``face_cr`` over the face's groups where they are no more than X's nonempty columns.
-    Returns the nonzeros read."""
+    (``groups``), else, or where projected Newton declines it (FACE_CR_AFTER_BOX_NEWTON), to ``face_cr`` over the
+    face's groups where they are no more than X's nonempty columns. Returns the nonzeros read."""
     face = free_face(problem, alpha, examples)
     if face.shape[0] == 0 or problem.l1 != 0:
         return 0
@@ -156,7 +163,8 @@ def polish(problem, alpha, v, examples, budget) -> int:
     if group_ptr.shape[0] - 1 <= _box_newton.BOX_NEWTON_MAX_EXAMPLES:
         read, _ = box_newton(*problem.csr_arrays, problem.y, problem.loss_code, lam_n, problem.row_norms_sq, alpha,
                              v, group_ptr, members, budget, BOX_NEWTON_MAX_ITER)
-        return read
+        if read or not FACE_CR_AFTER_BOX_NEWTON:
+            return read
     group_ptr, members = groups(problem, face)
     if group_ptr.shape[0] - 1 > problem.n_nonempty_columns:
         return 0
