@@ -7,7 +7,8 @@ by SDCA with shrinking (the race's hinge method) to a certified relative gap of 
 ``race.certified_p_star``): whole ``cdlab.solve`` calls, certificate included, in interleaved pairs in this
 one process, "newton" as shipped, "without" with ``_box_newton.BOX_NEWTON_MAX_EXAMPLES`` = 0 and
 ``_face_cr.GROUP_DUPLICATES`` off (a face singular as examples is not polished; with the groups on, one of few
-enough groups would be polished by conjugate residuals). Each timed call runs the seeds 0 … SEEDS − 1 one after the
+enough groups would be polished by conjugate residuals, as the shipped side does where projected Newton declines:
+``_face_cr.FACE_CR_AFTER_BOX_NEWTON``). Each timed call runs the seeds 0 … SEEDS − 1 one after the
 other: a polish changes the random path that follows, so one seed's ratio is mostly that path's luck. JIT
 compilation happens before the timing. Printed: median milliseconds of each call, the median of the pairs'
 ratios (without ÷ newton: > 1, newton faster) and their range, the passes of each (median and range over

@@ -1,4 +1,4 @@
-"""SDCA with shrinking, certified right after a full epoch whose Σ|PG| bounds the gap by tol
+"""SDCA with shrinking, certified right after an epoch whose Σ|PG| is at most n·tol, full or shrunk
 (``_shrinking.DUE_SHARE``, as shipped), against the geometric cadence's checkpoints alone.
 
     python benchmarks/shrinking_due_bench.py [NAME:FACTOR ...] [--repeats 3] [--seeds 5]

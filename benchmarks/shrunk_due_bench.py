@@ -1,5 +1,5 @@
 """SDCA with shrinking, certified right after any epoch whose Σ|PG| is at most n·tol, shrunk or full
-(``_shrinking.DUE_SHRUNK``, as shipped), against after a full epoch alone.
+(``_shrinking.DUE_SHRUNK``, as shipped), against certifying after a full epoch alone.
 
     python benchmarks/shrunk_due_bench.py [NAME:FACTOR ...] [--repeats 3] [--seeds 3]
 

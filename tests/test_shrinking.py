@@ -282,6 +282,8 @@ def test_a_shrunk_epoch_that_finds_the_certificate_due_ends_the_chunk(real_data,
             active.advance(problem, alpha, v, v, 0.0, active.size)
         size = active.size
         assert active.ints[_shrinking.POS] == 0 and active.ints[_shrinking.FULL] == 0 and size < n
+        # the epoch reads more than SHRUNK_DUE_READS·nnz(X), so the guard below does not hold it back
+        assert active.ints[_shrinking.ACTIVE_NNZ] >= _shrinking.SHRUNK_DUE_READS * problem.nnz
         active.checkpointed(tol=1e6, auto_cadence=auto_cadence)
         active.advance(problem, alpha, v, v, 0.0, 3 * n)
         if auto_cadence and shrunk:
@@ -290,8 +292,29 @@ def test_a_shrunk_epoch_that_finds_the_certificate_due_ends_the_chunk(real_data,
             assert active.ran == 3 * n and active.ints[_shrinking.DUE] == 0
 
 
+def test_a_shrunk_epoch_is_due_only_after_its_share_of_reads_since_the_checkpoint(real_data):
+    """A shrunk epoch of five examples right after a checkpoint reads less than SHRUNK_DUE_READS·nnz(X): at any
+    tol it is not due, and the chunk runs on (a certificate reads X once: the guard bounds the certificates a
+    pass pays for)."""
+    X, y = real_data("heart_scale")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0])
+    n = problem.n_samples
+    alpha, v = np.zeros(n), np.zeros(problem.n_features)
+    active = _shrinking.ActiveSet(problem, np.random.default_rng(0))
+    five = active.active[:5]
+    active.ints[[_shrinking.N_ACTIVE, _shrinking.POS, _shrinking.FULL]] = 5, 0, 0
+    active.ints[_shrinking.ACTIVE_NNZ] = problem.row_nnz[five].sum()
+    active.floats[[_shrinking.PG_MAX_OLD, _shrinking.PG_MIN_OLD]] = np.inf, -np.inf  # none leaves
+    active.floats[_shrinking.FULL_PG_SUM] = 0.0  # no restore of the whole set
+    assert problem.row_nnz[five].sum() < _shrinking.SHRUNK_DUE_READS * problem.nnz
+    active.checkpointed(tol=1e6, auto_cadence=True)
+    active.advance(problem, alpha, v, v, 0.0, 5)
+    assert active.ran == 5 and active.ints[_shrinking.POS] == 0 and active.size == 5
+    assert active.ints[_shrinking.DUE] == 0 and active.ints[_shrinking.READ] == problem.row_nnz[five].sum()
+
+
 def test_a_run_certified_where_full_epochs_are_due_counts_the_visits_it_ran(real_data, monkeypatch):
-    """With DUE_SHARE so large that every full epoch is due, an eval_every="auto" run's chunks end early (the
+    """With DUE_SHARE so large that every epoch is due, an eval_every="auto" run's chunks end early (the
     kernel ran fewer visits than the driver asked), the trace's steps are the visits run, and the run ends
     certified at the optimum of an independent solver (L-BFGS-B on the dual). Under a fixed cadence
     (eval_every=1) no epoch is due: every chunk runs whole."""

@@ -161,7 +161,8 @@ def box_newton(indptr, indices, data, y, code, lam_n, row_sq, alpha, v, group_pt
     The examples come in groups of equal rows and labels (``_face_cr.groups``): group e is
     members[group_ptr[e]:group_ptr[e + 1]], and moves as one example whose box coordinate is the sum of theirs,
     in [low·m_e, m_e] for m_e members, at the end shared equally among them. (0, 0), and nothing changed, where
-    ``first_work`` does not fit or the rows use more than BOX_NEWTON_MAX_COLUMNS columns. The example limit
+    the rows use no column or more than BOX_NEWTON_MAX_COLUMNS, or ``first_work`` does not fit (``_face_cr.polish``
+    then goes on to conjugate residuals where the face allows). The example limit
     BOX_NEWTON_MAX_EXAMPLES is ``_face_cr.polish``'s, on the groups. ``row_sq``: ‖x_i‖²
     (``Problem.row_norms_sq``), K's diagonal times λn."""
     m = group_ptr.shape[0] - 1

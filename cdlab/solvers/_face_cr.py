@@ -52,7 +52,7 @@ Measured (whole solves of benchmarks/race.py's hinge problems to a certified rel
 seeds 0-7: median, mean, max; CG → CR with every step CR's → as shipped): reuters_moneyfx 1/n 98, 114, 203 → 65,
 67, 97 → 64, 66, 92; reuters_moneyfx 0.01/n 172, 170, 176 → 190, 186, 196 → 185, 185, 193; madelon 0.01/n 344,
 350, 381 → 350, 359, 410 → 338, 336, 369; colon-cancer 0.01/n 48, 48, 49 throughout; alike on heart_scale,
-rcv1_small, phishing, a9a, mushrooms and w8a (no polish, or projected Newton's). CG's f-minimising step at every
+rcv1_small, phishing, a9a, mushrooms and w8a 0.01/n (no polish, or projected Newton's). CG's f-minimising step at every
 step instead of only at a restart: reuters_moneyfx 1/n 72, 96, 191. Whole calls timed side by side:
 benchmarks/face_cr_bench.py.
 
@@ -83,7 +83,7 @@ from numba import njit
 
 from .. import losses as L
 from . import _box_newton
-from ._box_newton import BOX_NEWTON_MAX_ITER, box_newton, group_box, group_heads, share_out
+from ._box_newton import BOX_NEWTON_MAX_ITER, _box_columns, box_newton, group_box, group_heads, share_out
 from ._kernels import sparse_axpy, sparse_dot
 
 # CR on the face stops once its preconditioned residual norm falls to this fraction of its first
@@ -148,8 +148,9 @@ def polish(problem, alpha, v, examples, budget) -> int:
     ℓ1 term (w = v), and for the hinge and absolute loss no more examples than X has nonempty columns (more
     make A = S X_F X_Fᵀ S/(λn) singular). A face singular so goes to projected Newton over the active set
     (``_box_newton``) where that set has at most BOX_NEWTON_MAX_EXAMPLES groups of equal rows and labels
-    (``groups``), else, or where projected Newton declines it (FACE_CR_AFTER_BOX_NEWTON), to ``face_cr`` over the
-    face's groups where they are no more than X's nonempty columns. Returns the nonzeros read."""
+    (``groups``), else to ``face_cr`` over the face's groups where they are no more than X's nonempty columns, and
+    where projected Newton declines it (FACE_CR_AFTER_BOX_NEWTON) where they are no more than the columns the face's
+    rows use. Returns the nonzeros read."""
     face = free_face(problem, alpha, examples)
     if face.shape[0] == 0 or problem.l1 != 0:
         return 0
@@ -159,14 +160,18 @@ def polish(problem, alpha, v, examples, budget) -> int:
         return face_cr(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, lam_n, problem.row_norms_sq,
                        alpha, v, np.arange(face.shape[0] + 1), face, budget)
     group_ptr, members = groups(problem, np.sort(examples))
+    columns = problem.n_nonempty_columns
     # read at call time: the one switch of projected Newton (benchmarks/box_newton_bench.py sets it to 0)
     if group_ptr.shape[0] - 1 <= _box_newton.BOX_NEWTON_MAX_EXAMPLES:
         read, _ = box_newton(*problem.csr_arrays, problem.y, problem.loss_code, lam_n, problem.row_norms_sq, alpha,
                              v, group_ptr, members, budget, BOX_NEWTON_MAX_ITER)
         if read or not FACE_CR_AFTER_BOX_NEWTON:
             return read
+        # a set this small uses few of X's columns: its face's groups are held to the columns its own rows use
+        indptr, indices, _ = problem.csr_arrays
+        columns = _box_columns(indptr, indices, face, problem.n_features)[0].shape[0]
     group_ptr, members = groups(problem, face)
-    if group_ptr.shape[0] - 1 > problem.n_nonempty_columns:
+    if group_ptr.shape[0] - 1 > columns:
         return 0
     return face_cr(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, lam_n, problem.row_norms_sq,
                    alpha, v, group_ptr, members, budget)

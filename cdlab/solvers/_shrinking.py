@@ -40,7 +40,8 @@ When the certificate is due: a full epoch (one that began with every example act
 above, n·gap ≤ width·Σ|PG| over all n examples, each |PG_i| at the w of its visit (an example that leaves has
 PG = 0, so the sum is over all n). Under eval_every="auto" with tol > 0, an epoch whose width·Σ|PG| is at most
 DUE_SHARE·n·tol ends the chunk there (the visits it ran: ``ActiveSet.ran``, so a chunk runs at most the visits
-asked), and the driver certifies at once rather than at the geometric cadence's next checkpoint. A full epoch
+asked), and the driver certifies at once rather than at the geometric cadence's next checkpoint (a shrunk epoch
+once the steps since the last checkpoint have read SHRUNK_DUE_READS·nnz(X)). A full epoch
 then bounds the gap by about tol; a shrunk one bounds only the active examples' share, and its certificate either
 holds or brings back the left-out examples that are wrong, at a pass over X (the margins) rather than the active
 set's further epochs or a restore of the whole set (``DUE_SHRUNK``). The certificate decides, as always. (SDCA
@@ -89,12 +90,19 @@ SHRINKING_SAMPLING = "permutation"
 # 17 to 18-20.
 DUE_SHARE = 1.0
 # While True, an epoch of the shrunk active set is due by the same Σ|PG| (the module docstring). Measured
-# (benchmarks/shrunk_due_bench.py: full epochs alone ÷ both; seeds 0-2 a call, passes both | full alone): ijcnn1
-# 1/n 1.12, 12 | 13; w8a 1/n 1.07; heart_scale 1/n 1.05, 22 | 23; phishing 0.01/n 1.04; a9a 1/n 1.04; the other
-# race problems' hinge 0.99-1.02 at the same passes. A shrunk epoch's due Σ|PG| at 4× a full one's took up to 2×
-# the time (more certificates: heart_scale 1/n 2.0, a9a 1/n 1.37); at 1/4 of it, 1.03-1.07× more on a9a, w8a,
-# ijcnn1 1/n.
+# (benchmarks/shrunk_due_bench.py: full epochs alone ÷ both; seeds 0-2 a call, passes both | full alone), before
+# SHRUNK_DUE_READS: ijcnn1 1/n 1.12, 12 | 13; w8a 1/n 1.07; heart_scale 1/n 1.05, 22 | 23; phishing 0.01/n 1.04;
+# a9a 1/n 1.04; the other race problems' hinge 0.99-1.02 at the same passes. With it (and
+# FACE_CR_AFTER_BOX_NEWTON on both sides): ijcnn1 1/n 1.10, w8a 1/n 1.03, a9a 1/n 1.03, phishing 0.01/n 1.02,
+# heart_scale 1/n 0.99. A shrunk epoch's due Σ|PG| at 4× a full one's took up to 2× the time (more
+# certificates: heart_scale 1/n 2.0, a9a 1/n 1.37); at 1/4 of it, 1.03-1.07× more on a9a, w8a, ijcnn1 1/n.
 DUE_SHRUNK = True
+# ... once the steps since the last checkpoint have read at least this share of nnz(X): a certificate reads X once,
+# so shrunk epochs that keep finding it due (a tol the gap cannot reach, wrong left-out examples it keeps bringing
+# back) pay for at most about 1/SHRUNK_DUE_READS certificates a pass of the steps' reads. w8a hinge 1/n, seed 0,
+# whose last shrunk epoch was due 0.10 of a pass after a polish that left the gap at 1.4·tol: 37 ms at 0.1, 39 at
+# 0.25, 40 at 0.5 (the whole call, one run each).
+SHRUNK_DUE_READS = 0.1
 # At each checkpoint the left-out examples whose projected gradient at its margins is not 0 come back (``readmit``)
 # while this is True. Measured (benchmarks/readmit_bench.py --repeats 3: hinge, whole solves to a certified
 # relative gap of 1e-6, seeds 0-2 a call; ratio rule alone ÷ readmitting, passes readmitting | ratio rule alone):
@@ -105,12 +113,13 @@ DUE_SHRUNK = True
 # 0.01/n (595-606 against 506-554) and about as many elsewhere (madelon 0.01/n 319-341 against 338-342, heart_scale,
 # phishing and reuters_moneyfx 0.01/n within their seeds' spread).
 READMIT = True
-# DUE_SUM's value when no epoch is due (tol ≤ 0, or a fixed cadence): below any Σ|PG|
+# DUE_SUM's and SHRUNK_DUE_SUM's value when no epoch is due (tol ≤ 0, or a fixed cadence): below any Σ|PG|
 NEVER_DUE = -1.0
 
-# the counters the active set keeps between chunks: ints (the visits the last chunk ran; 1 when a full epoch
-# found the certificate due, which ends every chunk at once until the next checkpoint) ...
-INTS = N_ACTIVE, POS, ACTIVE_NNZ, FULL, RAN, DUE = range(6)
+# the counters the active set keeps between chunks: ints (the visits the last chunk ran; 1 when an epoch
+# found the certificate due, which ends every chunk at once until the next checkpoint; the nonzeros read since the
+# last checkpoint) ...
+INTS = N_ACTIVE, POS, ACTIVE_NNZ, FULL, RAN, DUE, READ = range(7)
 # ... and floats: M̄ and m̄ of the previous epoch, this epoch's max PG, min PG and Σ|PG|, the last full
 # epoch's Σ|PG|, the Σ|PG| at or below which a full epoch finds the certificate due (−1: never), and a shrunk one
 FLOATS = PG_MAX_OLD, PG_MIN_OLD, PG_MAX, PG_MIN, PG_SUM, FULL_PG_SUM, DUE_SUM, SHRUNK_DUE_SUM = range(8)
@@ -164,7 +173,7 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
     """Run at most ``n_steps`` visits of the active set (the module docstring) in place: the epoch's order is
     ``active[:ints[N_ACTIVE]]``, shuffled (``shuffle_active``, generator state ``state``) when an epoch ends;
     ``ints``/``floats`` are the counters kept between chunks. Returns the nonzeros read: the rows visited,
-    each once; ``ints[RAN]`` holds the visits run, fewer than ``n_steps`` when a full epoch found the certificate
+    each once; ``ints[RAN]`` holds the visits run, fewer than ``n_steps`` when an epoch found the certificate
     due (``ints[DUE]``: the chunk ends there, and a chunk called while it is set runs nothing).
 
     ``w`` may be the same array as ``v`` when thresh (= μ/λ) is 0. ``full_rows``: ``_kernels.full_rows``."""
@@ -173,7 +182,8 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
     pg_max_old, pg_min_old = floats[PG_MAX_OLD], floats[PG_MIN_OLD]
     pg_max, pg_min, pg_sum, full_sum = floats[PG_MAX], floats[PG_MIN], floats[PG_SUM], floats[FULL_PG_SUM]
     due_sum, shrunk_due_sum = floats[DUE_SUM], floats[SHRUNK_DUE_SUM]
-    touched, ran, due = 0, 0, ints[DUE]
+    touched, ran, due, read_before = 0, 0, ints[DUE], ints[READ]
+    shrunk_reads = SHRUNK_DUE_READS * nnz
     while ran < n_steps and due == 0:
         ran += 1
         # while the active rows exceed the last-level cache, prefetch the example in slot pos + PREFETCH_AHEAD: the
@@ -222,7 +232,9 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
         if pos >= n_active:  # the epoch is over
             if full:
                 full_sum = pg_sum
-            if pg_sum <= (due_sum if full else shrunk_due_sum):
+            if full and pg_sum <= due_sum:
+                due = 1
+            elif not full and pg_sum <= shrunk_due_sum and read_before + touched >= shrunk_reads:
                 due = 1
             if n_active < n and pg_sum <= ratio * full_sum:
                 n_active, active_nnz = n, nnz
@@ -235,6 +247,7 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
             shuffle_active(active, n_active, state)
     ints[N_ACTIVE], ints[POS], ints[ACTIVE_NNZ], ints[FULL], ints[RAN], ints[DUE] = (n_active, pos, active_nnz, full,
                                                                                   ran, due)
+    ints[READ] = read_before + touched
     floats[PG_MAX_OLD], floats[PG_MIN_OLD] = pg_max_old, pg_min_old
     floats[PG_MAX], floats[PG_MIN], floats[PG_SUM], floats[FULL_PG_SUM] = pg_max, pg_min, pg_sum, full_sum
     return touched
@@ -290,7 +303,7 @@ class ActiveSet:
         self.margins = margins
         self.floats[DUE_SUM] = DUE_SHARE * self.n * tol / self.width if tol > 0.0 and auto_cadence else NEVER_DUE
         self.floats[SHRUNK_DUE_SUM] = self.floats[DUE_SUM] if DUE_SHRUNK else NEVER_DUE
-        self.ints[DUE] = 0
+        self.ints[DUE] = self.ints[READ] = 0
 
     @property
     def ran(self) -> int:
