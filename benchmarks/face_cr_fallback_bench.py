@@ -4,14 +4,8 @@ columns above BOX_NEWTON_MAX_COLUMNS) going on to conjugate residuals on the fre
 
     python benchmarks/face_cr_fallback_bench.py [NAME:FACTOR ...] [--repeats 3] [--seeds 3]
 
-Each problem of benchmarks/race.py (data scaled by the mean example norm, hinge loss, λ = FACTOR/n) is solved
-by SDCA with shrinking (the race's hinge method) to a certified relative gap of 1e-6 (P* from
-``race.certified_p_star``): whole ``cdlab.solve`` calls, certificate included, in interleaved pairs in this
-one process, "fallback" as shipped, "none" with ``_face_cr.FACE_CR_AFTER_BOX_NEWTON`` = False. Each timed call
-runs the seeds 0 … SEEDS − 1 one after the other. JIT compilation happens before the timing. Printed: median
-milliseconds of each call, the median of the pairs' ratios (none ÷ fallback: > 1, the fallback faster) and their
-range, the passes of each (median and range over the runs), and the largest relative difference of the
-certified P between them.
+"fallback" as shipped, "none" with ``_face_cr.FACE_CR_AFTER_BOX_NEWTON`` = False; the ratio none ÷ fallback (> 1:
+the fallback faster). The problems, timing and columns: ``setting_pairs.hinge_main``.
 """
 from __future__ import annotations
 

@@ -69,8 +69,13 @@ def switch_main(argv, description, module, name, other, labels, default, repeats
 
 def hinge_main(argv, description, put, values, labels, default, repeats, seeds):
     """Parse ``argv`` (problems NAME:FACTOR, --repeats, --seeds), then time, for each problem of benchmarks/race.py
-    (hinge loss, λ = FACTOR/n), SDCA with shrinking to a certified relative gap of 1e-6 under ``put(values[0])``
-    (shipped) and ``put(values[1])``, each call running seeds 0 … SEEDS − 1, and print ``pair_line``."""
+    (data scaled by the mean example norm, hinge loss, λ = FACTOR/n), SDCA with shrinking (the race's hinge method)
+    to a certified relative gap of 1e-6 (P* from ``race.certified_p_star``) under ``put(values[0])`` (shipped) and
+    ``put(values[1])``: whole ``cdlab.solve`` calls, certificate included, in interleaved pairs in this one process
+    (``full_row_prefetch_bench.interleaved``, which compiles both before the timing), each call running seeds
+    0 … SEEDS − 1 one after the other; and print ``pair_line``: median milliseconds of each, the median of the pairs'
+    ratios (values[1]'s ÷ the shipped one's: > 1, the shipped value faster) and their range, the passes of each
+    (median and range over the runs), and the largest relative difference of the certified P between them."""
     from full_row_prefetch_bench import interleaved
     from race import certified_p_star, data_sets, make_problem
 

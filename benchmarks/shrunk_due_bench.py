@@ -3,14 +3,8 @@
 
     python benchmarks/shrunk_due_bench.py [NAME:FACTOR ...] [--repeats 3] [--seeds 3]
 
-Each problem of benchmarks/race.py (data scaled by the mean example norm, hinge loss, λ = FACTOR/n) is solved
-by SDCA with shrinking (the race's hinge method) to a certified relative gap of 1e-6 (P* from
-``race.certified_p_star``): whole ``cdlab.solve`` calls, certificate included, in interleaved pairs in this
-one process, "shrunk" as shipped, "full" with ``_shrinking.DUE_SHRUNK`` = False. Each timed call runs the seeds
-0 … SEEDS − 1 one after the other. JIT compilation happens before the timing. Printed: median milliseconds of
-each call, the median of the pairs' ratios (full ÷ shrunk: > 1, shrunk epochs' certificates faster) and their
-range, the passes of each (median and range over the runs), and the largest relative difference of the
-certified P between them.
+"shrunk" as shipped, "full" with ``_shrinking.DUE_SHRUNK`` = False; the ratio full ÷ shrunk (> 1: shrunk epochs'
+certificates faster). The problems, timing and columns: ``setting_pairs.hinge_main``.
 """
 from __future__ import annotations
 
