@@ -7,6 +7,7 @@ layer, the page and the CLI read (theory.md §1, §4), computed once.
     data.n_nonempty_columns                    #{j : ‖f_j‖₀ > 0}, the columns with a nonzero
     data.frob_sq, data.R                       ‖X‖_F², max_i ‖x_i‖
     data.C_P, data.C_D                         face-off eq. (16)
+    data.row_nnz_sq_sum                        Σ_i ‖x_i‖₀², the multiply-adds of XᵀDX over the rows (×2)
     data.spectral_norm_sq, data.gram_min_eig   ‖X‖₂², λ_min(XᵀX)
     data.gram_bulk_estimate                    ≈ λ₂(XᵀX)/n from a sample of rows (cost models)
     data.csr_arrays, data.csc_arrays           X's arrays as the numba kernels take them
@@ -299,6 +300,13 @@ class Data:
     def C_D(self) -> float:
         """C_D = Σ_i ‖x_i‖₀ ‖x_i‖² (face-off eq. 16)."""
         return float(self.row_nnz @ self.row_norms_sq)
+
+    @cached_fact
+    def row_nnz_sq_sum(self) -> float:
+        """Σ_i ‖x_i‖₀² (int64: exact, and no BLAS call, whose idle threads a call may wait on), twice the
+        multiply-adds of a sparse sweep forming XᵀDX: a cost model's input (``solvers.newton.hessian_ns``), read
+        several times by each Newton or auto call."""
+        return float(self.row_nnz @ self.row_nnz)
 
     @cached_fact
     def row_copies(self):

@@ -286,9 +286,8 @@ HANDOVER_MIN_PRODUCTS = 16
 def hessian_ns(problem) -> tuple[float, float]:
     """The cost model's ns to form H (sparse sweep: Σ_i nnz_i²/2 multiply-adds; BLAS on densified
     blocks of rows: n d²/2 multiply-adds + n d entries written), one thread."""
-    row_nnz = problem.row_nnz  # int64: Σ nnz_i² exactly, and without BLAS (whose idle threads a call may wait on)
     n, d = problem.n_samples, float(problem.n_features)
-    sparse = SPARSE_NS_PER_MADD * float(row_nnz @ row_nnz) / 2
+    sparse = SPARSE_NS_PER_MADD * problem.data.row_nnz_sq_sum / 2
     dense = BLAS_NS_PER_MADD * n * d * d / 2 + DENSIFY_NS_PER_ENTRY * n * d
     return sparse, dense
 
