@@ -14,8 +14,9 @@ fitted, weighted by 1/seconds (relative error), by non-negative least squares on
     Cholesky: per iteration Σ_i nnz_i²/2 (sparse H), n·d²/2 and n·d (H by BLAS on densified rows), d³/3, nnz
               and 1 (an iteration's overhead, which on the squared loss's one iteration includes the call's).
 
-It prints each problem's measured ÷ fitted seconds, the fitted constants beside the ones in ``newton``, and the
-power law of the CG path's products in κ = 1 + λ̂/(γλ) (``newton.cg_products``) fitted per loss.
+It prints each problem's measured ÷ fitted seconds, the fitted constants beside the ones in ``newton``, the
+power law of the CG path's products in κ = 1 + λ̂/(γλ) (``newton.cg_products``) fitted per loss (the logistic
+loss's per Newton iteration), and measured ÷ modelled Newton iterations (``newton.newton_iterations``).
 """
 from __future__ import annotations
 
@@ -121,7 +122,8 @@ def main(argv=None):
             else:
                 products, steps = int(sum(state.cg_iterations)), len(state.cg_iterations)
             ns = (seconds - len(res.trace) * costs.checkpoint_ns(problem) * 1e-9) * 1e9
-            laws.setdefault(loss, []).append((newton.cg_kappa(problem), products))
+            laws.setdefault(loss, []).append((newton.cg_kappa(problem), products, max(steps, 1),
+                                              newton.newton_iterations(problem), newton.cg_products(problem)))
             cg_rows.append(dict(label=label, terms=cg_terms(problem, products, steps), ns=ns))
             print(f"{label:36s} cg {seconds * 1e3:9.2f} ms, {products} products "
                   f"({newton.cg_products(problem):.1f} predicted), {steps} Newton steps", flush=True)
@@ -132,17 +134,25 @@ def main(argv=None):
             ns = (seconds - len(res.trace) * costs.checkpoint_ns(problem) * 1e-9) * 1e9 / iterations
             cholesky_rows.append(dict(label=label, terms=cholesky_terms(problem), ns=ns))
             print(f"{label:36s} cholesky {seconds * 1e3:9.2f} ms, {iterations} iterations "
-                  f"({newton.NEWTON_ITERATIONS[loss]} modelled)", flush=True)
+                  f"({newton.newton_iterations(problem):.1f} modelled)", flush=True)
     fit(cg_rows, CG_NAMES, "CG path, whole calls minus checkpoints")
     fit(cholesky_rows, CHOLESKY_NAMES, "Cholesky path, an iteration")
     for loss, points in laws.items():
-        kappa, products = np.array(points, dtype=float).T
-        slope, intercept = np.polyfit(np.log(kappa), np.log(products), 1)
-        ratio = products / (np.exp(intercept) * kappa ** slope)
-        print(f"\n{loss}: products = {np.exp(intercept):.3g} κ^{slope:.3g} (newton: "
-              f"{newton.CG_PRODUCTS_SCALE[loss]:g} κ^{newton.CG_PRODUCTS_EXPONENT[loss]:g}); measured ÷ fitted "
-              f"{ratio.min():.2f}–{ratio.max():.2f}, 10–90 % {np.percentile(ratio, 10):.2f}–"
-              f"{np.percentile(ratio, 90):.2f}")
+        kappa, products, steps, modelled_steps, modelled = np.array(points, dtype=float).T
+        # the squared loss's law is for the whole solve, the logistic loss's for one Newton iteration
+        per = products if loss == "squared" else products / steps
+        slope, intercept = np.polyfit(np.log(kappa), np.log(per), 1)
+        ratio = per / (np.exp(intercept) * kappa ** slope)
+        now = (f"{newton.CG_PRODUCTS_SCALE[loss]:g} κ^{newton.CG_PRODUCTS_EXPONENT[loss]:g}" if loss == "squared" else
+               f"{newton.CG_PRODUCTS_PER_ITERATION:g} κ^{newton.CG_PRODUCTS_PER_ITERATION_EXPONENT:g}")
+        print(f"\n{loss}: products{'' if loss == 'squared' else ' an iteration'} = {np.exp(intercept):.3g} "
+              f"κ^{slope:.3g} (newton: {now}); measured ÷ fitted {ratio.min():.2f}–{ratio.max():.2f}, 10–90 % "
+              f"{np.percentile(ratio, 10):.2f}–{np.percentile(ratio, 90):.2f}; whole solves measured ÷ "
+              f"newton.cg_products {np.min(products / modelled):.2f}–{np.max(products / modelled):.2f}")
+        if loss != "squared":
+            iterations = steps / modelled_steps
+            print(f"{loss}: Newton iterations measured ÷ newton.newton_iterations {iterations.min():.2f}–"
+                  f"{iterations.max():.2f}")
 
 
 if __name__ == "__main__":

@@ -52,14 +52,16 @@ the driver like any other method (same checkpoints, same certificate):
    (``cdlab.solvers.newton``, its inner solver the one ``newton.inner_solver``
    picks) replaces the pick above when its predicted seconds are lower (on the CG
    path: NEWTON_CG_MARGIN× its seconds, a margin chosen on measured picks):
-       Newton:      newton.predicted_ns: with Cholesky, newton.NEWTON_ITERATIONS[loss]
-                    × newton.cholesky_iteration_ns (H, Cholesky, passes); with CG,
-                    newton.cg_products (a measured power law in κ, at most rank + 1 per Newton
+       Newton:      newton.predicted_ns: with Cholesky, newton.newton_iterations (the logistic
+                    loss's from the duality gap at w = 0) × newton.cholesky_iteration_ns (H,
+                    Cholesky, passes); with CG, newton.cg_products (measured laws in κ, and
+                    for the logistic loss per Newton iteration; at most rank + 1 per Newton
                     iteration) Hessian-vector products of 2 passes each; and their
                     checkpoints (costs.checkpoint_ns)
        first order: ``first_order_seconds`` of the pick's side
-   Newton's iterations barely depend on κ, CG's products (preconditioned) grew
-   as κ^0.13–κ^0.21 on the race's problems, the first-order passes as κ, so
+   Newton's iterations grow with the decades of its starting gap (2–12 on the
+   race's logistic problems), CG's products an iteration (preconditioned) as
+   κ^0.1, the first-order passes as κ, so
    Newton takes the small-λ and squared-loss problems (Cholesky with few
    features, CG with many), SDCA or primal CD
    those whose first-order passes are few and cheap. The pass and Newton
@@ -108,32 +110,33 @@ FIRST_ORDER_PASSES_PER_BOUND = 5.0
 # The seconds of a pass (benchmarks/auto_calibration.py: a whole call minus its checkpoints, over its passes),
 # ns on one thread: SDCA ~0.75 a nonzero (madelon, dense rows: 0.75–0.88) and per step its random order, its
 # row's bookkeeping and its 1-D solve (squared 27–67 on a9a, w8a, ijcnn1, mushrooms, phishing, reuters_moneyfx;
-# the logistic loss's Newton iterations 100–260); primal CD per nonzero its margin update and the loss
-# derivative there (logistic: an exp, 6.0–10; squared 1.0–1.5) and per step on a non-empty column ~45
-# (colon-cancer 60, reuters_moneyfx 44).
+# the logistic loss's Newton iterations 130–155, reuters_moneyfx 203, at cdlab ae30471); primal CD per nonzero its
+# margin update and the loss derivative there (logistic: an exp, 6.0–10; squared 1.0–1.5) and per step on a
+# non-empty column ~45 (colon-cancer 60, reuters_moneyfx 44).
 SDCA_NS_PER_NNZ = 0.75
-# ... while X's arrays fit this machine's last-level cache (``_kernels.beyond_cache``); beyond it a pass streams X from memory and gathers w from beyond L1: 1.8–2.2 ns a nonzero on
-# the race's dense 1e5 × 500 (600 MB), 5.5–6.3 on its text-like problem at 1e7 nonzeros (120 MB, w of 25000
-# entries), against 0.7–1.4 on madelon and rcv1_small (benchmarks/sdca_epoch.py's kernel, one thread). Measured
+# ... while X's arrays fit this machine's last-level cache (``_kernels.beyond_cache``); beyond it a pass streams X
+# from memory and gathers w from beyond L1: 1.8–2.2 ns a nonzero on the race's dense 1e5 × 500 (600 MB), 5.5–6.3 on
+# its text-like problem at 1e7 nonzeros (120 MB, w of 25000 entries), against 0.7–1.4 on madelon and rcv1_small
+# (benchmarks/sdca_epoch.py's kernel, one thread). Measured
 # before SDCA prefetched whole rows beyond the cache (``_kernels.PREFETCH_AHEAD``'s comment: 3 passes on that
 # text-like problem 1.17–1.51× faster since), not refitted: 3.0 stands between the two problems.
 SDCA_NS_PER_NNZ_BEYOND_CACHE = 3.0
 # SDCA's passes on the logistic loss and the smoothed hinge stop growing with 1/λ below λ = 1/n where n ≤ this
 # share of d (``separable_cap``).
 SEPARABLE_SHARE = 0.25
-SDCA_NS_PER_STEP = {"logistic": 200.0, "squared": 50.0, "smoothed_hinge": 50.0}
+SDCA_NS_PER_STEP = {"logistic": 145.0, "squared": 50.0, "smoothed_hinge": 50.0}
 PRIMAL_CD_NS_PER_NNZ = {"logistic": 7.0, "squared": 1.1, "smoothed_hinge": 1.6}
 PRIMAL_CD_NS_PER_STEP = 45.0
 # Newton on its CG path replaces the first-order pick where its predicted seconds times this margin are below the
-# pick's. Its products are the least certain prediction (logistic 0.48–2.2×, 10–90 %, squared 0.29–4.0;
-# newton.CG_PRODUCTS_SCALE's comment), and they err both ways: a9a, phishing and reuters_moneyfx logistic at
-# λ = 1/n need 1.6–2.4× the products the law predicts, the race's text-like and dense problems 0.15–0.5×. The
-# margin is no correction of a bias but the value with the least worst pick ÷ best on measured calls. Measured
+# pick's. Its products are the least certain prediction (newton.CG_PRODUCTS_PER_ITERATION's comment: the logistic
+# law errs high where CG is cheap, 0.16–0.34× on the race's text-like and dense problems; squared 0.29–4.0, 10–90 %).
+# The margin is no correction of a bias but the value with the least worst pick ÷ best on measured calls
 # (benchmarks/auto_calibration.py --big --candidates sdca "newton cholesky" "newton cg", 48 problems: logistic and
-# squared, λ = 1/n and 0.01/n), the worst pick ÷ best
-# over the margins 0.5–1.45: 0.8 gives 1.42 (a9a and reuters_moneyfx logistic 1/n take CG, 1.41 and 1.42), 0.9
-# 1.49, 1.0–1.45 3.1 (the text-like problem's squared loss at 1/n takes SDCA: 716 ms against CG's 229); geometric
-# means 1.033 at 0.8, 1.061 at 1.45.
+# squared, λ = 1/n and 0.01/n; the picks replayed offline at each margin): 0.8 and 0.9 give a worst of 1.12 (the
+# text-like problem's logistic loss at 1/n takes SDCA, 286 ms against CG's 256); 0.7 sends reuters_moneyfx squared
+# 1/n to CG (2.29× SDCA's seconds), 0.5–0.6 also a9a, mushrooms and phishing logistic 1/n (1.39–1.45); 1.0–1.45
+# send madelon and the dense problem's logistic loss at 1/n to SDCA (1.96 and 1.60) and the text-like problem's
+# squared loss at 1/n (2.47). Geometric means 1.003 at 0.8 and 0.9.
 NEWTON_CG_MARGIN = 0.8
 # The picks auto runs on one thread whatever n_jobs it is given: SDCA's parallel mode, PASSCoDe-Wild (``dual_cd``),
 # certified at the same gap, was slower than one thread on every problem where benchmarks/race.py ran it on two
@@ -233,9 +236,9 @@ def choose(problem) -> dict:
         return choice
     checkpoint_ms = costs.checkpoint_ns(problem) * 1e-6
     if solver == "cholesky":
-        iterations = newton.NEWTON_ITERATIONS[problem.loss]
+        iterations = newton.newton_iterations(problem)
         how = (f"with d = {problem.n_features} features damped Newton is predicted faster: "
-               f"{iterations} iteration{'s' if iterations > 1 else ''} × "
+               f"{iterations:.3g} iteration{'' if iterations == 1 else 's'} × "
                f"{newton.cholesky_iteration_ns(problem) * 1e-6:.3g} ms (the d × d Hessian, its Cholesky factor "
                f"and 2 passes) + {newton.solve_checkpoints(problem, 'cholesky'):.0f} checkpoints × "
                f"{checkpoint_ms:.3g} ms")

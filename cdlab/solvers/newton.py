@@ -126,11 +126,22 @@ from .costs import auto_cap, auto_checkpoints, checkpoint_ns
 SOLVERS = ("auto", "cholesky", "cg")
 # The most features the Cholesky path takes: H and its factor, 2·d² doubles, are 256 MiB at 4096.
 MAX_FEATURES = 4096
-# Newton's iterations to a certified gap ≤ 1e-6·|P*|, by loss: logistic 1–11, median 6 (heart_scale,
-# mushrooms, phishing, ijcnn1, a9a, w8a, colon-cancer, madelon at λ = 1/n and 0.01/n, rows scaled by their
-# mean norm, Cholesky: benchmarks/auto_calibration.py; madelon 1–2), smoothed hinge 4–23 (median 9.5, an
-# earlier calibration). The squared loss's P is quadratic: one Cholesky step.
-NEWTON_ITERATIONS = {"squared": 1, "logistic": 6, "smoothed_hinge": 12}
+# Newton's iterations to a certified gap ≤ 1e-6·|P*|, by loss where a constant: smoothed hinge 4–23 (median 9.5,
+# an earlier calibration); the squared loss's P is quadratic: one Cholesky step. The logistic loss's (2–12) are
+# ``newton_iterations``'.
+NEWTON_ITERATIONS = {"squared": 1, "smoothed_hinge": 12}
+# The logistic loss's Newton iterations grow with how far w = 0 starts from the optimum, read off the duality gap
+# there (``logistic_start_gap``) in decades above GAP_REFERENCE·P(0) (P(0) = log 2): L = log10(gap(0)/(1e-6·log 2)),
+# iterations ITERATIONS_PER_DECADE·L + ITERATIONS_OFFSET, at least MIN_ITERATIONS (the first step and one that
+# certifies). Fitted by least squares on Newton–CG runs to a certified gap ≤ 1e-6·|P*| (benchmarks/newton_cost_fit.py:
+# the ten shipped data sets, the race's text-like problem at 1e7 nonzeros and its dense 1e5 × 500, λ = 1/n and
+# 0.01/n, rows scaled by their mean norm): 24 runs of 2–12 iterations, L from 3.8 (madelon 1/n: 2 iterations) to 11.1
+# (w8a 0.01/n: 12), measured ÷ modelled 0.63–1.34. The constant 6 it replaces was 3× off on madelon 1/n and 2× on
+# w8a 0.01/n.
+GAP_REFERENCE = 1e-6
+ITERATIONS_PER_DECADE = 1.20
+ITERATIONS_OFFSET = -3.74
+MIN_ITERATIONS = 2.0
 # The CG path: at most this many Hessian-vector products per Newton iteration (so one iteration, which a run
 # cannot stop inside, reads X at most 2·MAX_CG_ITERATIONS + 1 times); the forcing term usually stops CG first.
 MAX_CG_ITERATIONS = 100
@@ -199,18 +210,30 @@ CG_NS_PER_LINE_EXAMPLE = 18.0
 # direction, λ₂/n = 4e-4), estimated on a sample of rows (``Data.gram_bulk_estimate``: 0.26–1.06× the exact
 # λ₂(XᵀX)/n on the data below, the small samples of rcv1_small, colon-cancer and madelon lowest), fitted (least
 # squares on the logs, benchmarks/newton_cost_fit.py) on the ten shipped data sets, the race's text-like problem
-# at 1e7 nonzeros and its dense 1e5 × 500, λ = 1/n and 0.01/n, rows scaled by their mean norm: logistic 7.50
-# κ^0.211 (measured ÷ fitted 0.25–2.4, 10–90 % 0.48–2.2), squared 8.85 κ^0.134 (0.15–5.4, 10–90 % 0.29–4.0:
-# mushrooms, reuters_moneyfx and a9a need 3–5× more, the dense and text-like problems 0.15–0.3×). On λ₁ instead
-# the fit was no better (logistic 0.20–3.0, squared 0.18–11) and put madelon's products 2–4× too high.
+# at 1e7 nonzeros and its dense 1e5 × 500, λ = 1/n and 0.01/n, rows scaled by their mean norm: squared 8.85
+# κ^0.134 (measured ÷ fitted 0.15–5.4, 10–90 % 0.29–4.0: mushrooms, reuters_moneyfx and a9a need 3–5× more, the
+# dense and text-like problems 0.15–0.3×). On λ₁ instead the fit was no better (squared 0.18–11) and put
+# madelon's products 2–4× too high. The logistic loss: ``newton_iterations`` × CG_PRODUCTS_PER_ITERATION ×
+# κ^CG_PRODUCTS_PER_ITERATION_EXPONENT; the least-squares fit of the products an iteration is 2.59 κ^0.100
+# (measured ÷ fitted 0.32–2.3), but the scale is the middle of 3.8–4.6, the range where auto (with
+# auto.SDCA_NS_PER_STEP's 130–160 ns) picked within 1.3× of the fastest of SDCA, Newton–CG and Newton–Cholesky
+# on all 48 problems of benchmarks/auto_calibration.py --big (logistic and squared, λ = 1/n and 0.01/n; its
+# measured seconds, the picks replayed offline):
+# at the fit's scale auto took CG where SDCA was 1.4–1.6× faster (a9a, mushrooms, phishing at 1/n; a9a and phishing
+# at 0.01/n), at 5.0 Cholesky on mushrooms 0.01/n (1.66× CG's seconds). So the law errs high where CG is cheap:
+# whole solves measured ÷ modelled 0.16–1.28 (10–90 % 0.30–1.18), the text-like and dense problems 0.16–0.34. The
+# power law on κ alone it replaces (7.50 κ^0.211 for the whole solve) was 0.25–2.4 off and under on exactly
+# those problems where SDCA wins (a9a 1/n 2.2, phishing 1.8).
 # κ_F = 1 + ‖X‖_F²/(nγλ) bounds κ from above (λ_max(XᵀX) ≤ ‖X‖_F²) but is far above it on the text-like and
 # dense problems; √κ_F, the growth of CG's worst case (Nocedal & Wright 2006, eq. 5.36), fitted on plain CG as
 # CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA √κ_F, overpredicted those problems' products 8–220× and the others'
-# 2–10× at 0.01/n: it only caps the power law, which interpolates over λ ∈ [0.01/n, 1/n]. The smoothed hinge, not
-# measured so: that √κ_F law alone. The squared loss's products are counted on the system CG runs: the dual one where d
-# ≥ DUAL_CG_RATIO·n (rcv1_small, colon-cancer), the primal one elsewhere.
-CG_PRODUCTS_SCALE = {"squared": 8.85, "logistic": 7.50}
-CG_PRODUCTS_EXPONENT = {"squared": 0.134, "logistic": 0.211}
+# 2–10× at 0.01/n: it only caps the laws (per Newton iteration), which interpolate over λ ∈ [0.01/n, 1/n]. The
+# smoothed hinge, not measured so: that √κ_F law alone. The squared loss's products are counted on the system CG
+# runs: the dual one where d ≥ DUAL_CG_RATIO·n (rcv1_small, colon-cancer), the primal one elsewhere.
+CG_PRODUCTS_SCALE = {"squared": 8.85}
+CG_PRODUCTS_EXPONENT = {"squared": 0.134}
+CG_PRODUCTS_PER_ITERATION = 4.2
+CG_PRODUCTS_PER_ITERATION_EXPONENT = 0.10
 CG_PRODUCTS_FLOOR = 5.0
 CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
 # "auto" takes the CG path only where it is predicted this many times faster than Cholesky (``inner_solver``).
@@ -306,21 +329,39 @@ def cholesky_iteration_ns(problem) -> float:
             + ITERATION_NS_PER_NNZ * problem.nnz + ITERATION_OVERHEAD_NS)
 
 
+def logistic_start_gap(problem) -> float:
+    """The logistic loss's duality gap at w = 0 with the driver's α(0) = −φ'(0) = y/2: P(0) = log 2 and
+    D(y/2) = log 2 − ‖Xᵀy‖²/(8λn²) (each conjugate term is −log 2), so the gap is ‖Xᵀy‖²/(8λn²)."""
+    return problem.data.xty_norm_sq / (8.0 * problem.lam * problem.n_samples ** 2)
+
+
+def newton_iterations(problem) -> float:
+    """Predicted Newton iterations of a whole solve: NEWTON_ITERATIONS[loss], or for the logistic loss the law of
+    ITERATIONS_PER_DECADE's comment in the decades of ``logistic_start_gap`` above GAP_REFERENCE·log 2."""
+    if problem.loss != "logistic":
+        return float(NEWTON_ITERATIONS[problem.loss])
+    decades = math.log10(max(logistic_start_gap(problem) / (GAP_REFERENCE * math.log(2.0)), 1.0))
+    return max(MIN_ITERATIONS, ITERATIONS_PER_DECADE * decades + ITERATIONS_OFFSET)
+
+
 def cg_products(problem) -> float:
-    """Predicted Hessian-vector products of a whole solve on the CG path: the measured power law
-    CG_PRODUCTS_SCALE[loss] × κ^CG_PRODUCTS_EXPONENT[loss], κ = 1 + λ̂/(γλ) (their comment; the smoothed hinge:
-    the law below); at most the √κ_F law of CG's worst case (Nocedal & Wright 2006, eq. 5.36) fitted on plain
-    CG, κ_F = 1 + ‖X‖_F²/(nγλ) bounding H's condition number (φ'' ≤ 1/γ, λ_max(XᵀX) ≤ ‖X‖_F²):
-    CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[loss] × √κ_F; and at most as many
-    iterations as H has distinct eigenvalues (their Theorem 5.4), rank(X) + 1 ≤ min(n, d) + 1, per Newton
-    iteration (measured: ijcnn1, d = 22, squared at 0.01/n: 15 products; heart_scale, d = 13: 13)."""
+    """Predicted Hessian-vector products of a whole solve on the CG path: the squared loss's measured power law
+    CG_PRODUCTS_SCALE × κ^CG_PRODUCTS_EXPONENT, κ = 1 + λ̂/(γλ) (their comment), the logistic loss's
+    ``newton_iterations`` × CG_PRODUCTS_PER_ITERATION × κ^CG_PRODUCTS_PER_ITERATION_EXPONENT (the smoothed hinge:
+    the law below, for the whole solve); per Newton iteration at most the √κ_F law of CG's worst case (Nocedal &
+    Wright 2006, eq. 5.36) fitted on plain CG, κ_F = 1 + ‖X‖_F²/(nγλ) bounding H's condition number (φ'' ≤ 1/γ,
+    λ_max(XᵀX) ≤ ‖X‖_F²): CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[loss] × √κ_F; and at most as many
+    iterations as H has distinct eigenvalues (their Theorem 5.4), rank(X) + 1 ≤ min(n, d) + 1 (measured: ijcnn1,
+    d = 22, squared at 0.01/n: 15 products; heart_scale, d = 13: 13)."""
     kappa = 1.0 + float(problem.frob_sq) / (problem.n_samples * problem.gamma * problem.lam)
     bound = CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[problem.loss] * math.sqrt(kappa)
+    steps = 1.0 if problem.loss == "squared" else newton_iterations(problem)
     fitted = bound
     if problem.loss in CG_PRODUCTS_SCALE:
         fitted = CG_PRODUCTS_SCALE[problem.loss] * cg_kappa(problem) ** CG_PRODUCTS_EXPONENT[problem.loss]
-    steps = 1.0 if problem.loss == "squared" else float(NEWTON_ITERATIONS[problem.loss])
-    return min(fitted, bound, steps * (min(problem.n_samples, problem.n_features) + 1))
+    elif problem.loss == "logistic":
+        fitted = steps * CG_PRODUCTS_PER_ITERATION * cg_kappa(problem) ** CG_PRODUCTS_PER_ITERATION_EXPONENT
+    return min(fitted, steps * bound, steps * (min(problem.n_samples, problem.n_features) + 1))
 
 
 def cg_kappa(problem) -> float:
@@ -396,16 +437,16 @@ def cg_handover(problem, solver="auto") -> float:
 
 
 def cg_newton_iterations(problem) -> float:
-    """Predicted steps of a whole solve on the CG path: Newton iterations (NEWTON_ITERATIONS), or for the
+    """Predicted steps of a whole solve on the CG path: Newton iterations (``newton_iterations``), or for the
     squared loss its CG iterations (``cg_products``)."""
-    return cg_products(problem) if problem.loss == "squared" else float(NEWTON_ITERATIONS[problem.loss])
+    return cg_products(problem) if problem.loss == "squared" else newton_iterations(problem)
 
 
 def solve_ns(problem, solver) -> float:
     """Predicted ns of Newton's whole solve with the inner ``solver`` ("cholesky" or "cg"), checkpoints left
-    out: NEWTON_ITERATIONS Cholesky iterations, or ``cg_newton_iterations`` steps sharing ``cg_products``."""
+    out: ``newton_iterations`` Cholesky iterations, or ``cg_newton_iterations`` steps sharing ``cg_products``."""
     if solver == "cholesky":
-        return NEWTON_ITERATIONS[problem.loss] * cholesky_iteration_ns(problem)
+        return newton_iterations(problem) * cholesky_iteration_ns(problem)
     steps = cg_newton_iterations(problem)
     return steps * cg_iteration_ns(problem, cg_products(problem) / steps)
 
@@ -424,7 +465,8 @@ def solve_checkpoints(problem, solver) -> float:
     if problem.loss == "squared" and solver == "cg":
         return 2.0
     if solver == "cholesky":
-        steps, passes = float(NEWTON_ITERATIONS[problem.loss]), 2.0 * NEWTON_ITERATIONS[problem.loss]
+        steps = newton_iterations(problem)
+        passes = 2.0 * steps
     else:
         steps = cg_newton_iterations(problem)
         passes = 2.0 * cg_products(problem) + (0.0 if problem.loss == "squared" else steps) + 1.0
