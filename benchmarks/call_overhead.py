@@ -9,7 +9,8 @@ caches are as cold as the race's; BLAS on one thread), and splits each into the 
     prepare   driver.prepare: the arguments' checks, the budget, the seeded generator
     make      the method's state (its sampler, buffers, inner-solver choice)
     steps     the trace's solver seconds (its ``time`` column: the timed chunks; a state whose own sweep gives
-              the certificate's sums, Newton–CG's, counts that sweep here and in certify: not in CASES)
+              the certificate's sums, Newton–CG's and the Cholesky path's start, counts that sweep here and in
+              certify, and its "rest" is short by as much: ijcnn1 squared's start forms the first H)
     certify   the checkpoints (``_Trace.evaluate``: P, D and the gap)
     frame     the trace's DataFrame
     rest      the whole call less the parts above (the loop's bookkeeping, the Result)

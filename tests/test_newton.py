@@ -753,6 +753,38 @@ def test_newton_cg_checkpoints_with_its_next_gradients_sweep(monkeypatch, loss, 
     check_certified(problem, "newton", tol=1e-10, solver="cg")
 
 
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("dense", [False, True])
+def test_the_cholesky_paths_start_checkpoints_with_its_first_hessians_read(monkeypatch, loss, dense):
+    """On the Cholesky path the start's checkpoint (w = 0) takes Xᵀα from the read of X that forms the first
+    iteration's ∇P and H (``_cholesky_start``), not from the driver's sweep, which runs at the later checkpoints
+    only; the start's certificate is Problem's (D and the gap within rounding), the run is the unfused one up to
+    rounding — the same steps and passes counted, w within 1e-10 — and it is certified at the independent
+    optimum; H is formed once an iteration."""
+    from cdlab.solvers import base, driver
+
+    problem = sparse_problem(n=300, d=20, density=0.3, seed=5, loss=loss, lam=1e-3)
+    monkeypatch.setattr(newton, "dense_rows", lambda p: dense)
+    sweeps, forms = [], []
+    sweep, form = driver.certificate_sweep, newton.NewtonState._gradient_and_hessian
+    monkeypatch.setattr(driver, "certificate_sweep", lambda *args: sweeps.append(1) or sweep(*args))
+    monkeypatch.setattr(newton.NewtonState, "_gradient_and_hessian", lambda self: forms.append(1) or form(self))
+    fused = cdlab.solve(problem, "newton", tol=1e-10, solver="cholesky", max_passes=1000)
+    assert fused.converged and len(sweeps) == len(fused.trace) - 1 and len(forms) == fused.trace.steps.iloc[-1]
+    start = fused.trace.iloc[0]
+    alpha0 = problem.alpha_from_w(np.zeros(problem.n_features))
+    assert start.primal == problem.primal(np.zeros(problem.n_features))
+    assert start.dual == pytest.approx(problem.dual(alpha0), rel=1e-12, abs=1e-12)
+    assert start.gap == pytest.approx(problem.gap(np.zeros(problem.n_features), alpha0), rel=1e-12, abs=1e-12)
+    monkeypatch.setattr(newton.NewtonState, "certificate_sums", base.State.certificate_sums)
+    sweeps.clear()
+    plain = cdlab.solve(problem, "newton", tol=1e-10, solver="cholesky", max_passes=1000)
+    assert len(sweeps) == len(plain.trace) and fused.trace.steps.tolist() == plain.trace.steps.tolist()
+    assert fused.trace.nnz_touched.tolist() == plain.trace.nnz_touched.tolist()
+    np.testing.assert_allclose(fused.w, plain.w, rtol=1e-10, atol=1e-13)
+    check_certified(problem, "newton", tol=1e-10, solver="cholesky")
+
+
 @pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge"])
 def test_the_fused_sweep_gives_the_gradient_and_preconditioner_of_jacobi(loss):
     """``certified_jacobi``'s z, α and Xᵀα are the checkpoint sweep's bit for bit, and ∇P = λw − Xᵀα/n, curv and

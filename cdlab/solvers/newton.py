@@ -122,6 +122,9 @@ from ._threads import parallel_section, row_blocks
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .costs import auto_cap, auto_checkpoints, checkpoint_ns
 
+# Whether the Cholesky path's start checkpoint takes its sums from the first iteration's read of X
+# (``NewtonState._cholesky_start``; a Python-level switch, for benchmarks/cholesky_start_bench.py).
+CHOLESKY_START_FUSED = True
 # The inner solvers of the Newton system; "auto" picks by the cost model (``inner_solver``).
 SOLVERS = ("auto", "cholesky", "cg")
 # The most features the Cholesky path takes: H and its factor, 2·d² doubles, are 256 MiB at 4096.
@@ -680,6 +683,7 @@ class NewtonState(State):
         self.due_spacing = 1  # the squared loss's CG: least steps between due checkpoints (``checkpointed``)
         self.tol = 0.0  # the run's tol (``checkpointed``; 0, a run to its budget, before the first checkpoint)
         self.product_gaps = []  # the carried gap after each product since CG (re)started, while it may hand over
+        self.hessian_fresh = False  # whether grad and H are at w already (the Cholesky path's ``_cholesky_start``)
 
     def _cholesky_arrays(self):
         """H, its factor, and on the dense path a block of rows: 2·d² + BLOCK_ROWS·d doubles at most."""
@@ -707,7 +711,9 @@ class NewtonState(State):
         p = self.p
         for _ in range(n_steps):
             with _BLAS_LIMIT, self.threads.limit(limits=self.n_jobs, user_api="blas"):
-                self._gradient_and_hessian()
+                if not self.hessian_fresh:
+                    self._gradient_and_hessian()
+                self.hessian_fresh = False
                 self._start_gap()
                 step = self._newton_direction()
             self.u = p.X @ step
@@ -963,8 +969,11 @@ class NewtonState(State):
         in the sweep that also gives the next iteration its ∇P = λw − Xᵀα/n and preconditioner
         (``_newton_cg.certified_jacobi_sweep``): one read of X for both, where the checkpoint and the iteration read
         it once each. z replaces the carried Xw (summed along the line searches) by the exact one, and P(w) the
-        line search starts from is taken from it."""
+        line search starts from is taken from it. On the Cholesky path, at the start only: ``_cholesky_start``."""
         p = self.p
+        if self.solver == "cholesky":
+            start = CHOLESKY_START_FUSED and self.steps == 0 and not self.w.any()
+            return self._cholesky_start() if start else None
         if self.solver != "cg" or self.carries_residual:
             return None
         n = p.n_samples
@@ -981,6 +990,21 @@ class NewtonState(State):
         self.value = self._primal_from_z()
         self.fresh = True
         return alpha, self.z, xt_alpha  # the driver reads z before the next step moves it
+
+    def _cholesky_start(self):
+        """The start's checkpoint sums at w = 0 from the read of X that forms the first iteration's ∇P and H
+        (``_gradient_and_hessian``, kept for that iteration: ``hessian_fresh``): z = 0, α = −φ'(0) and
+        Xᵀα = −n(∇P − λw) = −n∇P, so the start reads X once where it read it twice. Only at the start, which a step
+        follows unless w = 0 already certifies: after a step, H at the checkpoint's w costs a whole iteration's
+        multiply-adds that the run's last checkpoint would waste. Measured (benchmarks/cholesky_start_bench.py,
+        whole calls, the driver's sweep ÷ this): the squared loss's one-iteration runs 1.04–1.14 (ijcnn1 1/n 1.11,
+        w8a 1/n 1.10), logistic runs of 6–7 iterations 1.01–1.02."""
+        p = self.p
+        with _BLAS_LIMIT, self.threads.limit(limits=self.n_jobs, user_api="blas"):
+            self._gradient_and_hessian()
+        self.hessian_fresh = True
+        xt_alpha = self.grad * -float(p.n_samples)  # w = 0: ∇P = −Xᵀα/n
+        return L.neg_deriv(p.loss_code, self.z, p.y, p.s), self.z, xt_alpha
 
     def iterate(self):
         """w, and on the dual system's path its α (the pair the certificate is taken at), else None (α(w))."""

@@ -1,0 +1,53 @@
+"""Newton's Cholesky path with its start checkpoint's sums taken from the first iteration's read of X
+(``newton.CHOLESKY_START_FUSED``, as shipped), against the driver's own certificate sweep there.
+
+    python benchmarks/cholesky_start_bench.py [NAME:LOSS:FACTOR ...] [--repeats 7]
+
+For each problem of benchmarks/race.py (data scaled by the mean example norm, λ = FACTOR/n), ``newton`` with
+solver="cholesky" to a certified relative gap of 1e-6 (P* from ``race.certified_p_star``): whole ``cdlab.solve``
+calls, certificate included, in interleaved pairs in this one process (``full_row_prefetch_bench.interleaved``,
+which compiles both before the timing), one thread. Prints ``setting_pairs.pair_line``: median ms of each, the
+median of the pairs' ratios (sweep ÷ fused: > 1, the fused start faster) and their range, the passes of each and
+the largest relative difference of the certified P.
+"""
+from __future__ import annotations
+
+import argparse
+
+from threadpoolctl import threadpool_limits
+
+import race  # noqa: F401  first: it sets numba's thread count
+from cdlab.solvers import newton
+from full_row_prefetch_bench import interleaved
+from race import certified_p_star, data_sets, make_problem
+from setting_pairs import pair_header, pair_line, setting_pairs
+
+# the race's problems whose fastest fixed method is Newton on its Cholesky path (squared loss, few features), and
+# logistic ones that run several Cholesky iterations
+DEFAULT = ("ijcnn1:squared:1", "ijcnn1:squared:0.01", "a9a:squared:1", "w8a:squared:1", "phishing:squared:0.01",
+           "mushrooms:squared:1", "ijcnn1:logistic:1", "a9a:logistic:0.01")
+LABELS = ("fused", "sweep")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("problems", nargs="*", default=list(DEFAULT), metavar="NAME:LOSS:FACTOR")
+    ap.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args(argv)
+    sets = data_sets(False)
+    print(pair_header(30, LABELS))
+    with threadpool_limits(1):
+        for spec in args.problems:
+            name, loss, factor = spec.rsplit(":", 2)
+            X, y = sets[name]()
+            problem = make_problem(X, y, loss, float(factor))
+            tol = 1e-6 * abs(certified_p_star(problem))
+            timed, seen = setting_pairs(lambda value: setattr(newton, "CHOLESKY_START_FUSED", value), True, False,
+                                        LABELS, problem, method="newton", solver="cholesky", tol=tol,
+                                        max_passes=5000)
+            for timing in interleaved(timed, args.repeats).values():
+                print(pair_line(f"{name} {loss} λ={float(factor):g}/n", 30, timing, seen, LABELS), flush=True)
+
+
+if __name__ == "__main__":
+    main()
