@@ -27,6 +27,7 @@ def test_facts_match_their_definitions():
     assert data.C_P == pytest.approx(float(((A != 0).sum(axis=0) * (A ** 2).sum(axis=0)).sum()), rel=1e-12)
     assert data.C_D == pytest.approx(float(((A != 0).sum(axis=1) * (A ** 2).sum(axis=1)).sum()), rel=1e-12)
     assert data.row_nnz_sq_sum == float(((A != 0).sum(axis=1) ** 2).sum())
+    assert data.xty_norm_sq == pytest.approx(float(np.sum((A.T @ y) ** 2)), rel=1e-12)
     eig = np.linalg.eigvalsh(A.T @ A)
     assert data.spectral_norm_sq >= eig[-1] and data.spectral_norm_sq == pytest.approx(eig[-1], rel=1e-8)
     assert data.gram_min_eig == pytest.approx(max(eig[0], 0.0), abs=1e-9)

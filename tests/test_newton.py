@@ -783,6 +783,12 @@ def test_the_cholesky_paths_start_checkpoints_with_its_first_hessians_read(monke
     assert fused.trace.nnz_touched.tolist() == plain.trace.nnz_touched.tolist()
     np.testing.assert_allclose(fused.w, plain.w, rtol=1e-10, atol=1e-13)
     check_certified(problem, "newton", tol=1e-10, solver="cholesky")
+    forms.clear()  # a start that already certifies has formed the H its first step would have used: once
+    monkeypatch.undo()
+    monkeypatch.setattr(newton, "dense_rows", lambda p: dense)
+    monkeypatch.setattr(newton.NewtonState, "_gradient_and_hessian", lambda self: forms.append(1) or form(self))
+    done = cdlab.solve(problem, "newton", tol=1e3 * fused.trace.gap.iloc[0], solver="cholesky")
+    assert done.converged and done.trace.steps.iloc[-1] == 0 and len(forms) == 1
 
 
 @pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge"])

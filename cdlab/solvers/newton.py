@@ -43,7 +43,8 @@ factorisation, against O(nnz) for a pass — the method pays when d is small and
 the first-order methods need many passes (small λ). Checkpoints are the
 driver's: α = −φ'(Xw), the duality gap → 0 (on the Newton–CG path its Xw and Xᵀα
 come from the sweep that gives the next iteration its ∇P, ``certificate_sums``: one
-read of X for both, its seconds the solver's); under eval_every="auto" one after
+read of X for both, its seconds the solver's; on the Cholesky path the start's Xᵀα
+from the read that forms the first H, ``_cholesky_start``); under eval_every="auto" one after
 every iteration whose starting gap, ‖∇P‖²/(2λ), is small enough for it to end
 the run (``certificate_due``; the squared loss on the CG path: after the CG
 iterations whose carried residual puts the gap within tol — r = −∇P, or on the
@@ -140,7 +141,8 @@ NEWTON_ITERATIONS = {"squared": 1, "smoothed_hinge": 12}
 # the ten shipped data sets, the race's text-like problem at 1e7 nonzeros and its dense 1e5 × 500, λ = 1/n and
 # 0.01/n, rows scaled by their mean norm): 24 runs of 2–12 iterations, L from 3.8 (madelon 1/n: 2 iterations) to 11.1
 # (w8a 0.01/n: 12), measured ÷ modelled 0.63–1.34. The constant 6 it replaces was 3× off on madelon 1/n and 2× on
-# w8a 0.01/n.
+# w8a 0.01/n. Fitted on the CG path's runs, it predicts the Cholesky path's iterations too (exact Newton steps: as
+# many as inexact ones or fewer; a9a 0.01/n 7 on both, ijcnn1 1/n 6 on both).
 GAP_REFERENCE = 1e-6
 ITERATIONS_PER_DECADE = 1.20
 ITERATIONS_OFFSET = -3.74
@@ -240,11 +242,12 @@ CG_PRODUCTS_PER_ITERATION_EXPONENT = 0.10
 CG_PRODUCTS_FLOOR = 5.0
 CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
 # "auto" takes the CG path only where it is predicted this many times faster than Cholesky (``inner_solver``).
-# With the fit above both paths' seconds are predicted without a bias (the CG path's products within 0.48–2.2×
-# on the logistic loss, 10–90 %), and the margin that gave the least worst pick ÷ best over the 48 problems of
-# benchmarks/auto_calibration.py --big (logistic and squared, λ = 1/n and 0.01/n, with auto.NEWTON_CG_MARGIN)
-# was any of 0.9–1.2: at 1.6, the margin the model before this fit needed,
-# mushrooms logistic 0.01/n took Cholesky (45 ms against CG's 27) and madelon squared 0.01/n too (19 against 12).
+# Chosen under the logistic loss's earlier whole-solve law (7.50 κ^0.211, products within 0.48–2.2×, 10–90 %): the
+# margin that gave the least worst pick ÷ best over the 48 problems of benchmarks/auto_calibration.py --big
+# (logistic and squared, λ = 1/n and 0.01/n, with auto.NEWTON_CG_MARGIN) was any of 0.9–1.2: at 1.6, the margin the
+# model before that fit needed, mushrooms logistic 0.01/n took Cholesky (45 ms against CG's 27) and madelon squared
+# 0.01/n too (19 against 12). Under the per-iteration law no CG or Cholesky pick changed on the race's problems
+# (benchmarks/auto_offline.py), and the offline replay in CG_PRODUCTS_PER_ITERATION's comment kept this margin.
 CG_MARGIN = 1.0
 # The n_jobs mode's row blocks pay on X with at least this many nonzeros; below, the CG path's sweeps stay
 # serial (each of ~0.1–0.4 ms does not pay for a parallel launch and the blocks' length-d sums). Whole calls,
