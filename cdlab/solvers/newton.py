@@ -361,7 +361,7 @@ def cg_products(problem) -> float:
     d = 22, squared at 0.01/n: 15 products; heart_scale, d = 13: 13)."""
     kappa = 1.0 + float(problem.frob_sq) / (problem.n_samples * problem.gamma * problem.lam)
     bound = CG_PRODUCTS_FLOOR + CG_PRODUCTS_PER_ROOT_KAPPA[problem.loss] * math.sqrt(kappa)
-    steps = 1.0 if problem.loss == "squared" else newton_iterations(problem)
+    steps = newton_iterations(problem)  # the squared loss's: 1, its one quadratic solve
     fitted = bound
     if problem.loss in CG_PRODUCTS_SCALE:
         fitted = CG_PRODUCTS_SCALE[problem.loss] * cg_kappa(problem) ** CG_PRODUCTS_EXPONENT[problem.loss]
@@ -713,7 +713,7 @@ class NewtonState(State):
         """``n_steps`` Newton iterations solving the system by Cholesky (2 passes each)."""
         p = self.p
         for _ in range(n_steps):
-            with _BLAS_LIMIT, self.threads.limit(limits=self.n_jobs, user_api="blas"):
+            with self._blas_threads():
                 if not self.hessian_fresh:
                     self._gradient_and_hessian()
                 self.hessian_fresh = False
@@ -834,6 +834,13 @@ class NewtonState(State):
         the dual system ‖r‖²/(2n) (``_dual_cg``'s docstring)."""
         scale = self.p.n_samples if self.dual_space else self.p.lam
         return dense_dot(self.r, self.r) / (2.0 * scale)
+
+    @contextlib.contextmanager
+    def _blas_threads(self):
+        """The context the Cholesky path's BLAS and LAPACK calls run in: the process's BLAS limited to n_jobs threads,
+        one run at a time (_BLAS_LIMIT)."""
+        with _BLAS_LIMIT, self.threads.limit(limits=self.n_jobs, user_api="blas"):
+            yield
 
     def _sweep_threads(self):
         """The context the CG path's sweeps run in: ``parallel_section`` on n_jobs threads in the n_jobs mode."""
@@ -1003,7 +1010,7 @@ class NewtonState(State):
         whole calls, the driver's sweep ÷ this): the squared loss's one-iteration runs 1.04–1.14 (ijcnn1 1/n 1.11,
         w8a 1/n 1.10), logistic runs of 6–7 iterations 1.01–1.02."""
         p = self.p
-        with _BLAS_LIMIT, self.threads.limit(limits=self.n_jobs, user_api="blas"):
+        with self._blas_threads():
             self._gradient_and_hessian()
         self.hessian_fresh = True
         xt_alpha = self.grad * -float(p.n_samples)  # w = 0: ∇P = −Xᵀα/n
