@@ -18,9 +18,7 @@ from threadpoolctl import threadpool_limits
 
 import race  # noqa: F401  first: it sets numba's thread count
 from cdlab.solvers import newton
-from full_row_prefetch_bench import interleaved
-from race import certified_p_star, data_sets, make_problem
-from setting_pairs import pair_header, pair_line, setting_pairs
+from setting_pairs import print_pairs
 
 # the race's problems whose fastest fixed method is Newton on its Cholesky path (squared loss, few features), and
 # logistic ones that run several Cholesky iterations
@@ -34,20 +32,9 @@ def main(argv=None):
     ap.add_argument("problems", nargs="*", default=list(DEFAULT), metavar="NAME:LOSS:FACTOR")
     ap.add_argument("--repeats", type=int, default=7)
     args = ap.parse_args(argv)
-    sets = data_sets(False)
-    print(pair_header(30, LABELS))
     with threadpool_limits(1):
-        for spec in args.problems:
-            name, loss, factor = spec.rsplit(":", 2)
-            X, y = sets[name]()
-            problem = make_problem(X, y, loss, float(factor))
-            tol = 1e-6 * abs(certified_p_star(problem))
-            timed, seen = setting_pairs(lambda value: setattr(newton, "CHOLESKY_START_FUSED", value), True, False,
-                                        LABELS, problem, method="newton", solver="cholesky", tol=tol,
-                                        max_passes=5000)
-            for timing in interleaved(timed, args.repeats).values():
-                print(pair_line(f"{name} {loss} λ={float(factor):g}/n", 30, timing, seen, LABELS), flush=True)
-
+        print_pairs(args.problems, lambda value: setattr(newton, "CHOLESKY_START_FUSED", value), (True, False),
+                    LABELS, args.repeats, method="newton", solver="cholesky")
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,9 @@
 """Whole ``cdlab.solve`` calls under cdlab's shipped value of one setting and under another, for the A/B
 benchmarks (forcing_bench.py, hessian_f32_bench.py, box_newton_bench.py, readmit_bench.py, face_cr_bench.py,
-cholesky_start_bench.py): the calls, and the line each prints after ``full_row_prefetch_bench.interleaved`` has
-timed them in pairs; ``hinge_main``, the whole program of the benchmarks of SDCA with shrinking on the hinge loss,
-and ``switch_main``, the same over one module attribute."""
+cholesky_start_bench.py, sampled_hessian_bench.py): the calls, and the line each prints after
+``full_row_prefetch_bench.interleaved`` has timed them in pairs; ``print_pairs``, both over a list of the race's
+problems; ``hinge_main``, the whole program of the benchmarks of SDCA with shrinking on the hinge loss, and
+``switch_main``, the same over one module attribute."""
 from __future__ import annotations
 
 import argparse
@@ -76,9 +77,6 @@ def hinge_main(argv, description, put, values, labels, default, repeats, seeds):
     0 … SEEDS − 1 one after the other; and print ``pair_line``: median milliseconds of each, the median of the pairs'
     ratios (values[1]'s ÷ the shipped one's: > 1, the shipped value faster) and their range, the passes of each
     (median and range over the runs), and the largest relative difference of the certified P between them."""
-    from full_row_prefetch_bench import interleaved
-    from race import certified_p_star, data_sets, make_problem
-
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("problems", nargs="*", default=list(default), metavar="NAME:FACTOR",
                     help="a data set of benchmarks/race.py and its λ·n, e.g. phishing:0.01")
@@ -87,14 +85,27 @@ def hinge_main(argv, description, put, values, labels, default, repeats, seeds):
     args = ap.parse_args(argv)
     if args.seeds < 1:
         ap.error(f"--seeds must be at least 1, got {args.seeds}")
+    print_pairs([f"{spec.rsplit(':', 1)[0]}:hinge:{spec.rsplit(':', 1)[1]}" for spec in args.problems], put, values,
+                labels, args.repeats, seeds=range(args.seeds), method="sdca", sampling="permutation", shrinking=True)
+
+
+def print_pairs(specs, put, values, labels, repeats, seeds=None, **solve_kwargs):
+    """For each NAME:LOSS:FACTOR of ``specs`` (a data set of benchmarks/race.py, rows scaled by the mean example norm,
+    λ = FACTOR/n): whole calls ``cdlab.solve(problem, tol=1e-6·|P*|, max_passes=5000, **solve_kwargs)`` (P* from
+    ``race.certified_p_star``; once for each of ``seeds`` where given) under ``put(values[0])`` and
+    ``put(values[1])``, timed in interleaved pairs (``full_row_prefetch_bench.interleaved``, which compiles both
+    before the timing), and ``pair_line`` printed under ``pair_header``."""
+    from full_row_prefetch_bench import interleaved
+    from race import certified_p_star, data_sets, make_problem
+
     sets = data_sets(False)
     print(pair_header(30, labels))
-    for spec in args.problems:
-        name, factor = spec.rsplit(":", 1)
+    for spec in specs:
+        name, loss, factor = spec.rsplit(":", 2)
         X, y = sets[name]()
-        problem = make_problem(X, y, "hinge", float(factor))
+        problem = make_problem(X, y, loss, float(factor))
         tol = 1e-6 * abs(certified_p_star(problem))
-        timed, seen = setting_pairs(put, *values, labels, problem, seeds=range(args.seeds), method="sdca",
-                                    sampling="permutation", shrinking=True, tol=tol, max_passes=5000)
-        for timing in interleaved(timed, args.repeats).values():
-            print(pair_line(f"{name} hinge λ={float(factor):g}/n", 30, timing, seen, labels), flush=True)
+        timed, seen = setting_pairs(put, *values, labels, problem, seeds=seeds, tol=tol, max_passes=5000,
+                                    **solve_kwargs)
+        for timing in interleaved(timed, repeats).values():
+            print(pair_line(f"{name} {loss} λ={float(factor):g}/n", 30, timing, seen, labels), flush=True)

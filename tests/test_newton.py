@@ -437,7 +437,7 @@ def test_cg_stops_at_the_residual_the_runs_tolerance_needs():
     assert floor < norm
     tol = (floor / newton.CG_GAP_SHARE) ** 2 / (2 * problem.lam)
     step, k, _ = reference_cg_direction(problem, w, z, floor, **before)
-    state.checkpointed({"gap": gap}, tol)
+    state.checkpointed({"gap": gap, "primal": problem.primal(w)}, tol)
     state.run(1)
     assert state.cg_iterations[-1] == k < k_plain
     np.testing.assert_allclose(state.step, step, rtol=1e-9, atol=1e-12)
@@ -684,7 +684,7 @@ def test_a_squared_run_without_a_tol_hands_over_at_its_second_product():
     the Cholesky step that follows lands on the optimum; an explicit solver never hands over."""
     problem = rotated_dense_problem(1.0, 0.1)
     state = newton.NewtonState(problem, "uniform", None)
-    state.checkpointed({"gap": np.inf}, 0.0)
+    state.checkpointed({"gap": np.inf, "primal": problem.primal(state.w)}, 0.0)
     state.run(1)
     assert state.solver == "cg" and state.data_passes == 3  # ∇P, then a product
     state.run(1)
@@ -701,8 +701,9 @@ def test_the_handover_rule_weighs_the_products_left_and_caps_cg_at_a_cholesky_it
     reach tol, so CG goes on where a Cholesky iteration costs 30 and hands over where it costs 10; a gap that
     has not fallen decides nothing until CG has run a Cholesky iteration's worth of products; a gap within tol
     never hands over; the first product alone never does."""
-    state = newton.NewtonState(rotated_dense_problem(1.0, 0.1), "uniform", None)
-    state.checkpointed({"gap": np.inf}, 1e-6)
+    problem = rotated_dense_problem(1.0, 0.1)
+    state = newton.NewtonState(problem, "uniform", None)
+    state.checkpointed({"gap": np.inf, "primal": problem.primal(state.w)}, 1e-6)
 
     def decide(gaps, products):
         state.product_gaps, state.handover_products = list(gaps), products
@@ -817,7 +818,8 @@ def test_the_fused_sweep_gives_the_gradient_and_preconditioner_of_jacobi(loss):
             np.testing.assert_allclose(state.curv, curv, rtol=1e-12, atol=1e-18)
             np.testing.assert_allclose(state.minv, minv, rtol=1e-12)
             assert state.fresh
-            assert state.value == pytest.approx(problem.primal(w), rel=1e-14)  # the line search's P(w), from z
+            state.checkpointed({"gap": np.inf, "primal": problem.primal(w)}, 0.0)  # the driver's, after the sweep
+            assert state.value == problem.primal(w)  # the next line search starts from the checkpoint's P(w)
             # the next iteration takes ∇P, curv and M from the sweep: a NaN φ' would reach w through jacobi
             state.deriv[:] = np.nan
             state.run(1)

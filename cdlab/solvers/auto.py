@@ -236,12 +236,16 @@ def choose(problem) -> dict:
         return choice
     checkpoint_ms = costs.checkpoint_ns(problem) * 1e-6
     if solver == "cholesky":
-        iterations = newton.newton_iterations(problem)
+        exact, sampled = newton.cholesky_iterations(problem)
+        rows = newton.sample_size(problem)
         how = (f"with d = {problem.n_features} features damped Newton is predicted faster: "
-               f"{iterations:.3g} iteration{'' if iterations == 1 else 's'} × "
+               f"{exact:.3g} iteration{'' if exact == 1 else 's'} × "
                f"{newton.cholesky_iteration_ns(problem) * 1e-6:.3g} ms (the d × d Hessian, its Cholesky factor "
-               f"and 2 passes) + {newton.solve_checkpoints(problem, 'cholesky'):.0f} checkpoints × "
-               f"{checkpoint_ms:.3g} ms")
+               f"and {3 if rows else 2} passes)")
+        if sampled:
+            how += (f" after {sampled:.3g} × {newton.cholesky_iteration_ns(problem, sampled=True) * 1e-6:.3g} ms "
+                    f"on a Hessian sampled from {rows} of the {problem.n_samples} rows")
+        how += f" + {newton.solve_checkpoints(problem, 'cholesky'):.0f} checkpoints × {checkpoint_ms:.3g} ms"
         handover = newton.cg_handover(problem)
         if handover:
             how += (f" (it starts on conjugate gradients and hands over to Cholesky once their measured contraction "

@@ -69,6 +69,12 @@ phishing 3.3 vs 23, both on a machine ~4× slower then, under others' load).
 BLAS and LAPACK
 run on the run's ``n_jobs`` threads (threadpoolctl), one by default.
 
+Far from the optimum (a step from a gap above SAMPLE_REACH·√(tol·P)) a run on n ≥ 2m rows (not the squared loss,
+whose one step lands on the optimum) forms H from a sample of m rows instead, m = max(n/10, 16 d), its diagonal
+exact, until a step forms the exact H (``cdlab.solvers._sampled_hessian``: the rule, the checks that end the
+sampling, the measurements); each such step reads X for ∇P and diag(H) (or takes them from the checkpoint's
+sweep), for the sampled rows and for XΔ.
+
 Memory: H and its Cholesky factor, 2·d² doubles (+ BLOCK_ROWS × d on the dense
 path and a few length-n vectors), bounded by MAX_FEATURES and
 refused before anything is allocated; l1 > 0 (elastic net, which needs a
@@ -119,6 +125,8 @@ from .._checks import check_choice
 from ._kernels import beyond_cache, dense_dot, full_rows
 from ._dual_cg import dual_cg_steps, dual_preconditioner
 from ._newton_cg import certified_jacobi_sweep, cg_steps, jacobi_sweep, newton_cg_direction, nonempty_columns
+from ._sampled_hessian import (SAMPLE_CURVATURE_RATIO, SAMPLE_PROGRESS, SAMPLE_REACH, curvature_along,
+                               densify_sampled, gram_rows, raise_diagonal, sample_size)
 from ._threads import parallel_section, row_blocks
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .costs import auto_cap, auto_checkpoints, checkpoint_ns
@@ -265,8 +273,8 @@ CG_PARALLEL_MIN_NNZ = 250_000
 # the other runs with tol > 0 checkpoint after every step that is due (below), which costs fewer checkpoints
 # than the geometric cadence and is never late (w8a and mushrooms logistic 1/n, CG: 54 → 47 ms, 8.4 → 7.4).
 EVERY_STEP_RATIO = 2.0
-# A run checkpointing after every step skips the checkpoints that cannot stop it (``NewtonState.certificate_due``): the gap at the
-# iterate w_k a step starts from is exactly G_k = ‖∇P(w_k)‖²/(2λ) (α = −φ'(Xw), l1 = 0), read off the step's
+# A run checkpointing after every step skips the checkpoints that cannot stop it (``NewtonState.certificate_due``): the
+# gap at the iterate w_k a step starts from is exactly G_k = ‖∇P(w_k)‖²/(2λ) (α = −φ'(Xw), l1 = 0), read off the step's
 # own gradient, and the step from a G_k above DUE_REACH·√(tol·P) is not checkpointed. Measured (logistic, the
 # ten shipped data sets, λ = 1/n and 0.01/n, both inner solvers, rows scaled by their mean norm; every step of
 # runs to a relative gap of 1e-12): for each relative tol in 1e-2, 1e-3, …, 1e-12 no step from above that
@@ -289,7 +297,8 @@ DUE_CHECKPOINTS = 3
 # rows included).
 SQUARED_DUE_FACTOR = 1.0
 # The squared loss's CG runs on its dual system, (I + XXᵀ/(λn)) α = y (``_dual_cg``), where X's nonempty columns are
-# at least this many times n: there the primal system's null space (d − n eigenvalues λ) is large, and Jacobi's diagonal spreads it.
+# at least this many times n: there the primal system's null space (d − n eigenvalues λ) is large, and Jacobi's
+# diagonal spreads it.
 # Measured (whole calls to a certified relative gap 1e-6, rows scaled by their mean norm; primal Jacobi → dual,
 # ms): rcv1_small (d = 47 n) 1/n 7.5 → 4.5, 0.01/n 79 → 16 (433 → 120 passes); colon-cancer (d = 32 n) 2.0 → 2.0
 # and 3.2 → 3.7; reuters_moneyfx (d = 1.07 n), kept on the primal side: 0.01/n 132 → 227 (349 → 668 passes), the
@@ -312,6 +321,12 @@ DUE_GUARD_STEPS = 16
 HANDOVER_MIN_PRODUCTS = 16
 
 
+# A run that samples H (``_sampled_hessian``) forms it exactly on its last steps, those from SAMPLE_REACH·√(tol·P):
+# 2–5 in the runs of benchmarks/sampled_hessian_bench.py to a certified relative gap 1e-6 (ijcnn1 and a9a 2, mushrooms
+# and w8a 2–3, phishing 2–5); the cost model counts this many.
+SAMPLED_RUN_EXACT_ITERATIONS = 3.0
+
+
 def hessian_ns(problem) -> tuple[float, float]:
     """The cost model's ns to form H (sparse sweep: Σ_i nnz_i²/2 multiply-adds; BLAS on densified
     blocks of rows: n d²/2 multiply-adds + n d entries written), one thread."""
@@ -327,12 +342,26 @@ def dense_rows(problem) -> bool:
     return dense < sparse
 
 
-def cholesky_iteration_ns(problem) -> float:
-    """Predicted ns of one Cholesky iteration on one thread: H the cheaper way, its factorisation
-    (d³/3 multiply-adds at FACTOR_NS_PER_MADD) and the rest (ITERATION_NS_PER_NNZ, ITERATION_OVERHEAD_NS)."""
+def cholesky_iteration_ns(problem, sampled=False) -> float:
+    """Predicted ns of one Cholesky iteration on one thread: H the cheaper way (``sampled``: from ``sample_size``
+    of the n rows), its factorisation (d³/3 multiply-adds at FACTOR_NS_PER_MADD) and the rest
+    (ITERATION_NS_PER_NNZ, ITERATION_OVERHEAD_NS); a sampled one also the gradient's own sweep (``sweep_ns``),
+    which the exact H's read fuses."""
     d = float(problem.n_features)
-    return (min(hessian_ns(problem)) + FACTOR_NS_PER_MADD * d ** 3 / 3
-            + ITERATION_NS_PER_NNZ * problem.nnz + ITERATION_OVERHEAD_NS)
+    rows = sample_size(problem)
+    hessian = min(hessian_ns(problem)) * (rows / problem.n_samples if sampled else 1.0)
+    return (hessian + FACTOR_NS_PER_MADD * d ** 3 / 3 + ITERATION_NS_PER_NNZ * problem.nnz + ITERATION_OVERHEAD_NS
+            + (sweep_ns(problem) if sampled else 0.0))
+
+
+def cholesky_iterations(problem) -> tuple[float, float]:
+    """(exact, sampled): the Cholesky iterations of a whole solve (``newton_iterations``) that form H exactly and
+    from a sample of rows; where the run samples (``sample_size``), all but the last SAMPLED_RUN_EXACT_ITERATIONS."""
+    iterations = newton_iterations(problem)
+    if not sample_size(problem):
+        return iterations, 0.0
+    exact = min(iterations, SAMPLED_RUN_EXACT_ITERATIONS)
+    return exact, iterations - exact
 
 
 def logistic_start_gap(problem) -> float:
@@ -383,13 +412,20 @@ def cg_iteration_ns(problem, products) -> float:
     the ∇P step counted as one); and a Newton step's line search (CG_NS_PER_LINE_EXAMPLE an example)."""
     newton_step = problem.loss != "squared"
     n = problem.n_samples
+    sweep = sweep_ns(problem)
+    vectors = CG_NS_PER_COLUMN * (products + newton_step) * problem.n_nonempty_columns
+    return (2 * products + newton_step) * sweep + vectors + newton_step * CG_NS_PER_LINE_EXAMPLE * n
+
+
+def sweep_ns(problem) -> float:
+    """Predicted ns of one sweep over X on one thread, CG's cost model: X's nonzeros (CG_NS_PER_NNZ, beyond the
+    cache CG_NS_PER_NNZ_BEYOND_CACHE, on dense rows CG_NS_PER_DENSE_ENTRY an entry) and its rows (CG_NS_PER_ROW)."""
+    n = problem.n_samples
     if problem.data.is_dense:  # every entry of the dense rows is read, stored or not
         read = CG_NS_PER_DENSE_ENTRY * n * problem.n_features
     else:
         read = (CG_NS_PER_NNZ_BEYOND_CACHE if beyond_cache(problem) else CG_NS_PER_NNZ) * problem.nnz
-    sweep = read + CG_NS_PER_ROW * n
-    vectors = CG_NS_PER_COLUMN * (products + newton_step) * problem.n_nonempty_columns
-    return (2 * products + newton_step) * sweep + vectors + newton_step * CG_NS_PER_LINE_EXAMPLE * n
+    return read + CG_NS_PER_ROW * n
 
 
 def dual_system(problem) -> bool:
@@ -452,7 +488,8 @@ def solve_ns(problem, solver) -> float:
     """Predicted ns of Newton's whole solve with the inner ``solver`` ("cholesky" or "cg"), checkpoints left
     out: ``newton_iterations`` Cholesky iterations, or ``cg_newton_iterations`` steps sharing ``cg_products``."""
     if solver == "cholesky":
-        return newton_iterations(problem) * cholesky_iteration_ns(problem)
+        exact, sampled = cholesky_iterations(problem)
+        return exact * cholesky_iteration_ns(problem) + sampled * cholesky_iteration_ns(problem, sampled=True)
     steps = cg_newton_iterations(problem)
     return steps * cg_iteration_ns(problem, cg_products(problem) / steps)
 
@@ -504,7 +541,7 @@ def inner_solver(problem, solver="auto") -> str:
 def typical_iteration_ns(problem, solver) -> float:
     """Predicted ns of one typical step of the inner ``solver`` ("cholesky" or "cg")."""
     if solver == "cholesky":
-        return cholesky_iteration_ns(problem)
+        return solve_ns(problem, "cholesky") / newton_iterations(problem)
     return solve_ns(problem, "cg") / cg_newton_iterations(problem)
 
 
@@ -696,6 +733,18 @@ class NewtonState(State):
         self.H = np.zeros((d, d), order="F")
         self.factor = np.zeros((d, d), order="F")
         self.block = np.empty((min(BLOCK_ROWS, p.n_samples), d)) if self.dense else None  # the dense path's rows
+        # the rows of a sampled H (``_sampled_hessian``), or 0: every H exact, formed with ∇P in one read
+        self.sample_size = sample_size(p)
+        if self.sample_size:
+            self.sweep = (*p.csr_arrays, nonempty_columns(p), p.data.X_dense)  # ``jacobi_sweep``'s reads of X
+            self.minv = np.zeros(d)  # 1/diag(H), exact, from the gradient's sweep
+            self.all_rows = np.arange(p.n_samples)
+            self.sampling = True  # until a step forms the exact H (``_sampled_step``)
+            self.sampled_from = None  # the gap the last step started from, if its H was sampled
+            self.sampled_steps = 0  # the steps that took a sampled H's Δ
+            self.fresh = False  # whether grad, minv and curv are at w already (``certificate_sums``)
+            if self.rng is None:
+                self.rng = np.random.default_rng(0)
 
     def run(self, n_steps):
         if self.solver == "cg":
@@ -706,24 +755,28 @@ class NewtonState(State):
                 n_steps = 0
         if n_steps > 0:  # Cholesky's iterations, from the start or after CG handed over
             self._cholesky_steps(n_steps)
-        if self.starts_on_cg:  # the CG path's steps per pass vary: measured
+        if self.starts_on_cg or self.solver == "cholesky" and self.sample_size:  # steps per pass vary: measured
             self.steps_per_pass = self.steps / self.data_passes
 
     def _cholesky_steps(self, n_steps):
-        """``n_steps`` Newton iterations solving the system by Cholesky (2 passes each)."""
+        """``n_steps`` Newton iterations solving the system by Cholesky (2 passes each; where the run may sample H,
+        ``_sampled_step``'s reads)."""
         p = self.p
         for _ in range(n_steps):
-            with self._blas_threads():
-                if not self.hessian_fresh:
-                    self._gradient_and_hessian()
-                self.hessian_fresh = False
-                self._start_gap()
-                step = self._newton_direction()
-            self.u = p.X @ step
-            self.nnz_touched += 2 * p.nnz
-            self.data_passes += 2.0
+            if self.sample_size and self.sampling:
+                touched, step, t = self._sampled_step()
+            else:
+                with self._blas_threads():
+                    if not self.hessian_fresh:
+                        self._gradient_and_hessian()
+                    self.hessian_fresh = False
+                    self._start_gap()
+                    step = self._newton_direction()
+                self.u = p.X @ step
+                touched, t = 2 * p.nnz, 1.0
+            self._count(touched)
             self.steps += 1
-            self._line_search(step)
+            self._line_search(step, t)
 
     def _gradient_and_hessian(self):
         """grad = ∇P(w) and the lower triangle of H − λI, in one read of X."""
@@ -741,6 +794,67 @@ class NewtonState(State):
                 densify_rows(*p.csr_arrays, lo, self.deriv, self.curv, self.grad, block)
                 dsyrk(1.0, block.T, beta=1.0, c=self.H, trans=0, lower=1, overwrite_c=1)
         self.grad += p.lam * self.w
+
+    def _sampled_step(self):
+        """A step while the run samples H (``_sampled_hessian``): ∇P and diag(H) by one sweep (unless a
+        checkpoint's gave them: ``fresh``); H from a sample of rows while the step cannot reach the run's tol
+        (SAMPLE_REACH) and each sampled step has cut the gap SAMPLE_PROGRESS-fold, else exact, and the sampling
+        ends (the steps after it form ∇P and H in one read, as a run that never samples); then Δ and u = XΔ. A
+        sampled Δ along which the exact curvature ΔᵀHΔ = Σ_i curv_i u_i² + λ‖Δ‖² exceeds the sampled model's
+        ΔᵀH_SΔ = −∇P·Δ more than SAMPLE_CURVATURE_RATIO-fold gives way to the exact H's (the sampling ends); else
+        the line search starts from t = min(1, ΔᵀH_SΔ/ΔᵀHΔ), the minimiser along Δ of the model with the exact
+        curvature. Returns (the nonzeros read, Δ, the first t)."""
+        p = self.p
+        touched = 0
+        if not self.fresh:
+            loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
+            touched += jacobi_sweep(*self.sweep, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv, None,
+                                    None)
+        self.fresh = False
+        self._start_gap()
+        progress = self.sampled_from is None or self.start_gap <= self.sampled_from / SAMPLE_PROGRESS
+        self.sampling = progress and self.tol > 0.0 and not self._start_reaches(self.tol, SAMPLE_REACH)
+        for sampled in (True, False) if self.sampling else (False,):
+            with self._blas_threads():
+                touched += self._form_hessian(sampled)
+                step = self._newton_direction()
+            self.u = p.X @ step
+            touched += p.nnz
+            self.sampled_from = self.start_gap if sampled else None
+            if not sampled:
+                return touched, step, 1.0
+            model = -dense_dot(self.grad, step)
+            exact = curvature_along(self.curv, self.u) + p.lam * dense_dot(step, step)
+            if not model > 0.0:  # no descent at rounding: the line search leaves w
+                return touched, step, 1.0
+            if exact <= SAMPLE_CURVATURE_RATIO * model:
+                self.sampled_steps += 1
+                return touched, step, min(1.0, model / exact)
+            self.sampling = False
+
+    def _form_hessian(self, sampled):
+        """The lower triangle of H − λI from every row, or ``sampled``: from ``sample_size`` rows drawn by the run's
+        rng, each weighted n/m, its diagonal raised to the exact one (``_sampled_hessian``). Returns the nonzeros
+        read."""
+        p = self.p
+        rows, weight = self.all_rows, 1.0
+        if sampled:
+            rows = np.sort(self.rng.choice(p.n_samples, self.sample_size, replace=False))
+            weight = p.n_samples / self.sample_size
+        self.H[...] = 0.0
+        touched = 0
+        if self.dense:
+            from scipy.linalg.blas import dsyrk
+
+            for lo in range(0, rows.shape[0], BLOCK_ROWS):
+                block = self.block[:min(BLOCK_ROWS, rows.shape[0] - lo)]
+                touched += densify_sampled(*p.csr_arrays, rows, lo, weight, self.curv, block)
+                dsyrk(1.0, block.T, beta=1.0, c=self.H, trans=0, lower=1, overwrite_c=1)
+        else:
+            touched = gram_rows(*p.csr_arrays, rows, weight, self.curv, self.H)
+        if sampled:
+            raise_diagonal(self.H, self.minv, p.lam)
+        return touched
 
     def _newton_direction(self):
         """Δ = −(H + shift·I)⁻¹ ∇P by Cholesky, shift = λ; when rounding leaves H + λI not positive
@@ -765,8 +879,8 @@ class NewtonState(State):
         raise ValueError(f"method 'newton': H + shift·I is not positive definite even at shift {extra:.3g}: "
                          f"the Hessian is not finite (rows too large to square in floating point?)")
 
-    def _line_search(self, step):
-        """w ← w + tΔ, t = 1, ½, … until sufficient decrease (module docstring); z ← z + t u."""
+    def _line_search(self, step, t=1.0):
+        """w ← w + tΔ, t = ``t``, ½t, … until sufficient decrease (module docstring); z ← z + t u."""
         p = self.p
         n, lam = p.n_samples, p.lam
         slope0 = dense_dot(self.grad, step)
@@ -774,7 +888,6 @@ class NewtonState(State):
         if not slope0 < 0.0:  # no descent left at rounding: w stays
             return
         w_step, step_step = dense_dot(self.w, step), dense_dot(step, step)
-        t = 1.0
         for _ in range(MAX_TRIALS):
             loss, loss_slope = line_point(p.loss_code, self.z, self.u, p.y, p.s, t)
             w_new = self.w + t * step
@@ -805,15 +918,20 @@ class NewtonState(State):
             return (spaced and self._carried_gap() <= SQUARED_DUE_FACTOR * tol) or self.steps >= guard
         if self.p.loss == "squared":  # on Cholesky's path once it has taken a step (not at a handover: a CG step)
             return self.last_step is not None
-        if self.start_gap is None:
-            return True
-        return self.start_gap <= DUE_REACH * math.sqrt(tol * max(abs(self.value), tol))
+        return self.start_gap is None or self._start_reaches(tol)
+
+    def _start_reaches(self, tol, reach=DUE_REACH) -> bool:
+        """Whether the last step started from a gap at most reach·√(tol·P) (DUE_REACH: from where it may reach
+        ``tol``)."""
+        return self.start_gap <= reach * math.sqrt(tol * max(abs(self.value), tol))
 
     def checkpointed(self, row, tol, margins=None):
         """CG needs no residual below CG_GAP_SHARE·√(2λ·tol) (CG_GAP_SHARE's comment); a run with a tol > 0
         checkpoints after every due step unless its loss is squared on Cholesky's path (EVERY_STEP_RATIO's
         comment); the squared loss's CG: a certified gap above tol where the carried one was within it doubles
-        ``due_spacing`` (SQUARED_DUE_FACTOR's comment)."""
+        ``due_spacing`` (SQUARED_DUE_FACTOR's comment). The next line search starts from the checkpoint's P(w), taken
+        at this w from z = Xw summed afresh (in place of the P summed along the line searches' carried z)."""
+        self.value = row["primal"]
         self.cg_floor = CG_GAP_SHARE * math.sqrt(2.0 * self.p.lam * max(tol, 0.0))
         self.tol = tol
         self.checkpoint_steps = self.steps
@@ -978,13 +1096,14 @@ class NewtonState(State):
         """On the Newton–CG path (a loss other than the squared): the checkpoint's z = Xw, α = −φ'(z) and Xᵀα
         in the sweep that also gives the next iteration its ∇P = λw − Xᵀα/n and preconditioner
         (``_newton_cg.certified_jacobi_sweep``): one read of X for both, where the checkpoint and the iteration read
-        it once each. z replaces the carried Xw (summed along the line searches) by the exact one, and P(w) the
-        line search starts from is taken from it. On the Cholesky path, at the start only: ``_cholesky_start``."""
+        it once each; z replaces the carried Xw (summed along the line searches) by the exact one. The same on the
+        Cholesky path while the run samples H (``_sampled_step``: ∇P and diag(H)); else there at the start only:
+        ``_cholesky_start``."""
         p = self.p
-        if self.solver == "cholesky":
+        if self.solver == "cholesky" and not (self.sample_size and self.sampling):
             start = CHOLESKY_START_FUSED and self.steps == 0 and not self.w.any()
             return self._cholesky_start() if start else None
-        if self.solver != "cg" or self.carries_residual:
+        if self.carries_residual:
             return None
         n = p.n_samples
         alpha, xt_alpha = np.empty(n), np.zeros(p.n_features)
@@ -996,8 +1115,6 @@ class NewtonState(State):
         np.reciprocal(self.minv, out=self.minv)
         np.multiply(xt_alpha, -1.0 / n, out=self.grad)
         self.grad += p.lam * self.w
-        # the line search's P(w) from the same z: its first trial compares P along the line with this value
-        self.value = self._primal_from_z()
         self.fresh = True
         return alpha, self.z, xt_alpha  # the driver reads z before the next step moves it
 
