@@ -1028,8 +1028,9 @@ def test_product_rows_are_float32_only_for_dense_rows_beyond_the_cache_and_a_los
 
 def test_the_cost_fits_terms_are_the_models(monkeypatch):
     """benchmarks/newton_cost_fit.py fits newton's constants on terms of its own: dotted with the constants they
-    give the model's ns (the CG path's whole solve, its call term left out; a Cholesky iteration), on sparse rows,
-    dense rows and X beyond the cache, for the logistic loss (Newton steps) and the squared one (none)."""
+    give the model's ns (the CG path's whole solve, its call term left out; a Cholesky iteration, and the mean one of
+    a run that samples H, its sampled steps' gradient sweeps left out), on sparse rows, dense rows and X beyond the
+    cache, for the logistic loss (Newton steps) and the squared one (none)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import newton_cost_fit as fit
     cg = np.array([getattr(newton, name) for name in fit.CG_NAMES[:-1]] + [0.0])
@@ -1039,6 +1040,10 @@ def test_the_cost_fits_terms_are_the_models(monkeypatch):
     Xd, yd = make_synthetic(300, 40, seed=4, normalize="mean")
     dense = cdlab.Problem(Xd, yd, loss="logistic", lam=1.0 / 300)
     assert dense.data.is_dense and not sparse.data.is_dense
+    X, y = make_synthetic(4000, 30, density=0.2, seed=5, normalize="mean")
+    tall_sparse = cdlab.Problem(X, y, loss="logistic", lam=1.0 / 4000)
+    Xd, yd = make_synthetic(4000, 20, seed=6, normalize="mean")
+    tall_dense = cdlab.Problem(Xd, yd, loss="logistic", lam=1.0 / 4000)
     for beyond in (False, True):
         monkeypatch.setattr(newton, "beyond_cache", lambda problem: beyond)
         monkeypatch.setattr(fit, "beyond_cache", lambda problem: beyond)
@@ -1047,7 +1052,12 @@ def test_the_cost_fits_terms_are_the_models(monkeypatch):
             model = (newton.cg_iteration_ns(problem, products) if steps == 0
                      else steps * newton.cg_iteration_ns(problem, products / steps))
             assert np.dot(fit.cg_terms(problem, products, steps), cg) == pytest.approx(model, rel=1e-12)
-            assert np.dot(fit.cholesky_terms(problem), cholesky) == pytest.approx(
+            assert np.dot(fit.cholesky_terms(problem, 7, 0), cholesky) == pytest.approx(
                 newton.cholesky_iteration_ns(problem), rel=1e-12)
+        for problem in (tall_sparse, tall_dense):  # 4 of 7 iterations on a sampled H, their gradient sweeps taken off
+            assert newton.sample_size(problem) > 0
+            sampled = newton.cholesky_iteration_ns(problem, sampled=True) - newton.sweep_ns(problem)
+            assert np.dot(fit.cholesky_terms(problem, 7, 4), cholesky) == pytest.approx(
+                (3 * newton.cholesky_iteration_ns(problem) + 4 * sampled) / 7, rel=1e-12)
         terms = fit.cg_terms(sparse, 14, 4)  # the in-cache or the beyond-cache nonzeros' term, not both
         assert (terms[0] == 0.0) == beyond and (terms[1] == 0.0) != beyond
