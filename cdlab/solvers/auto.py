@@ -132,12 +132,12 @@ PRIMAL_CD_NS_PER_STEP = 45.0
 # law errs high where CG is cheap, 0.16–0.34× on the race's text-like and dense problems; squared 0.29–4.0, 10–90 %).
 # The margin is no correction of a bias but the value with the least worst pick ÷ best on measured calls
 # (benchmarks/auto_calibration.py --big --candidates sdca "newton cholesky" "newton cg", 48 problems: logistic and
-# squared, λ = 1/n and 0.01/n; the picks replayed offline at each margin): 0.8 and 0.9 give a worst of 1.12 (the
-# text-like problem's logistic loss at 1/n takes SDCA, 286 ms against CG's 256); 0.7 sends reuters_moneyfx squared
-# 1/n to CG (2.29× SDCA's seconds), 0.5–0.6 also a9a, mushrooms and phishing logistic 1/n (1.39–1.45); 1.0–1.45
-# send madelon and the dense problem's logistic loss at 1/n to SDCA (1.96 and 1.60) and the text-like problem's
-# squared loss at 1/n (2.47: 466 ms against CG's 189 in these tables). Geometric means 1.003 at 0.8 and 0.9.
-NEWTON_CG_MARGIN = 0.8
+# squared, λ = 1/n and 0.01/n; the picks replayed offline at each margin), chosen with newton.CG_MARGIN after the
+# sampled Hessian and the refit of both of Newton's paths: 0.9–1.0 give a worst of 1.12 (the text-like problem's
+# logistic loss at 1/n takes SDCA, 286 ms against CG's 256), geometric mean 1.004; 0.8 sends reuters_moneyfx squared
+# 1/n to CG (2.29× SDCA's seconds) and mushrooms logistic 1/n (1.39); 1.05 and above send the text-like problem's
+# squared loss at 1/n to SDCA (2.47: 466 ms against CG's 189 in these tables). Before the refit: 0.8 (0.8–0.9 there).
+NEWTON_CG_MARGIN = 0.95
 # The picks auto runs on one thread whatever n_jobs it is given: SDCA's parallel mode, PASSCoDe-Wild (``dual_cd``),
 # certified at the same gap, was slower than one thread on every problem where benchmarks/race.py ran it on two
 # (its ``ours2``: the fastest parallel method's n_jobs=2 rerun, 16 problems, logistic, squared and hinge, λ = 1/n and
@@ -246,10 +246,6 @@ def choose(problem) -> dict:
             how += (f" after {sampled:.3g} × {newton.cholesky_iteration_ns(problem, sampled=True) * 1e-6:.3g} ms "
                     f"on a Hessian sampled from {rows} of the {problem.n_samples} rows")
         how += f" + {newton.solve_checkpoints(problem, 'cholesky'):.0f} checkpoints × {checkpoint_ms:.3g} ms"
-        handover = newton.cg_handover(problem)
-        if handover:
-            how += (f" (it starts on conjugate gradients and hands over to Cholesky once their measured contraction "
-                    f"says the products left cost more than the iteration's ~{handover:.0f} products)")
     else:
         products = newton.cg_products(problem)
         how = (f"Newton with conjugate gradients (Hessian-vector products, 2 passes each) is predicted within "
@@ -257,6 +253,10 @@ def choose(problem) -> dict:
                f"~{products:.0f} products over ~{newton.cg_newton_iterations(problem):.0f} steps "
                f"({newton.solve_ns(problem, 'cg') * 1e-9:.3g} s) + "
                f"{newton.solve_checkpoints(problem, 'cg'):.0f} checkpoints × {checkpoint_ms:.3g} ms")
+    handover = newton.cg_handover(problem)
+    if handover:
+        how += (f" (it starts on conjugate gradients and hands over to Cholesky once their measured contraction "
+                f"says the products left cost more than a Cholesky iteration's ~{handover:.0f} products)")
     reason = choice["reason"] + f"; but {how} = {newton_s:.3g} s against {first_s:.3g} s for {choice['method']}: newton"
     return dict(choice, method="newton", sampling="uniform", side="primal", accelerated=False, options={},
                 inner_solver=solver, reason=reason)

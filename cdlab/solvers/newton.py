@@ -191,32 +191,36 @@ BLOCK_ROWS = 1024
 # sets, the race's text-like problem at 1e7 nonzeros and its dense 1e5 × 500, logistic and squared, λ = 1/n and
 # 0.01/n, rows scaled by their mean norm. A Cholesky iteration (``cholesky_iteration_ns``): forming H by the
 # sparse sweep per multiply-add, or by BLAS's syrk on densified rows per multiply-add plus per densified entry
-# (``densify_rows``); LAPACK's factorisation per multiply-add of its d³/3; per nonzero its two passes over X
-# and the O(n) line search; per iteration its Python and LAPACK calls. Measured ÷ fitted 0.74–2.94 (10–90 %
-# 0.84–1.51; heart_scale's squared run 2.9, its one iteration carrying a call's fixed cost). The fit put the
-# overhead at 0.41 ms, which folds in the fixed cost of a call that every method pays (~1 ms, below); it is
-# kept at heart_scale's logistic iterations' 0.15 ms.
-SPARSE_NS_PER_MADD = 1.34
-BLAS_NS_PER_MADD = 0.023
-FACTOR_NS_PER_MADD = 0.029
-DENSIFY_NS_PER_ENTRY = 1.08
-ITERATION_NS_PER_NNZ = 6.1
+# (``densify_rows``), each over the rows it reads (a sampled H's m: ``_sampled_hessian``); LAPACK's factorisation
+# per multiply-add of its d³/3; per nonzero its two passes over X and the O(n) line search; per iteration its
+# Python and LAPACK calls. Refitted with the sampled Hessian (its steps' own gradient sweeps at ``sweep_ns``):
+# measured ÷ fitted 0.76–2.54 (10–90 % 0.91–1.11; heart_scale's squared runs 2.5, their one iteration carrying a
+# call's fixed cost); the fit before it had put 6.1 ns on a nonzero where this one puts 1.55, 1.5–2× over
+# the whole calls since (a9a logistic 1/n: 55 ms modelled, 25 measured). The fit puts the overhead at 0.38 ms,
+# which folds in the fixed cost of a call that every method pays (~1 ms, below); it is kept at heart_scale's
+# logistic iterations' 0.15 ms.
+SPARSE_NS_PER_MADD = 1.24
+BLAS_NS_PER_MADD = 0.032
+FACTOR_NS_PER_MADD = 0.027
+DENSIFY_NS_PER_ENTRY = 2.03
+ITERATION_NS_PER_NNZ = 1.55
 ITERATION_OVERHEAD_NS = 1.5e5
 # The CG path's cost model (``cg_products``, ``cg_iteration_ns``), fitted likewise on whole calls: per sweep over
 # X, ns per nonzero (beyond the last-level cache more: X streams from memory), per entry of dense rows, and per
 # row; per CG iteration the vector work on X's nonempty columns (the ∇P step counts as one); per Newton step the
-# logistic line search per example. Measured ÷ fitted 0.65–2.03 (10–90 % 0.82–1.59: w8a, madelon and the dense
-# problem's squared runs above 1.5, rcv1_small logistic 1/n 2.0). A call's fixed cost, fitted at ~1.0 ms (state,
-# trace and result, the same for every method), is not modelled: auto compares methods that all pay it.
-# Before this fit the model counted 0.5 ns a nonzero a sweep and 1 ns an entry of n + d a CG iteration, and
-# underpredicted the CG path 1.3–4.7× on sparse data with short rows (w8a logistic 1/n: 19 ms modelled at its
-# products, 62 measured).
-CG_NS_PER_NNZ = 0.48
-CG_NS_PER_NNZ_BEYOND_CACHE = 1.08
-CG_NS_PER_DENSE_ENTRY = 0.31
-CG_NS_PER_ROW = 5.0
-CG_NS_PER_COLUMN = 12.4
-CG_NS_PER_LINE_EXAMPLE = 18.0
+# logistic line search per example. Refitted beside the Cholesky path's (the products counted, not predicted):
+# measured ÷ fitted 0.76–1.90 (10–90 % 0.86–1.47: the dense problem's squared runs 1.8–1.9); the dense rows' entry
+# half the fit before (0.31 ns), whose products read float64 rows (``product_rows``), and a row 0.72 ns where it
+# was 5. A call's fixed cost, fitted at ~0.7 ms (state, trace and result, the same for every method), is not
+# modelled: auto compares methods that all pay it. An earlier model counted 0.5 ns a nonzero a sweep and 1 ns an
+# entry of n + d a CG iteration, and underpredicted the CG path 1.3–4.7× on sparse data with short rows (w8a
+# logistic 1/n: 19 ms modelled at its products, 62 measured).
+CG_NS_PER_NNZ = 0.55
+CG_NS_PER_NNZ_BEYOND_CACHE = 1.1
+CG_NS_PER_DENSE_ENTRY = 0.15
+CG_NS_PER_ROW = 0.72
+CG_NS_PER_COLUMN = 11.1
+CG_NS_PER_LINE_EXAMPLE = 18.1
 # Products of a whole solve to a certified relative gap 1e-6, Jacobi-preconditioned CG: a power law in κ = 1 +
 # λ̂/(γλ), λ̂ ≈ λ₂(XᵀX)/n, the top of the spectrum once its largest eigenvalue is set aside (CG clears an
 # outlier in about one product, Nocedal & Wright 2006, §5.1: madelon's λ₁/n = 0.996 is its rows' mean
@@ -249,14 +253,16 @@ CG_PRODUCTS_PER_ITERATION = 4.2
 CG_PRODUCTS_PER_ITERATION_EXPONENT = 0.10
 CG_PRODUCTS_FLOOR = 5.0
 CG_PRODUCTS_PER_ROOT_KAPPA = {"squared": 0.35, "logistic": 0.33, "smoothed_hinge": 0.65}
-# "auto" takes the CG path only where it is predicted this many times faster than Cholesky (``inner_solver``).
-# Chosen under the logistic loss's earlier whole-solve law (7.50 κ^0.211, products within 0.48–2.2×, 10–90 %): the
-# margin that gave the least worst pick ÷ best over the 48 problems of benchmarks/auto_calibration.py --big
-# (logistic and squared, λ = 1/n and 0.01/n, with auto.NEWTON_CG_MARGIN) was any of 0.9–1.2: at 1.6, the margin the
-# model before that fit needed, mushrooms logistic 0.01/n took Cholesky (45 ms against CG's 27) and madelon squared
-# 0.01/n too (19 against 12). Under the per-iteration law no CG or Cholesky pick changed on the race's problems
-# (benchmarks/auto_offline.py), and the offline replay in CG_PRODUCTS_PER_ITERATION's comment kept this margin.
-CG_MARGIN = 1.0
+# "auto" takes the CG path where its predicted seconds times this margin are below Cholesky's (``inner_solver``):
+# below 1, CG is kept where predicted up to 1/CG_MARGIN× slower, as its products law errs high (CG_PRODUCTS_PER_
+# ITERATION's comment) while the Cholesky path's refit is within 10 % on most problems. Chosen with the sampled
+# Hessian and both refits, beside auto.NEWTON_CG_MARGIN, as the middle of the margins (0.7–0.8) that gave the least
+# worst pick ÷ best over the 48 problems of benchmarks/auto_calibration.py --big (its measured seconds, the
+# Cholesky path's re-measured on the logistic loss, the picks replayed offline): 1.12 (the text-like problem's
+# logistic loss at 1/n takes SDCA, 286 ms against CG's 256); at 0.9–1.1 w8a logistic 1/n takes Cholesky (66 ms
+# against CG's 52), at 0.6 mushrooms squared 1/n takes CG (4.25× SDCA's seconds) and a9a logistic 1/n SDCA (1.34×
+# the sampled Cholesky path's). Before the sampled Hessian: 1.0, from the earlier models' replays (0.9–1.2 there).
+CG_MARGIN = 0.75
 # The n_jobs mode's row blocks pay on X with at least this many nonzeros; below, the CG path's sweeps stay
 # serial (each of ~0.1–0.4 ms does not pay for a parallel launch and the blocks' length-d sums). Whole calls,
 # logistic, λ = 1/n and 0.01/n, 2 threads ÷ 1 (benchmarks/newton_threads_bench.py, medians of 7 interleaved
@@ -306,18 +312,20 @@ SQUARED_DUE_FACTOR = 1.0
 DUAL_CG_RATIO = 2.0
 DUE_GUARD_RATIO = 4
 DUE_GUARD_STEPS = 16
-# The squared loss where "auto" picks Cholesky (on the primal system) starts on the CG path and hands over to
-# Cholesky (``NewtonState._hands_over``) once the products CG still needs to reach the run's tol, at its measured
-# contraction, cost more than one Cholesky iteration (``cg_handover``: its predicted ns over a product's, H
-# below), or once CG has run H products (the ski-rental rule: a run then costs at most about twice Cholesky's).
-# Where a Cholesky iteration costs fewer than HANDOVER_MIN_PRODUCTS products the run takes Cholesky from the
-# start: the CG start (a sweep for ∇P, two products before it can judge, one checkpoint more) then stands to
-# gain too little (a judgement, not a measured optimum). Measured (whole calls, rows scaled by their mean norm,
-# tol 1e-6): the race's dense 1e5 × 500, Cholesky 536–546 ms → 312–385 ms at λ = 1/n and 0.01/n (4–5
-# products, no handover); dense 4000 × 300 rows rotated, column scales spanning √cond (H ≈ 22 then): cond 1e8 hands
-# over after 5 and 2 products (λ = 1/n and 0.01/n) where CG alone needs 43 and 236; cond 1e3 needs 30 products
-# (23 ms) against Cholesky's 10 ms (the cost model put a Cholesky iteration at 22 products, since its refit by
-# benchmarks/newton_cost_fit.py 17; measured 13).
+# The squared loss under solver="auto" (d ≤ MAX_FEATURES, on the primal system) starts on the CG path, whichever
+# inner solver the model predicts faster — its CG products law cannot see conditioning that no diagonal
+# preconditioner undoes (the rotated rows below: CG 19–94 ms where Cholesky takes 12 and the model put CG at 8–13)
+# — and hands over to Cholesky (``NewtonState._hands_over``) once the products CG still needs to reach the run's
+# tol, at its measured contraction, cost more than one Cholesky iteration (``cg_handover``: its predicted ns over a
+# product's, H below), or once CG has run H products (the ski-rental rule: a run then costs at most about twice
+# Cholesky's). Where a Cholesky iteration costs fewer than HANDOVER_MIN_PRODUCTS products the run takes the inner
+# solver predicted faster from the start: the CG start (a sweep for ∇P, two products before it can judge, one
+# checkpoint more) then stands to gain too little (a judgement, not a measured optimum). Measured (whole calls,
+# rows scaled by their mean norm, tol 1e-6): the race's dense 1e5 × 500, Cholesky 536–546 ms → 312–385 ms at
+# λ = 1/n and 0.01/n (4–5 products, no handover); dense 4000 × 300 rows rotated, column scales spanning √cond
+# (H ≈ 22 then): cond 1e8 hands over after 5 and 2 products (λ = 1/n and 0.01/n) where CG alone needs 43 and 236;
+# cond 1e3 needs 30 products (23 ms) against Cholesky's 10 ms (the cost model put a Cholesky iteration at 22
+# products, since its refit by benchmarks/newton_cost_fit.py 17; measured 13).
 HANDOVER_MIN_PRODUCTS = 16
 
 
@@ -469,9 +477,10 @@ def cg_serial_reason(problem, n_jobs) -> str:
 def cg_handover(problem, solver="auto") -> float:
     """A Cholesky iteration's predicted ns in Hessian-vector products (``cholesky_iteration_ns`` over
     ``cg_iteration_ns`` of one product) where the run starts on CG and may hand over (HANDOVER_MIN_PRODUCTS'
-    comment): the squared loss, ``solver`` "auto", ``inner_solver`` picking Cholesky, CG on the primal system
-    (not ``dual_system``) and at least HANDOVER_MIN_PRODUCTS products; else 0."""
-    if (problem.loss != "squared" or solver != "auto" or inner_solver(problem) != "cholesky"
+    comment): the squared loss, ``solver`` "auto", d ≤ MAX_FEATURES, CG on the primal system (not
+    ``dual_system``) and at least HANDOVER_MIN_PRODUCTS products, whichever inner solver the model predicts faster;
+    else 0."""
+    if (problem.loss != "squared" or solver != "auto" or problem.n_features > MAX_FEATURES
             or dual_system(problem)):
         return 0.0
     products = cholesky_iteration_ns(problem) / cg_iteration_ns(problem, 1)
