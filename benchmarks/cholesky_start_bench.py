@@ -21,9 +21,9 @@ from cdlab.solvers import newton
 from setting_pairs import print_pairs
 
 # the race's problems whose fastest fixed method is Newton on its Cholesky path (squared loss, few features), and
-# logistic ones that run several Cholesky iterations
+# logistic ones on too few rows to sample H (``newton.sample_size``: a run that samples takes the Jacobi sweep there)
 DEFAULT = ("ijcnn1:squared:1", "ijcnn1:squared:0.01", "a9a:squared:1", "w8a:squared:1", "phishing:squared:0.01",
-           "mushrooms:squared:1", "ijcnn1:logistic:1", "a9a:logistic:0.01")
+           "mushrooms:squared:1", "madelon:logistic:0.01", "heart_scale:logistic:0.01")
 LABELS = ("fused", "sweep")
 
 
@@ -35,6 +35,7 @@ def main(argv=None):
     with threadpool_limits(1):
         print_pairs(args.problems, lambda value: setattr(newton, "CHOLESKY_START_FUSED", value), (True, False),
                     LABELS, args.repeats, method="newton", solver="cholesky")
+
 
 if __name__ == "__main__":
     main()

@@ -34,10 +34,13 @@ def main(argv=None):
     ap.add_argument("--solver", default="cholesky", choices=newton.SOLVERS)
     ap.add_argument("--seeds", type=int, default=1, help="each call runs seeds 0 … SEEDS − 1 (the rows sampled)")
     args = ap.parse_args(argv)
+    if args.seeds < 1:
+        ap.error(f"--seeds must be at least 1, got {args.seeds}")
     with threadpool_limits(1):
         print_pairs(args.problems, lambda value: setattr(newton, "sample_size", value),
                     (newton.sample_size, lambda problem: 0), LABELS, args.repeats, seeds=range(args.seeds),
                     method="newton", solver=args.solver)
+
 
 if __name__ == "__main__":
     main()

@@ -23,13 +23,17 @@ converge quadratically, form the exact H; once a step has formed it, every later
 ∇P, as on the path without sampling). A run without a tol > 0 never samples.
 
 Work: a sampled step reads X for ∇P and diag(H) (fused into the checkpoint's sweep after a checkpoint), for H (the
-m sampled rows' nonzeros) and for XΔ, each counted. Measured (benchmarks/sampled_hessian_bench.py, whole
-calls to a certified relative gap 1e-6, solver="cholesky", seeds 0–3, exact H ÷ sampled): logistic ijcnn1 1.14
-(λ = 1/n) and 1.13 (0.01/n), phishing 1.13 and 1.39, a9a 1.31 and 1.34, mushrooms 1.60 and 1.53, w8a 1.44 and
-0.99 (there the first sampled Δ's curvature ratio was 1.86–1.89 on two seeds of three, the steps that went on
-sampling 0.74–1.46 on all of these problems: the sample had put w's largest entry at 191 where exact Newton's
-first step puts it at 9, and exact Newton took 15 more steps from there, 18 in all against 11). Memory: m row
-indices and the Jacobi sweep's d-vector.
+m sampled rows' nonzeros) and for XΔ, each counted; the first exact step after the sampling, unless a checkpoint
+gave its ∇P, reads X once more than a step of the path without sampling. The curvature check was measured on the
+runs where it bites (logistic w8a at λ = 0.01/n, solver="cholesky", seeds 0–2, before the check): the first
+sampled Δ's ratio was 1.86–1.89 on two seeds of three, while every sampled step that went on well on ijcnn1, a9a,
+phishing, mushrooms and w8a (λ = 1/n and 0.01/n) had 0.74–1.46; those two samples had put w's largest entry at
+191 where exact Newton's first step puts it at 9, and exact Newton took 15 more steps from there, 18 in all
+against 11. Whole calls as shipped (benchmarks/sampled_hessian_bench.py, to a certified relative gap 1e-6,
+solver="cholesky", seeds 0–3, 3 interleaved pairs, exact H ÷ sampled, λ = 1/n and 0.01/n): logistic ijcnn1 1.20
+and 1.18, phishing 1.13 and 1.43, a9a 1.34 and 1.40, mushrooms 1.32 and 1.29, w8a 1.46 and 1.06. Memory: n + m
+row indices (every row's, for the exact H through the same kernels, and a sample's) and the Jacobi sweep's
+d-vector.
 """
 from __future__ import annotations
 
@@ -43,11 +47,11 @@ from numba import njit
 # Newton's (5–10); with 0.05·n, phishing (552 rows, 8·d) and w8a (1/n) took one or two more.
 SAMPLE_FRACTION = 0.1
 SAMPLE_ROWS_PER_FEATURE = 16
-# The steps from a gap above SAMPLE_REACH·√(tol·P) sample H (newton.DUE_REACH, 1000: a step from above its reach
-# cannot end the run). Measured (the bench of the docstring before the curvature check, seeds 0–3, exact ÷ sampled
-# at 300 and 1000): equal
-# within 0.05 on ijcnn1 and phishing, 300 ahead on a9a 1/n (1.31 against 1.16) and mushrooms 1/n (1.54 against
-# 1.37); at 1e4 and 1e5 (one seed) fewer steps sampled and less gained, at 100 ijcnn1 1/n lost (0.96).
+# The steps from a gap above SAMPLE_REACH·√(tol·P) sample H (a step from above newton.DUE_REACH·√(tol·P) cannot end
+# the run). Measured (the bench of the docstring before the curvature check, seeds 0–3, exact ÷ sampled at 300 and
+# at DUE_REACH): equal within 0.05 on ijcnn1 and phishing, 300 ahead on a9a 1/n (1.31 against 1.16) and mushrooms
+# 1/n (1.54 against 1.37); at 1e4 and 1e5 (one seed) fewer steps sampled and less gained, at 100 ijcnn1 1/n lost
+# (0.96).
 SAMPLE_REACH = 300.0
 # A sampled Δ along which the exact curvature is more than this many times the sample's gives way to the exact H's:
 # between the ratios of the sampled steps that went on well (0.74–1.46) and of those that derailed w8a (1.86–1.89;

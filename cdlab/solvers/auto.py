@@ -241,10 +241,11 @@ def choose(problem) -> dict:
         how = (f"with d = {problem.n_features} features damped Newton is predicted faster: "
                f"{exact:.3g} iteration{'' if exact == 1 else 's'} × "
                f"{newton.cholesky_iteration_ns(problem) * 1e-6:.3g} ms (the d × d Hessian, its Cholesky factor "
-               f"and {3 if rows else 2} passes)")
+               f"and 2 passes)")
         if sampled:
             how += (f" after {sampled:.3g} × {newton.cholesky_iteration_ns(problem, sampled=True) * 1e-6:.3g} ms "
-                    f"on a Hessian sampled from {rows} of the {problem.n_samples} rows")
+                    f"on a Hessian sampled from {rows} of the {problem.n_samples} rows (a pass for the gradient, "
+                    f"one for XΔ and the sampled rows)")
         how += f" + {newton.solve_checkpoints(problem, 'cholesky'):.0f} checkpoints × {checkpoint_ms:.3g} ms"
     else:
         products = newton.cg_products(problem)

@@ -10,9 +10,9 @@ factors it (LAPACK's potrf/potrs through scipy.linalg; d ≤ MAX_FEATURES),
 "cg" never forms it (conjugate gradients on Hessian-vector products, "The CG
 path" below; memory O(n + d)), and "auto" (the default) takes the one of the
 lower predicted seconds (``inner_solver``: ``predicted_ns`` of each), CG
-wherever d > MAX_FEATURES; where it picks Cholesky for the squared loss, the run
-starts on CG and hands over to Cholesky once CG's measured contraction says the
-rest would cost more (``cg_handover``). Either way the iteration
+wherever d > MAX_FEATURES; for the squared loss (d ≤ MAX_FEATURES) the run
+starts on CG, whichever it predicts faster, and hands over to Cholesky once CG's
+measured contraction says the rest would cost more (``cg_handover``). Either way the iteration
 moves w ← w + tΔ, t the first of 1, ½, ¼, … that decreases P sufficiently
 (Armijo; Boyd & Vandenberghe 2004, *Convex Optimization*, §9.5, Algorithm 9.5,
 "damped Newton", with the backtracking line search of §9.2, α = ARMIJO,
@@ -37,14 +37,16 @@ in rounding near the optimum.
 Work, honestly counted: an iteration reads X twice — one row-order sweep for
 ∇P and H together, one for u = XΔ — so it touches 2·nnz nonzeros (2 passes, the
 face-off's unit; a "step" is one iteration, ``steps_per_pass`` = 1 as for every
-full-gradient method). Its flops are more than those passes suggest:
+full-gradient method; a run that samples H reads otherwise, below, and its
+``steps_per_pass`` is measured). Its flops are more than those passes suggest:
 O(Σ_i nnz_i²) for H (O(n d²) on the dense path) plus O(d³) for the Cholesky
 factorisation, against O(nnz) for a pass — the method pays when d is small and
 the first-order methods need many passes (small λ). Checkpoints are the
 driver's: α = −φ'(Xw), the duality gap → 0 (on the Newton–CG path its Xw and Xᵀα
 come from the sweep that gives the next iteration its ∇P, ``certificate_sums``: one
-read of X for both, its seconds the solver's; on the Cholesky path the start's Xᵀα
-from the read that forms the first H, ``_cholesky_start``); under eval_every="auto" one after
+read of X for both, its seconds the solver's; on the Cholesky path the same while
+the run samples H, else the start's Xᵀα from the read that forms the first H,
+``_cholesky_start``); under eval_every="auto" one after
 every iteration whose starting gap, ‖∇P‖²/(2λ), is small enough for it to end
 the run (``certificate_due``; the squared loss on the CG path: after the CG
 iterations whose carried residual puts the gap within tol — r = −∇P, or on the
@@ -69,8 +71,8 @@ phishing 3.3 vs 23, both on a machine ~4× slower then, under others' load).
 BLAS and LAPACK
 run on the run's ``n_jobs`` threads (threadpoolctl), one by default.
 
-Far from the optimum (a step from a gap above SAMPLE_REACH·√(tol·P)) a run on n ≥ 2m rows (not the squared loss,
-whose one step lands on the optimum) forms H from a sample of m rows instead, m = max(n/10, 16 d), its diagonal
+Far from the optimum (a step from a gap above SAMPLE_REACH·√(tol·P)) a run with ``sample_size`` m > 0 (not the
+squared loss, whose one step lands on the optimum) forms H from a sample of m rows instead, its diagonal
 exact, until a step forms the exact H (``cdlab.solvers._sampled_hessian``: the rule, the checks that end the
 sampling, the measurements); each such step reads X for ∇P and diag(H) (or takes them from the checkpoint's
 sweep), for the sampled rows and for XΔ.
@@ -537,8 +539,8 @@ def predicted_ns(problem, solver) -> float:
 
 def inner_solver(problem, solver="auto") -> str:
     """The inner solver of a run: ``solver`` when it names one ("cholesky" or "cg"), else ("auto") CG where
-    its ``predicted_ns`` is CG_MARGIN× below Cholesky's or d > MAX_FEATURES (the Hessian does not fit),
-    Cholesky elsewhere."""
+    CG_MARGIN times its ``predicted_ns`` is below Cholesky's (CG_MARGIN < 1: CG is kept where predicted up to
+    1/CG_MARGIN× slower) or d > MAX_FEATURES (the Hessian does not fit), Cholesky elsewhere."""
     check_choice("solver", solver, SOLVERS)
     if solver != "auto":
         return solver
@@ -556,11 +558,13 @@ def typical_iteration_ns(problem, solver) -> float:
 
 def iteration_ns(problem, options=None) -> float:
     """Predicted ns of one step (``MethodSpec.step_ns``: a run cannot stop inside it) on one thread, for the
-    inner solver ``options`` pick: a Cholesky iteration, or on the CG path its most, MAX_CG_ITERATIONS
+    inner solver ``options`` pick: a Cholesky iteration (where the run samples H, its most: a sampled H's step that
+    gives way to the exact H's, ``NewtonState._sampled_step``), or on the CG path its most, MAX_CG_ITERATIONS
     Hessian-vector products (the squared loss: one)."""
     solver = inner_solver(problem, (options or {}).get("solver", "auto"))
     if solver == "cholesky":
-        return cholesky_iteration_ns(problem)
+        fallback = cholesky_iteration_ns(problem, sampled=True) if sample_size(problem) else 0.0
+        return cholesky_iteration_ns(problem) + fallback
     return cg_iteration_ns(problem, 1 if problem.loss == "squared" else MAX_CG_ITERATIONS)
 
 
@@ -578,6 +582,12 @@ def features_refusal(problem, options=None) -> str:
             f"{MAX_FEATURES} features ({2 * 8 * MAX_FEATURES ** 2 / 2 ** 20:.0f} MiB). Use solver='cg' (memory "
             f"O(n + d), the default above {MAX_FEATURES} features), or a method whose memory scales with the data, "
             f"e.g. method='sdca'")
+
+
+def jacobi_reads(problem):
+    """What the CG kernels and ``jacobi_sweep`` read of X: its CSR arrays, its nonempty columns and its dense rows
+    (or None)."""
+    return (*problem.csr_arrays, nonempty_columns(problem), problem.data.X_dense)
 
 
 @functools.lru_cache(maxsize=1)
@@ -707,8 +717,7 @@ class NewtonState(State):
             self.xp = np.zeros(n)
         self.bounds = self.scratch = None  # the n_jobs mode's row blocks and their sums (the CG path's)
         if self.solver == "cg":
-            # what the CG kernels read of X: its CSR arrays, its nonempty columns and its dense rows (or None)
-            self.sweep = (*problem.csr_arrays, nonempty_columns(problem), problem.data.X_dense)
+            self.sweep = jacobi_reads(problem)
             self.product_dense = product_rows(problem)  # the dense rows Newton–CG's products read (or None)
             # the n_jobs mode: the sweeps run over n_jobs row blocks (their bounds), one per thread, each
             # summing its own length-d vectors in ``scratch`` (2·n_jobs·d doubles); None: the serial kernels
@@ -745,7 +754,7 @@ class NewtonState(State):
         # the rows of a sampled H (``_sampled_hessian``), or 0: every H exact, formed with ∇P in one read
         self.sample_size = sample_size(p)
         if self.sample_size:
-            self.sweep = (*p.csr_arrays, nonempty_columns(p), p.data.X_dense)  # ``jacobi_sweep``'s reads of X
+            self.sweep = jacobi_reads(p)
             self.minv = np.zeros(d)  # 1/diag(H), exact, from the gradient's sweep
             self.all_rows = np.arange(p.n_samples)
             self.sampling = True  # until a step forms the exact H (``_sampled_step``)
@@ -938,8 +947,9 @@ class NewtonState(State):
         """CG needs no residual below CG_GAP_SHARE·√(2λ·tol) (CG_GAP_SHARE's comment); a run with a tol > 0
         checkpoints after every due step unless its loss is squared on Cholesky's path (EVERY_STEP_RATIO's
         comment); the squared loss's CG: a certified gap above tol where the carried one was within it doubles
-        ``due_spacing`` (SQUARED_DUE_FACTOR's comment). The next line search starts from the checkpoint's P(w), taken
-        at this w from z = Xw summed afresh (in place of the P summed along the line searches' carried z)."""
+        ``due_spacing`` (SQUARED_DUE_FACTOR's comment). The next line search starts from the checkpoint's P(w), the
+        certified one at this w, in place of the value its last trial summed along the carried z (the same up to
+        rounding)."""
         self.value = row["primal"]
         self.cg_floor = CG_GAP_SHARE * math.sqrt(2.0 * self.p.lam * max(tol, 0.0))
         self.tol = tol
@@ -1132,9 +1142,11 @@ class NewtonState(State):
         (``_gradient_and_hessian``, kept for that iteration: ``hessian_fresh``): z = 0, α = −φ'(0) and
         Xᵀα = −n(∇P − λw) = −n∇P, so the start reads X once where it read it twice. Only at the start, which a step
         follows unless w = 0 already certifies: after a step, H at the checkpoint's w costs a whole iteration's
-        multiply-adds that the run's last checkpoint would waste. Measured (benchmarks/cholesky_start_bench.py,
-        whole calls, the driver's sweep ÷ this): the squared loss's one-iteration runs 1.04–1.14 (ijcnn1 1/n 1.11,
-        w8a 1/n 1.10), logistic runs of 6–7 iterations 1.01–1.02."""
+        multiply-adds that the run's last checkpoint would waste. Not where the run samples H: its start takes ∇P
+        and diag(H) from the Jacobi sweep (``certificate_sums``), and a first step that forms H exactly (tol ≤ 0, or a
+        start within SAMPLE_REACH) reads X once more for it. Measured (benchmarks/cholesky_start_bench.py, whole
+        calls, the driver's sweep ÷ this): the squared loss's one-iteration runs 1.04–1.14 (ijcnn1 1/n 1.11, w8a 1/n
+        1.10), logistic runs of 6–7 iterations 1.01–1.02 (before the sampled Hessian)."""
         p = self.p
         with self._blas_threads():
             self._gradient_and_hessian()
