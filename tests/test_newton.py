@@ -702,8 +702,8 @@ def test_a_squared_run_without_a_tol_hands_over_at_its_second_product():
 def test_the_handover_rule_weighs_the_products_left_and_caps_cg_at_a_cholesky_iterations_worth():
     """``_hands_over`` on given carried gaps (tol 1e-6): at a contraction of ½ per product, ~19 more products
     reach tol, so CG goes on where a Cholesky iteration costs 30 and hands over where it costs 10; a gap that
-    has not fallen decides nothing until CG has run a Cholesky iteration's worth of products; a gap within tol
-    never hands over; the first product alone never does."""
+    has not fallen, or rose within the window of the rate, decides nothing until CG has run a Cholesky
+    iteration's worth of products; a gap within tol never hands over; the first product alone never does."""
     problem = rotated_dense_problem(1.0, 0.1)
     state = newton.NewtonState(problem, "uniform", None)
     state.checkpointed({"gap": np.inf, "primal": problem.primal(state.w)}, 1e-6)
@@ -717,6 +717,9 @@ def test_the_handover_rule_weighs_the_products_left_and_caps_cg_at_a_cholesky_it
     assert not decide([1.0, 0.5, 0.25, 0.125], 30.0)  # the last half's rate: (0.125 / 0.5)^(1/2) = ½
     assert not decide([1.0] * 9, 10.0) and decide([1.0] * 10, 10.0)
     assert not decide([1.0] + [1e-7] * 20, 10.0)
+    # a window where the gap rose decides nothing (its rate, (0.45 / 0.5)^(1/2), would ask for ~260 products)
+    assert not decide([1.0, 0.5, 0.6, 0.45], 10.0) and decide([1.0, 0.5, 0.48, 0.45], 10.0)
+    assert decide([1.0, 0.5, 0.6, 0.45, 0.44, 0.43], 10.0)  # from m = 3 on it fell at every product
 
 
 def _full_rows_problem(loss, n=300, d=120, seed=6):
