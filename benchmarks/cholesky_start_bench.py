@@ -12,13 +12,9 @@ the largest relative difference of the certified P.
 """
 from __future__ import annotations
 
-import argparse
-
-from threadpoolctl import threadpool_limits
-
 import race  # noqa: F401  first: it sets numba's thread count
 from cdlab.solvers import newton
-from setting_pairs import print_pairs
+from setting_pairs import attribute_main
 
 # the race's problems whose fastest fixed method is Newton on its Cholesky path (squared loss, few features), and
 # logistic ones on too few rows to sample H (``newton.sample_size``: a run that samples takes the Jacobi sweep there)
@@ -28,13 +24,8 @@ LABELS = ("fused", "sweep")
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("problems", nargs="*", default=list(DEFAULT), metavar="NAME:LOSS:FACTOR")
-    ap.add_argument("--repeats", type=int, default=7)
-    args = ap.parse_args(argv)
-    with threadpool_limits(1):
-        print_pairs(args.problems, lambda value: setattr(newton, "CHOLESKY_START_FUSED", value), (True, False),
-                    LABELS, args.repeats, method="newton", solver="cholesky")
+    attribute_main(argv, __doc__.splitlines()[0], newton, "CHOLESKY_START_FUSED", False, LABELS, DEFAULT,
+                   method="newton", solver="cholesky")
 
 
 if __name__ == "__main__":

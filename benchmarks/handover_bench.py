@@ -1,29 +1,30 @@
 """Newton's squared-loss hand-over from CG to Cholesky (``newton.NewtonState._hands_over``), side by side with
 each inner solver alone: whole ``cdlab.solve`` calls to a certified relative gap of 1e-6 (``race.GAP_REL``),
-solver="auto" (CG, handing over where its rule says so), "cg" and "cholesky", timed in rotation.
+solver="auto" (CG, handing over where its rule says so), "cg" and "cholesky", timed in rotation (each repeat
+starts one later), one thread.
 
     python benchmarks/handover_bench.py [--repeats R]
 
-Per problem: the products a CG-alone run takes and the hand-over cap (``newton.cg_handover``: a Cholesky
-iteration's predicted ns in products), the median ms of each call and auto ÷ the faster of the two alone (its
-range over the repeats). The problems: madelon (its CG residual rises and falls before a steep descent), a rank-20
+Per problem: the steps of a CG-alone run (its products, a restart counting one), the hand-over cap
+(``newton.cg_handover``: a Cholesky iteration's predicted ns in products), the product auto handed over after ("—":
+it did not), the median ms of each call and auto ÷ the faster of the two alone (its range over the repeats); "n/c"
+where a call did not certify. The problems: madelon (its CG residual rises and falls before a steep descent), a rank-20
 matrix plus noise (a clustered spectrum: the residual oscillates all the way), and dense Gaussian rows whose
 column scales span √cond, rotated so that no diagonal preconditioner undoes them (CG slow where cond is large).
 """
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
+from race import GAP_REL, certified_p_star, data_sets, make_problem  # first: it sets numba's thread count
 import cdlab
 from cdlab.solvers import newton
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from race import GAP_REL, certified_p_star, data_sets, make_problem  # noqa: E402
+SOLVERS = ("auto", "cg", "cholesky")
 
 
 def rotated_rows(cond, lam_factor, n=4000, d=300, seed=1):
@@ -56,32 +57,53 @@ def problems():
             yield f"rotated cond {cond:g} λ={factor:g}/n", rotated_rows(cond, factor)
 
 
+def row(label, problem, repeats):
+    """One problem's line."""
+    tol = GAP_REL * abs(certified_p_star(problem))
+    cap = newton.cg_handover(problem)
+    seen = []
+    original = newton.NewtonState._to_cholesky
+
+    def to_cholesky(state):  # where auto's run hands over
+        seen.append(len(state.product_gaps))
+        original(state)
+
+    calls = {solver: (lambda solver=solver: cdlab.solve(problem, "newton", solver=solver, tol=tol,
+                                                         max_passes=100_000, seed=0))
+             for solver in SOLVERS}
+    newton.NewtonState._to_cholesky = to_cholesky
+    try:
+        results = {solver: call() for solver, call in calls.items()}  # compiled, and where auto hands over
+    finally:
+        newton.NewtonState._to_cholesky = original
+    head = f"{label:<30} {results['cg'].trace.steps.iloc[-1]:>8} {cap:>5.1f} {seen[0] if seen else '—':>7}"
+    if not all(result.converged for result in results.values()):
+        return f"{head} n/c"
+    seconds = {solver: [] for solver in SOLVERS}
+    for k in range(repeats):
+        for solver in SOLVERS[k % 3:] + SOLVERS[:k % 3]:
+            start = time.perf_counter()
+            calls[solver]()
+            seconds[solver].append(time.perf_counter() - start)
+    s = {solver: np.array(v) for solver, v in seconds.items()}
+    ratios = s["auto"] / np.minimum(s["cg"], s["cholesky"])
+    ms = {solver: 1e3 * np.median(v) for solver, v in s.items()}
+    return (f"{head} {ms['auto']:>8.2f} {ms['cg']:>8.2f} {ms['cholesky']:>8.2f} {np.median(ratios):>11.2f} "
+            f"{ratios.min():>5.2f}–{ratios.max():<5.2f}")
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args(argv)
-    print(f"{'problem':<30} {'CG products':>11} {'cap':>5} {'auto ms':>8} {'cg ms':>8} {'chol ms':>8} "
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args(argv)
+    if args.repeats < 1:
+        ap.error(f"--repeats must be at least 1, got {args.repeats}")
+    print(f"{'problem':<30} {'CG steps':>8} {'cap':>5} {'handed':>7} {'auto ms':>8} {'cg ms':>8} {'chol ms':>8} "
           f"{'auto ÷ best':>11} {'range':>11}")
-    for label, problem in problems():
-        tol = GAP_REL * abs(certified_p_star(problem))
-        calls = {solver: (lambda solver=solver: cdlab.solve(problem, "newton", solver=solver, tol=tol,
-                                                             max_passes=100_000, seed=0))
-                 for solver in ("auto", "cg", "cholesky")}
-        results = {solver: call() for solver, call in calls.items()}  # compiled, and each certified
-        assert all(result.converged for result in results.values())
-        seconds = {solver: [] for solver in calls}
-        for _ in range(args.repeats):
-            for solver, call in calls.items():
-                start = time.perf_counter()
-                call()
-                seconds[solver].append(time.perf_counter() - start)
-        s = {solver: np.array(v) for solver, v in seconds.items()}
-        ratios = s["auto"] / np.minimum(s["cg"], s["cholesky"])
-        ms = {solver: 1e3 * np.median(v) for solver, v in s.items()}
-        products = results["cg"].trace.steps.iloc[-1]
-        print(f"{label:<30} {products:>11} {newton.cg_handover(problem):>5.1f} {ms['auto']:>8.2f} {ms['cg']:>8.2f} "
-              f"{ms['cholesky']:>8.2f} {np.median(ratios):>11.2f} {ratios.min():>5.2f}–{ratios.max():<5.2f}",
-              flush=True)
+    with threadpool_limits(1):
+        for label, problem in problems():
+            if newton.cg_handover(problem):  # else auto does not start on CG: nothing to hand over
+                print(row(label, problem, args.repeats), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """Whole ``cdlab.solve`` calls under cdlab's shipped value of one setting and under another, for the A/B
 benchmarks (forcing_bench.py, hessian_f32_bench.py, box_newton_bench.py, readmit_bench.py, face_cr_bench.py,
-cholesky_start_bench.py, sampled_hessian_bench.py): the calls, and the line each prints after
-``full_row_prefetch_bench.interleaved`` has timed them in pairs; ``print_pairs``, both over a list of the race's
-problems; ``hinge_main``, the whole program of the benchmarks of SDCA with shrinking on the hinge loss, and
-``switch_main``, the same over one module attribute."""
+cholesky_start_bench.py, sampled_hessian_bench.py, line_weights_bench.py): the calls, and the line each prints
+after ``full_row_prefetch_bench.interleaved`` has timed them in pairs; ``print_pairs``, both over a list of the
+race's problems, and ``attribute_main``, that over one module attribute; ``hinge_main``, the whole program of the
+benchmarks of SDCA with shrinking on the hinge loss, and ``switch_main``, the same over one module attribute."""
 from __future__ import annotations
 
 import argparse
@@ -66,6 +66,20 @@ def switch_main(argv, description, module, name, other, labels, default, repeats
     """``hinge_main`` over one attribute of a module: ``module.name`` as shipped against ``other``."""
     hinge_main(argv, description, lambda value: setattr(module, name, value), (getattr(module, name), other), labels,
                default, repeats, seeds)
+
+
+def attribute_main(argv, description, module, name, other, labels, default, repeats=7, **solve_kwargs):
+    """Parse ``argv`` (problems NAME:LOSS:FACTOR, --repeats), then ``print_pairs`` of ``cdlab.solve(...,
+    **solve_kwargs)`` under ``module.name`` as shipped and under ``other``, BLAS on one thread."""
+    from threadpoolctl import threadpool_limits
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("problems", nargs="*", default=list(default), metavar="NAME:LOSS:FACTOR")
+    ap.add_argument("--repeats", type=int, default=repeats)
+    args = ap.parse_args(argv)
+    with threadpool_limits(1):
+        print_pairs(args.problems, lambda value: setattr(module, name, value), (getattr(module, name), other), labels,
+                    args.repeats, **solve_kwargs)
 
 
 def hinge_main(argv, description, put, values, labels, default, repeats, seeds):

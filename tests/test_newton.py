@@ -717,8 +717,10 @@ def test_the_handover_rule_weighs_the_products_left_and_caps_cg_at_a_cholesky_it
     assert not decide([1.0, 0.5, 0.25, 0.125], 30.0)  # the last half's rate: (0.125 / 0.5)^(1/2) = ½
     assert not decide([1.0] * 9, 10.0) and decide([1.0] * 10, 10.0)
     assert not decide([1.0] + [1e-7] * 20, 10.0)
-    # a window where the gap rose decides nothing (its rate, (0.45 / 0.5)^(1/2), would ask for ~260 products)
-    assert not decide([1.0, 0.5, 0.6, 0.45], 10.0) and decide([1.0, 0.5, 0.48, 0.45], 10.0)
+    # a window where the gap rose decides nothing (its rate, (0.45 / 0.5)^(1/2), would ask for ~250 products) but
+    # the cap; the same rate over a window that fell at every product hands over
+    assert not decide([1.0, 0.5, 0.6, 0.45], 10.0) and decide([1.0, 0.5, 0.6, 0.45], 4.0)
+    assert decide([1.0, 0.5, 0.48, 0.45], 10.0)
     assert decide([1.0, 0.5, 0.6, 0.45, 0.44, 0.43], 10.0)  # from m = 3 on it fell at every product
 
 
@@ -1067,3 +1069,28 @@ def test_the_cost_fits_terms_are_the_models(monkeypatch):
                 (3 * newton.cholesky_iteration_ns(problem) + 4 * sampled) / 7, rel=1e-12)
         terms = fit.cg_terms(sparse, 14, 4)  # the in-cache or the beyond-cache nonzeros' term, not both
         assert (terms[0] == 0.0) == beyond and (terms[1] == 0.0) != beyond
+
+
+@pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge"])
+@pytest.mark.parametrize("solver", ["cholesky", "cg"])
+def test_the_line_search_leaves_the_next_iterations_loss_weights_at_the_new_z(loss, solver):
+    """An accepted line search leaves deriv and curv at z + t·u (``LINE_SEARCH_WEIGHTS``): what ``loss_weights``
+    computes there, so the next iteration skips it; the run's iterates are those of a run that recomputes them."""
+    problem = _full_rows_problem(loss)
+    state = newton.NewtonState(problem, "uniform", None, solver=solver)
+    state.checkpointed({"gap": np.inf, "primal": problem.primal(state.w)}, 0.0)
+    for _ in range(3):
+        state.run(1)
+        assert state.weights_at_z and state.last_step > 0.0
+        deriv, curv = np.empty(problem.n_samples), np.empty(problem.n_samples)
+        newton.loss_weights(problem.loss_code, state.z, problem.y, problem.s, deriv, curv)
+        np.testing.assert_allclose(state.deriv, deriv, rtol=1e-14, atol=1e-300)
+        np.testing.assert_allclose(state.curv, curv, rtol=1e-14, atol=1e-300)
+    shipped = cdlab.solve(problem, "newton", solver=solver, tol=1e-10, seed=0, max_passes=5000)
+    newton.LINE_SEARCH_WEIGHTS = False
+    try:
+        recomputed = cdlab.solve(problem, "newton", solver=solver, tol=1e-10, seed=0, max_passes=5000)
+    finally:
+        newton.LINE_SEARCH_WEIGHTS = True
+    assert shipped.converged and recomputed.converged
+    np.testing.assert_allclose(shipped.w, recomputed.w, rtol=1e-12, atol=1e-14)

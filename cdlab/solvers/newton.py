@@ -318,17 +318,26 @@ DUE_GUARD_STEPS = 16
 # inner solver the model predicts faster — its CG products law cannot see conditioning that no diagonal
 # preconditioner undoes (the rotated rows below: CG 19–94 ms where Cholesky takes 12 and the model put CG at 8–13)
 # — and hands over to Cholesky (``NewtonState._hands_over``) once the products CG still needs to reach the run's
-# tol, at its measured contraction, cost more than one Cholesky iteration (``cg_handover``: its predicted ns over a
-# product's, H below), or once CG has run H products (the ski-rental rule: a run then costs at most about twice
-# Cholesky's). Where a Cholesky iteration costs fewer than HANDOVER_MIN_PRODUCTS products the run takes the inner
-# solver predicted faster from the start: the CG start (a sweep for ∇P, two products before it can judge, one
-# checkpoint more) then stands to gain too little (a judgement, not a measured optimum). Measured (whole calls,
-# rows scaled by their mean norm, tol 1e-6): the race's dense 1e5 × 500, Cholesky 536–546 ms → 312–385 ms at
-# λ = 1/n and 0.01/n (4–5 products, no handover); dense 4000 × 300 rows rotated, column scales spanning √cond
-# (H ≈ 22 then): cond 1e8 hands over after 5 and 2 products (λ = 1/n and 0.01/n) where CG alone needs 43 and 236;
-# cond 1e3 needs 30 products (23 ms) against Cholesky's 10 ms (the cost model put a Cholesky iteration at 22
-# products, since its refit by benchmarks/newton_cost_fit.py 17; measured 13).
+# tol, at its measured contraction (read over products where the gap fell at each), cost more than one Cholesky
+# iteration (``cg_handover``: its predicted ns over a product's, H below), or once CG has run H products (the
+# ski-rental rule: a run then costs at most about twice Cholesky's). Where a Cholesky iteration costs fewer than
+# HANDOVER_MIN_PRODUCTS products the run takes the inner solver predicted faster from the start: the CG start (a
+# sweep for ∇P, two products before it can judge, one checkpoint more) then stands to gain too little (a judgement,
+# not a measured optimum). Measured (whole calls, rows scaled by their mean norm, tol 1e-6): the race's dense
+# 1e5 × 500, Cholesky 536–546 ms → 312–385 ms at λ = 1/n and 0.01/n (4–5 products, no handover); dense 4000 × 300
+# rows rotated, column scales spanning √cond (benchmarks/handover_bench.py, H = 28): cond 1e8 hands over after 2
+# products at λ = 0.1/n and 0.01/n where CG alone takes 144 and 342, cond 1e3 after 5 and 4 (CG alone 93 and 142),
+# auto then within 1.13–1.21× of Cholesky alone.
 HANDOVER_MIN_PRODUCTS = 16
+
+
+# The line search's trials write the loss weights (deriv, curv) at their points from the exps that give the
+# trial's value and slope (``line_point``), so the iteration after an accepted trial computes no ``loss_weights``
+# (an exp per example): where no checkpoint's sweep gives them (``certificate_sums``) the run saves that pass over
+# the examples. Measured (benchmarks/line_weights_bench.py, whole calls, recomputed ÷ written, 7 pairs, the same
+# iterates): logistic ijcnn1 1.04 and 1.06 (λ = 1/n, 0.01/n), a9a 1.02 and 1.03, w8a 1.02 and 1.02, phishing
+# 0.01/n 1.01, mushrooms 0.01/n 1.02; madelon and reuters_moneyfx 0.01/n (checkpointed after most steps) 0.99–1.00.
+LINE_SEARCH_WEIGHTS = True
 
 
 # A run that samples H (``_sampled_hessian``) forms it exactly on its last steps, those from SAMPLE_REACH·√(tol·P):
@@ -655,22 +664,31 @@ def densify_rows(indptr, indices, data, lo, deriv, curv, grad, block):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def line_point(code, z, u, y, s, t):
+def line_point(code, z, u, y, s, t, deriv=None, curv=None):
     """(Σ_i φ(z_i + t u_i), Σ_i φ'(z_i + t u_i) u_i): the loss part of P and of its slope along
-    the line, times n. O(n), no pass over X."""
+    the line, times n. O(n), no pass over X. Where ``deriv`` and ``curv`` are given, also ``loss_weights`` at
+    z + t u, from the same exp: the next iteration's, should the line search accept t."""
     value = 0.0
     slope = 0.0
+    n = z.shape[0]
     if code == L.LOGISTIC:  # φ and φ' from one exp (``losses.logistic_terms``)
-        for i in range(z.shape[0]):
+        for i in range(n):
             zi = z[i] + t * u[i]
-            phi, sg, _ = L.logistic_terms(-y[i] * zi)
+            phi, sg, sm = L.logistic_terms(-y[i] * zi)
             value += phi
             slope += -y[i] * sg * u[i]
+            if deriv is not None:
+                deriv[i] = -y[i] * sg / n
+                curv[i] = sm * sg / n
         return value, slope
-    for i in range(z.shape[0]):
+    for i in range(n):
         zi = z[i] + t * u[i]
         value += L.loss_value(code, zi, y[i], s)
-        slope += L.loss_deriv(code, zi, y[i], s) * u[i]
+        di = L.loss_deriv(code, zi, y[i], s)
+        slope += di * u[i]
+        if deriv is not None:
+            deriv[i] = di / n
+            curv[i] = L.loss_curvature(code, zi, y[i], s) / n
     return value, slope
 
 
@@ -742,6 +760,7 @@ class NewtonState(State):
         self.tol = 0.0  # the run's tol (``checkpointed``; 0, a run to its budget, before the first checkpoint)
         self.product_gaps = []  # the carried gap after each product since CG (re)started, while it may hand over
         self.hessian_fresh = False  # whether grad and H are at w already (the Cholesky path's ``_cholesky_start``)
+        self.weights_at_z = False  # whether deriv and curv are at z already (an accepted line search's)
 
     def _cholesky_arrays(self):
         """H, its factor, and on the dense path a block of rows: 2·d² + BLOCK_ROWS·d doubles at most."""
@@ -799,7 +818,7 @@ class NewtonState(State):
     def _gradient_and_hessian(self):
         """grad = ∇P(w) and the lower triangle of H − λI, in one read of X."""
         p = self.p
-        loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
+        self._loss_weights()
         self.grad[:] = 0.0
         self.H[...] = 0.0
         if not self.dense:
@@ -825,7 +844,7 @@ class NewtonState(State):
         p = self.p
         touched = 0
         if not self.fresh:
-            loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
+            self._loss_weights()
             touched += jacobi_sweep(*self.sweep, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv, None,
                                     None)
         self.fresh = False
@@ -898,16 +917,20 @@ class NewtonState(State):
                          f"the Hessian is not finite (rows too large to square in floating point?)")
 
     def _line_search(self, step, t=1.0):
-        """w ← w + tΔ, t = ``t``, ½t, … until sufficient decrease (module docstring); z ← z + t u."""
+        """w ← w + tΔ, t = ``t``, ½t, … until sufficient decrease (module docstring); z ← z + t u, and deriv and curv
+        at the new z from the accepted trial's exps (``weights_at_z``: the next iteration computes no
+        ``loss_weights``)."""
         p = self.p
         n, lam = p.n_samples, p.lam
         slope0 = dense_dot(self.grad, step)
         self.last_step = 0.0
+        self.weights_at_z = False  # its trials write deriv and curv at their points (LINE_SEARCH_WEIGHTS)
         if not slope0 < 0.0:  # no descent left at rounding: w stays
             return
         w_step, step_step = dense_dot(self.w, step), dense_dot(step, step)
         for _ in range(MAX_TRIALS):
-            loss, loss_slope = line_point(p.loss_code, self.z, self.u, p.y, p.s, t)
+            loss, loss_slope = (line_point(p.loss_code, self.z, self.u, p.y, p.s, t, self.deriv, self.curv)
+                                if LINE_SEARCH_WEIGHTS else line_point(p.loss_code, self.z, self.u, p.y, p.s, t))
             w_new = self.w + t * step
             value = loss / n + 0.5 * lam * dense_dot(w_new, w_new)
             slope = loss_slope / n + lam * (w_step + t * step_step)
@@ -916,8 +939,15 @@ class NewtonState(State):
                 self.z += t * self.u
                 self.value = value
                 self.last_step = t
+                self.weights_at_z = LINE_SEARCH_WEIGHTS
                 return
             t *= 0.5
+
+    def _loss_weights(self):
+        """deriv and curv at the carried z (``loss_weights``), unless the line search that moved z left them there."""
+        if not self.weights_at_z:
+            p = self.p
+            loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
 
     def _start_gap(self):
         """G(w) = ‖∇P(w)‖²/(2λ) at the step's start (DUE_REACH's comment), from the gradient it computed."""
@@ -994,7 +1024,7 @@ class NewtonState(State):
         p = self.p
         for _ in range(n_steps):
             if not self.fresh:
-                loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
+                self._loss_weights()
             with self._sweep_threads():
                 iterations, touched, grad_norm, forcing = newton_cg_direction(
                     *self.sweep, self.product_dense, self.deriv, self.curv, p.lam, self.w, MAX_CG_ITERATIONS,
@@ -1069,10 +1099,11 @@ class NewtonState(State):
         window where the gap fell at every product: a geometric model fits there. Over a window where it rose
         (CG resolving a cluster of eigenvalues, often just before a steep fall) the ski-rental cap alone
         decides. Measured (benchmarks/handover_bench.py: whole calls to a certified relative gap 1e-6, auto ÷ the
-        faster inner solver alone, before → after): madelon λ = 0.01/n, gaps 0.19 0.24 0.11 0.25 0.12 then
-        0.025 … to tol at the 15th product, 3.39 → 1.05 (handed over at the 6th); a rank-20 5000 × 500 plus
-        noise 1.96 → 1.02 and 1.81 → 1.03 (λ = 1/n, 0.01/n); the rotated rows of the comment above unchanged,
-        1.07–1.18 → 1.10–1.20; madelon λ = 0.001/n 1.45 → 1.91 (CG alone takes 44 products, the cap 42: the
+        faster inner solver alone, before → after): madelon λ = 0.01/n, gaps after products 1–7 1.4e3 0.19 0.24
+        0.11 0.25 0.12 0.025 … to tol at the 15th, 3.39 → 1.05 (handed over after the 6th, its window 0.24 … 0.12);
+        a rank-20 5000 × 500 plus noise 1.96 → 1.02 and 1.81 → 1.03 (λ = 1/n, 0.01/n); the rotated rows of
+        HANDOVER_MIN_PRODUCTS' comment unchanged,
+        1.07–1.18 → 1.10–1.21; madelon λ = 0.001/n 1.45 → 1.9–2.1 (CG alone takes 44 products, the cap 42: the
         cap's bound, about 2×, is what a rule blind to what comes next can promise). A run without a tol > 0
         (which CG cannot reach) hands over at its second product."""
         gaps = self.product_gaps
@@ -1144,6 +1175,7 @@ class NewtonState(State):
         np.multiply(xt_alpha, -1.0 / n, out=self.grad)
         self.grad += p.lam * self.w
         self.fresh = True
+        self.weights_at_z = False  # z is the exact Xw now, curv is at it and deriv is not
         return alpha, self.z, xt_alpha  # the driver reads z before the next step moves it
 
     def _cholesky_start(self):
