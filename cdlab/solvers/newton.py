@@ -1102,10 +1102,9 @@ class NewtonState(State):
         faster inner solver alone, before → after): madelon λ = 0.01/n, gaps after products 1–7 1.4e3 0.19 0.24
         0.11 0.25 0.12 0.025 … to tol at the 15th, 3.39 → 1.05 (handed over after the 6th, its window 0.24 … 0.12);
         a rank-20 5000 × 500 plus noise 1.96 → 1.02 and 1.81 → 1.03 (λ = 1/n, 0.01/n); the rotated rows of
-        HANDOVER_MIN_PRODUCTS' comment unchanged,
-        1.07–1.18 → 1.10–1.21; madelon λ = 0.001/n 1.45 → 1.9–2.1 (CG alone takes 44 products, the cap 42: the
-        cap's bound, about 2×, is what a rule blind to what comes next can promise). A run without a tol > 0
-        (which CG cannot reach) hands over at its second product."""
+        HANDOVER_MIN_PRODUCTS' comment unchanged, 1.07–1.18 → 1.10–1.21; madelon λ = 0.001/n 1.45 → 1.9–2.1 (CG
+        alone takes 44 products, the cap 42: the cap's bound, about 2×, is what a rule blind to what comes next
+        can promise). A run without a tol > 0 (which CG cannot reach) hands over at its second product."""
         gaps = self.product_gaps
         k = len(gaps)
         if k < 2:
