@@ -634,13 +634,11 @@ def test_squared_cg_below_the_reachable_gap_checkpoints_rarely():
 
 def rotated_dense_problem(cond, lam_factor, n=4000, d=300, seed=1):
     """Dense Gaussian rows whose column scales span √cond, rotated so that no diagonal (Jacobi) preconditioner
-    undoes them: CG on its normal equations is slow where cond is large, fast at cond = 1."""
-    rng = np.random.default_rng(seed)
-    rotation, _ = np.linalg.qr(rng.standard_normal((d, d)))
-    X = rng.standard_normal((n, d)) * np.logspace(0, -np.log10(cond) / 2, d) @ rotation.T
-    X /= np.sqrt((X ** 2).sum(axis=1).mean())
-    y = X @ rng.standard_normal(d) + 0.1 * rng.standard_normal(n)
-    return cdlab.Problem(X, y, loss="squared", lam=lam_factor / n)
+    undoes them: CG on its normal equations is slow where cond is large, fast at cond = 1. The rows of
+    benchmarks/handover_bench.py (``rotated_rows``), where the hand-over rule was measured."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from handover_bench import rotated_rows
+    return rotated_rows(cond, lam_factor, n, d, seed)
 
 
 def normal_equations_solution(problem):
