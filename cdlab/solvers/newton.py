@@ -616,6 +616,12 @@ def blas_controller():
 _BLAS_LIMIT = threading.Lock()
 
 
+@njit(inline="always", cache=True)
+def _logistic_weights(yi, sg, sm, n):
+    """The logistic loss's (φ'/n, φ''/n) from the pair (σ(t), σ(−t)) of ``losses.logistic_terms`` at t = −y z."""
+    return -yi * sg / n, sm * sg / n
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def loss_weights(code, z, y, s, deriv, curv):
     """deriv_i = φ'(z_i)/n and curv_i = φ''(z_i)/n: the gradient's and the Hessian's row weights (the
@@ -624,8 +630,7 @@ def loss_weights(code, z, y, s, deriv, curv):
     if code == L.LOGISTIC:
         for i in range(n):
             _, sg, sm = L.logistic_terms(-y[i] * z[i])
-            deriv[i] = -y[i] * sg / n
-            curv[i] = sm * sg / n
+            deriv[i], curv[i] = _logistic_weights(y[i], sg, sm, n)
         return
     for i in range(n):
         deriv[i] = L.loss_deriv(code, z[i], y[i], s) / n
@@ -678,8 +683,7 @@ def line_point(code, z, u, y, s, t, deriv=None, curv=None):
             value += phi
             slope += -y[i] * sg * u[i]
             if deriv is not None:
-                deriv[i] = -y[i] * sg / n
-                curv[i] = sm * sg / n
+                deriv[i], curv[i] = _logistic_weights(y[i], sg, sm, n)
         return value, slope
     for i in range(n):
         zi = z[i] + t * u[i]
