@@ -49,8 +49,8 @@ SLICE_NNZ = 2_000_000
 
 
 def _checkpoint(problem, w, alpha, n_jobs=1, sums=None):
-    """(α, P(w), D(α), gap, Xw); α = α(w) when the state reports none, Xw None with lam = 0. With lam > 0,
-    Xw and Xᵀα come from one pass over X (``_kernels.certificate_sweep``; with
+    """(α, P(w), D(α), gap, Xw, v(α)); α = α(w) when the state reports none, Xw and v None with lam = 0. With
+    lam > 0, Xw and Xᵀα come from one pass over X (``_kernels.certificate_sweep``; with
     n_jobs > 1 its parallel form over n_jobs row blocks), or from the state's own
     sweep (``sums`` = (α(w), Xw, Xᵀα): ``State.certificate_sums``), or without a
     pass at w = 0 and α = 0 (a dual or primal-dual method's start), and Problem
@@ -58,11 +58,11 @@ def _checkpoint(problem, w, alpha, n_jobs=1, sums=None):
     if problem.lam <= 0:
         if alpha is None:
             alpha = problem.alpha_from_w(w)
-        return alpha, problem.primal(w), -np.inf, np.inf, None
+        return alpha, problem.primal(w), -np.inf, np.inf, None, None
     if sums is not None:
         alpha, z, v = sums
         v /= problem.lam * problem.n_samples
-        return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=True), z)
+        return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=True), z, v)
     from_w = alpha is None
     if from_w:
         alpha = np.empty(problem.n_samples)
@@ -76,7 +76,7 @@ def _checkpoint(problem, w, alpha, n_jobs=1, sums=None):
             with parallel_section(n_jobs):
                 parallel_certificate_sweep(*args, row_blocks(problem.X.indptr, n_jobs), full_rows(problem))
         v /= problem.lam * problem.n_samples
-    return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=from_w), z)
+    return (alpha, *problem.certificates(w, alpha, z=z, v=v, alpha_from_w=from_w), z, v)
 
 
 def cancels(value) -> bool:
@@ -228,7 +228,7 @@ class Run:
         clock = time.perf_counter()  # max_time counts from here: construction, steps, checkpoints, callbacks
         threads = {"n_jobs": self.n_jobs} if spec.parallel else {}
         state = spec.make(problem, self.sampling, self.rng, **self.options, **threads)
-        trace = _Trace(problem, state, reference, self.n_jobs)
+        trace = _Trace(problem, state, reference, self.n_jobs, self.budget.tol)
         status = _loop(problem, state, spec.kind, self.budget, self.stop, trace, clock)
         message = divergence_message(spec, state.steps) if status == "diverged" else ""
         frame = trace.frame()
@@ -267,8 +267,11 @@ class _Trace:
     """The checkpoints: evaluation of P, D and the gap, and the stored rows (at most
     MAX_TRACE_ROWS + 1: checkpoints 0, stride, 2·stride, ... and the last one)."""
 
-    def __init__(self, problem, state, reference, n_jobs=1):
-        self.problem, self.state, self.reference, self.n_jobs = problem, state, reference, n_jobs
+    def __init__(self, problem, state, reference, n_jobs=1, tol=0.0):
+        self.problem, self.state, self.reference, self.n_jobs, self.tol = problem, state, reference, n_jobs, tol
+        # another primal point for the state's α (``State.primal_candidate``), asked at the checkpoints of a run
+        # with a gap to reach
+        self.candidate = state.primal_candidate if tol > 0 else None
         self.rows, self.stride, self.count = [], 1, 0
         self.elapsed = 0.0  # solver seconds: the timed chunks only
         self.first = self.last = self.w = self.alpha = self.margins = None
@@ -290,7 +293,16 @@ class _Trace:
         t0 = time.perf_counter()
         sums = state.certificate_sums() if problem.lam > 0 and alpha is None else None
         fused = time.perf_counter() - t0 if sums is not None else 0.0
-        alpha, primal, dual, gap, margins = _checkpoint(problem, w, alpha, self.n_jobs, sums)
+        alpha, primal, dual, gap, margins, v = _checkpoint(problem, w, alpha, self.n_jobs, sums)
+        if self.candidate is not None and gap > self.tol:
+            # its seconds (the margins' pass too) are the solver's, from this row on: the point is the run's output
+            t0 = time.perf_counter()
+            better = self.candidate(alpha, v, dual, gap)
+            if better is not None:
+                better_primal, _, better_gap = problem.certificates(better, alpha, z=problem.margins(better), v=v)
+                if better_gap < gap:
+                    w, primal, gap = better, better_primal, better_gap
+            self.elapsed += time.perf_counter() - t0
         row = dict(steps=state.steps, nnz_touched=state.nnz_touched,
                    passes=state.nnz_touched / problem.nnz, data_passes=state.data_passes,
                    time=self.elapsed, primal=primal, dual=dual, gap=gap)

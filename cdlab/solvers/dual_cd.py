@@ -29,6 +29,9 @@ After a checkpoint interval in which the certified gap stalled (fell by less tha
 with shrinking takes conjugate-residual steps on the active set's free face before the next checkpoint
 (``cdlab.solvers._face_cr``), or projected Newton steps on a small active set whose free face is singular
 (``cdlab.solvers._box_newton``): no step lowers D, and their reads are counted.
+On the hinge and absolute losses (no ℓ1 term, a run with a tol) a checkpoint whose dual has nearly converged
+while w(α) lags may report the face primal instead (``cdlab.solvers._face_primal``: w solved on α's free face, a
+primal point whose gap with α is certified as w(α)'s; α and the steps are unchanged, its reads counted).
 
 ``n_jobs`` > 1 runs PASSCoDe-Wild (Hsieh, Yu & Dhillon 2015, "PASSCoDe:
 Parallel ASynchronous Stochastic dual Co-ordinate Descent", ICML, Algorithm 1
@@ -42,7 +45,7 @@ point between the old α_i and −φ'(x_i·w) or SDCA's exact step, inside the
 domain). The certificate therefore never trusts the shared v: before every
 checkpoint :meth:`DualCDState.resync` recomputes v = v(α) and w = S_{μ/λ}(v)
 from α (a parallel Xᵀα), the threads go on from there, and the gap reported is
-P(w(α)) − D(α). The resync is the method's work: its pass over X is counted in
+P(w(α)) − D(α) (or the face primal's). The resync is the method's work: its pass over X is counted in
 the nonzeros touched and timed with the steps. Two threads drawing the same example in one chunk (i.i.d.
 sampling) may both step it; one write wins, which is again a feasible α.
 Runs with n_jobs > 1 depend on thread timing and are not reproducible bit for
@@ -59,7 +62,8 @@ from ..problem import soft_threshold
 from ._kernels import (exceeds_cache, full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row,
                        prefetch_whole_row, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
 from ._gap_estimate import GapEstimate, estimate_schedules
-from ._face_cr import POLISH_FALL, POLISH_SHARE, polish
+from ._face_cr import POLISH_FALL, POLISH_SHARE, free_face, polish
+from ._face_primal import FACE_PRIMAL_LAG, FACE_PRIMAL_LOSSES, FACE_PRIMAL_REACH, FACE_PRIMAL_SHARE, face_primal
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
@@ -192,6 +196,10 @@ class DualCDState(State):
         # which the estimate's loop of due steps (driver._loop) would never reach
         self.schedulable = self.active_set is None and n_jobs == 1 and estimate_schedules(problem)
         self.estimate = None  # built at the first checkpoint of a run it schedules
+        # the face primal (``_face_primal``): for the losses with a kink and no ℓ1 term; the last two checkpoints'
+        # D, the run's tol, the nonzeros the face primals have read (counted) and those with their checkpoints' passes
+        self.kinked = problem.loss in FACE_PRIMAL_LOSSES and self.thresh == 0 and problem.lam > 0
+        self.duals, self.tol, self.face_reads, self.face_spent = [], 0.0, 0, 0
 
     def advance(self, n_steps):
         p = self.p
@@ -213,6 +221,8 @@ class DualCDState(State):
         return n_steps if self.active_set is None else self.active_set.ran
 
     def checkpointed(self, row, tol, margins=None):
+        self.duals = [*self.duals[-1:], row["dual"]]
+        self.tol = tol
         if self.schedulable and self.auto_cadence and tol > 0.0:
             if self.estimate is None:
                 self.estimate = GapEstimate(self.p)
@@ -263,6 +273,29 @@ class DualCDState(State):
         if self.thresh > 0:
             self.w[:] = soft_threshold(self.v, self.thresh)
         return read + p.nnz
+
+    def primal_candidate(self, alpha, v, dual, gap):
+        """The face primal w_F at a checkpoint's (α, v = v(α)) (``_face_primal``), or None: for the hinge and
+        absolute losses without an ℓ1 term, where the gap is at least FACE_PRIMAL_LAG × tol and the dual's last two
+        rises between checkpoints, r₁ then r₂ < r₁, extrapolate to a distance from P* of at most
+        FACE_PRIMAL_REACH × tol (r₂ρ/(1 − ρ), ρ = r₂/r₁), within FACE_PRIMAL_SHARE of what the steps read. Its
+        reads are counted; the checkpoint's pass for Xw_F only in that budget (a certificate's)."""
+        if not self.kinked or len(self.duals) < 2 or self.tol <= 0.0:
+            return None
+        rise, last_rise = dual - self.duals[1], self.duals[1] - self.duals[0]
+        if gap < FACE_PRIMAL_LAG * self.tol or not 0.0 <= rise < last_rise \
+                or rise * rise / (last_rise - rise) > FACE_PRIMAL_REACH * self.tol:
+            return None
+        p = self.p
+        max_reads = FACE_PRIMAL_SHARE * (self.nnz_touched - self.face_reads) - self.face_spent - p.nnz
+        face = free_face(p, alpha, np.arange(p.n_samples))
+        if face.shape[0] == 0 or max_reads <= 0:
+            return None
+        w, read = face_primal(p, alpha, v, face, max_reads)
+        self.face_reads += read
+        self.face_spent += read + (p.nnz if w is not None else 0)
+        self.nnz_touched += read
+        return w
 
     def iterate(self):
         """(w, α); with n_jobs > 1 the driver has called :meth:`resync` since the last step."""

@@ -1,0 +1,122 @@
+"""The face primal: a primal point that certifies a dual method's α on a loss with a kink (hinge, absolute)
+long before w(α) does.
+
+On these losses the dual can converge long before the primal point it maps to: P is not smooth at the kink,
+y_i x_i·w = 1 (hinge) or x_i·w = y_i (absolute), where the free examples of the optimum sit, so P(w(α)) − P* is of
+the order of ‖w(α) − w*‖, while D* − D(α) ≥ (λ/2)‖w(α) − w*‖² bounds only its square. Measured (SDCA with
+shrinking, certified relative gap 1e-6, checkpoints every 2 passes, seed 0): mushrooms λ = 1/n had D(α) within the
+tolerance of P* after 22 passes and P(w(α)) after 46; rcv1_small after 10 and 32; the race's text-like problem at
+1e7 nonzeros after 12 and 18. Elsewhere the dual lags as long as the primal (a9a, ijcnn1, phishing, madelon).
+
+KKT with the examples at an end of their box known: the free face F (box coordinate strictly inside its box,
+``_face_cr.free_face``) sits on the kink, X_F w = y_F, and w = w_B + X_Fᵀβ/(λn) for the part of the examples at
+their ends, w_B = (1/(λn)) Σ_{i∉F} α_i x_i, and some β. At α's face: w_B = v(α) − (1/(λn)) Σ_{i∈F} α_i x_i, and
+Δ = the minimum-norm least-squares solution of X_F Δ = y_F − X_F w_B, which lies in the span of F's rows as
+X_Fᵀβ does. The face primal w_F = w_B + Δ is w(α') for α' = α with α_F replaced by the face's solution without
+its box, and it is the optimum w* once α's face and ends are the optimum's: the system is then consistent, and
+no box or rank condition is needed (a face of more examples than columns, singular for the dual's face solvers
+``_face_cr`` and ``_box_newton``, is not for this one). Δ is computed directly (``min_norm_dense``) where the face
+or its columns are few; conjugate-gradient-type solves (LSQR: Paige & Saunders 1982, ACM TOMS 8(1)) cost more
+than they saved: rcv1_small λ = 1/n, 627 free rows of 1000, 49 iterations, the reads of 60 passes against the 33
+the run takes; the text-like problem, ~400 iterations over 8.5 k free rows, ~70 passes.
+
+Any w is a primal point: P(w_F) − D(α) is a duality gap as P(w(α)) − D(α) is, and a checkpoint reports the smaller
+(``driver._Trace.evaluate``), with its w as the run's. α, and so D, the state and its steps, are unchanged.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._box_newton import DENSE_OPS_PER_READ, SOLVE_FIXED_READS, _box_columns
+
+# The face's system is solved where its examples or the columns its rows use number at most FACE_PRIMAL_DENSE_SIDE
+# and its dense m × k array has at most FACE_PRIMAL_DENSE_ENTRIES (``min_norm_dense``: the Gram's eigenvalues below
+# FACE_PRIMAL_RCOND × the largest taken as 0)
+FACE_PRIMAL_DENSE_SIDE = 512
+FACE_PRIMAL_DENSE_ENTRIES = 2 ** 22
+FACE_PRIMAL_RCOND = 1e-12
+# A dual method's checkpoint tries the face primal where its gap is at least FACE_PRIMAL_LAG × the run's tol and the
+# dual's distance to P*, extrapolated from its last two rises between checkpoints as a geometric series, is at most
+# FACE_PRIMAL_REACH × tol (before, w_F cannot certify: P(w_F) − D ≥ P* − D), within a budget: all its tries read at
+# most FACE_PRIMAL_SHARE of what the run's steps read (each try: ``face_primal``'s reads, and the checkpoint's pass
+# for Xw_F)
+FACE_PRIMAL_LAG = 4.0
+FACE_PRIMAL_REACH = 1.0
+FACE_PRIMAL_SHARE = 0.25
+# the losses with a kink where the dual's free examples sit at the optimum: x_i·w = y_i
+FACE_PRIMAL_LOSSES = frozenset({"hinge", "absolute"})
+
+
+@njit(cache=True, nogil=True)
+def face_system(indptr, indices, data, y, lam_n, alpha, v, face, columns, where):
+    """(A, w_B, b): the module docstring's system A Δ = b, A = X_F, b = y_F − X_F w_B, at (α, v = v(α)) for the free
+    examples ``face`` (targets x_i·w = y_i: the hinge's ±1 labels and the absolute loss's kink alike), over the
+    columns its rows use (``columns``, ``where``: ``_box_columns``): A dense, w_B on those columns (elsewhere
+    w_B = v)."""
+    m, k = face.shape[0], columns.shape[0]
+    a = np.zeros((m, k))
+    w_b = np.empty(k)
+    for c in range(k):
+        w_b[c] = v[columns[c]]
+    for e in range(m):
+        i = face[e]
+        share = alpha[i] / lam_n
+        for p in range(indptr[i], indptr[i + 1]):
+            c = where[indices[p]]
+            a[e, c] += data[p]
+            w_b[c] -= share * data[p]
+    b = np.empty(m)
+    for e in range(m):
+        acc = 0.0
+        for c in range(k):
+            acc += a[e, c] * w_b[c]
+        b[e] = y[face[e]] - acc
+    return a, w_b, b
+
+
+def min_norm_dense(a, b):
+    """The minimum-norm least-squares solution a⁺b of a x = b, through the eigendecomposition (LAPACK's syevd) of
+    the smaller Gram matrix, G = aᵀa or aaᵀ: G = V diag(s) Vᵀ, G⁺ = V diag(1/s) Vᵀ over the eigenvalues s above
+    FACE_PRIMAL_RCOND × the largest, and a⁺b = G⁺aᵀb or aᵀG⁺b. (A Cholesky factorisation of aᵀa shifted by as much
+    damped the small eigenvalues' components that a face of one-hot columns needs: mushrooms.)"""
+    wide = a.shape[0] < a.shape[1]
+    s, vecs = np.linalg.eigh(a @ a.T if wide else a.T @ a)
+    keep = s > FACE_PRIMAL_RCOND * max(s[-1], 0.0)
+    vecs = vecs[:, keep]
+    if wide:
+        return a.T @ (vecs @ ((vecs.T @ b) / s[keep]))
+    return vecs @ ((vecs.T @ (a.T @ b)) / s[keep])
+
+
+def dense_price(m, k):
+    """The work of ``face_system`` and ``min_norm_dense`` on an m × k face, priced in nonzeros read: the dense
+    array's m·k entries twice, the Gram matrix's multiply-adds and the eigendecomposition's (~r³ for r = min(m, k),
+    one thread: 0.2–0.6 ns per r³ at r = 500 … 112) at ``_box_newton.DENSE_OPS_PER_READ`` a read, and
+    ``_box_newton.SOLVE_FIXED_READS``."""
+    r = min(m, k)
+    return 2 * m * k + (max(m, k) * r * (r + 1) // 2 + r ** 3) // DENSE_OPS_PER_READ + SOLVE_FIXED_READS
+
+
+def face_primal(problem, alpha, v, face, max_reads):
+    """(w_F, nonzeros read) of the module docstring at (α, v = v(α)) for the free examples ``face``, or (None, read)
+    where the face is too large (FACE_PRIMAL_DENSE_SIDE, FACE_PRIMAL_DENSE_ENTRIES) or its work would read more
+    than ``max_reads`` (the face's rows twice, for its columns and its system, and ``dense_price``)."""
+    indptr, indices, _ = problem.csr_arrays
+    m = face.shape[0]
+    nnz_face = int(np.sum(indptr[face + 1] - indptr[face]))
+    # the face's columns number at most min(nnz_F, X's nonempty columns): a face that cannot be small costs nothing
+    if m > FACE_PRIMAL_DENSE_SIDE and min(nnz_face, problem.n_nonempty_columns) > FACE_PRIMAL_DENSE_SIDE:
+        return None, 0
+    columns, where = _box_columns(indptr, indices, face, problem.n_features)
+    k = columns.shape[0]
+    if k == 0 or min(m, k) > FACE_PRIMAL_DENSE_SIDE or m * k > FACE_PRIMAL_DENSE_ENTRIES:
+        return None, nnz_face
+    read = 2 * nnz_face + dense_price(m, k)
+    if read > max_reads:
+        return None, nnz_face
+    a, w_b, b = face_system(*problem.csr_arrays, problem.y, problem.lam * problem.n_samples, alpha, v, face,
+                            columns, where)
+    w = v.copy()
+    w[columns] = w_b + min_norm_dense(a, b)
+    return w, read
