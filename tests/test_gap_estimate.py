@@ -51,7 +51,7 @@ def test_the_sample_is_a_fixed_sixteenth_and_leaves_the_runs_generator_alone():
     for scheduled in (True, False):
         state = _state_after(problem, 1.5, seed=4)
         state.auto_cadence = scheduled
-        row = {"passes": state.nnz_touched / problem.nnz, "gap": 1.0, "nnz_touched": state.nnz_touched}
+        row = {"passes": state.nnz_touched / problem.nnz, "gap": 1.0, "dual": 0.0, "nnz_touched": state.nnz_touched}
         state.checkpointed(row, 1e-6)
         assert (state.estimate is not None) is scheduled and state.checkpoints_when_due is scheduled
         if scheduled:

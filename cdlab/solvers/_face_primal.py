@@ -28,7 +28,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._box_newton import DENSE_OPS_PER_READ, SOLVE_FIXED_READS, _box_columns
+from .. import losses as L
+from ._box_newton import DENSE_OPS_PER_READ, _box_columns, dense_work
+from ._threads import blas_threads
 
 # The face's system is solved where its examples or the columns its rows use number at most FACE_PRIMAL_DENSE_SIDE
 # and its dense m × k array has at most FACE_PRIMAL_DENSE_ENTRIES (``min_norm_dense``: the Gram's eigenvalues below
@@ -44,8 +46,9 @@ FACE_PRIMAL_RCOND = 1e-12
 FACE_PRIMAL_LAG = 4.0
 FACE_PRIMAL_REACH = 1.0
 FACE_PRIMAL_SHARE = 0.25
-# the losses with a kink where the dual's free examples sit at the optimum: x_i·w = y_i
-FACE_PRIMAL_LOSSES = frozenset({"hinge", "absolute"})
+# the losses with a kink (a box-constrained dual coordinate, not smooth: hinge, absolute), where the dual's free
+# examples sit at the optimum: x_i·w = y_i
+FACE_PRIMAL_LOSSES = L.BOX_LOSSES - L.SMOOTH_LOSSES
 
 
 @njit(cache=True, nogil=True)
@@ -78,8 +81,9 @@ def face_system(indptr, indices, data, y, lam_n, alpha, v, face, columns, where)
 def min_norm_dense(a, b):
     """The minimum-norm least-squares solution a⁺b of a x = b, through the eigendecomposition (LAPACK's syevd) of
     the smaller Gram matrix, G = aᵀa or aaᵀ: G = V diag(s) Vᵀ, G⁺ = V diag(1/s) Vᵀ over the eigenvalues s above
-    FACE_PRIMAL_RCOND × the largest, and a⁺b = G⁺aᵀb or aᵀG⁺b. (A Cholesky factorisation of aᵀa shifted by as much
-    damped the small eigenvalues' components that a face of one-hot columns needs: mushrooms.)"""
+    FACE_PRIMAL_RCOND × the largest (the singular values of a above √FACE_PRIMAL_RCOND × the largest), and
+    a⁺b = G⁺aᵀb or aᵀG⁺b. The Gram's null space must be cut, not shifted: a face over one-hot columns (mushrooms)
+    is singular, and a Cholesky factorisation of G + 1e-12·max G_jj damped the components its solution needs."""
     wide = a.shape[0] < a.shape[1]
     s, vecs = np.linalg.eigh(a @ a.T if wide else a.T @ a)
     keep = s > FACE_PRIMAL_RCOND * max(s[-1], 0.0)
@@ -91,22 +95,24 @@ def min_norm_dense(a, b):
 
 def dense_price(m, k):
     """The work of ``face_system`` and ``min_norm_dense`` on an m × k face, priced in nonzeros read: the dense
-    array's m·k entries twice, the Gram matrix's multiply-adds and the eigendecomposition's (~r³ for r = min(m, k),
-    one thread: 0.2–0.6 ns per r³ at r = 500 … 112) at ``_box_newton.DENSE_OPS_PER_READ`` a read, and
-    ``_box_newton.SOLVE_FIXED_READS``."""
+    array's m·k entries twice, and ``_box_newton.dense_work`` of the Gram matrix and its factorisation over
+    r = min(m, k) with the eigendecomposition's r³ for the Cholesky factorisation's r³/3 (one thread: syevd takes
+    0.2–0.6 ns per r³ at r = 500 … 112)."""
     r = min(m, k)
-    return 2 * m * k + (max(m, k) * r * (r + 1) // 2 + r ** 3) // DENSE_OPS_PER_READ + SOLVE_FIXED_READS
+    return 2 * m * k + dense_work(max(m, k), r) + 2 * r ** 3 // (3 * DENSE_OPS_PER_READ)
 
 
-def face_primal(problem, alpha, v, face, max_reads):
+def face_primal(problem, alpha, v, face, max_reads, n_jobs=1):
     """(w_F, nonzeros read) of the module docstring at (α, v = v(α)) for the free examples ``face``, or (None, read)
     where the face is too large (FACE_PRIMAL_DENSE_SIDE, FACE_PRIMAL_DENSE_ENTRIES) or its work would read more
-    than ``max_reads`` (the face's rows twice, for its columns and its system, and ``dense_price``)."""
+    than ``max_reads`` (the face's rows twice, for its columns and its system, and ``dense_price``); BLAS and
+    LAPACK on the run's ``n_jobs`` threads."""
     indptr, indices, _ = problem.csr_arrays
     m = face.shape[0]
     nnz_face = int(np.sum(indptr[face + 1] - indptr[face]))
     # the face's columns number at most min(nnz_F, X's nonempty columns): a face that cannot be small costs nothing
-    if m > FACE_PRIMAL_DENSE_SIDE and min(nnz_face, problem.n_nonempty_columns) > FACE_PRIMAL_DENSE_SIDE:
+    if nnz_face > max_reads or (m > FACE_PRIMAL_DENSE_SIDE
+                                and min(nnz_face, problem.n_nonempty_columns) > FACE_PRIMAL_DENSE_SIDE):
         return None, 0
     columns, where = _box_columns(indptr, indices, face, problem.n_features)
     k = columns.shape[0]
@@ -117,6 +123,11 @@ def face_primal(problem, alpha, v, face, max_reads):
         return None, nnz_face
     a, w_b, b = face_system(*problem.csr_arrays, problem.y, problem.lam * problem.n_samples, alpha, v, face,
                             columns, where)
+    try:
+        with blas_threads(n_jobs):
+            delta = min_norm_dense(a, b)
+    except np.linalg.LinAlgError:  # syevd did not converge: no candidate, as where the face is too large
+        return None, read
     w = v.copy()
-    w[columns] = w_b + min_norm_dense(a, b)
+    w[columns] = w_b + delta
     return w, read

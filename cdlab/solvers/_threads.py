@@ -16,6 +16,7 @@ calls a parallel one (loading such a caller from the cache does not start it: nu
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import threading
 from contextlib import contextmanager
@@ -74,3 +75,28 @@ def row_blocks(indptr, n_blocks: int) -> np.ndarray:
     bounds = np.searchsorted(indptr, targets, side="left").astype(np.int64)
     bounds[0], bounds[-1] = 0, indptr.shape[0] - 1
     return np.maximum.accumulate(bounds)
+
+
+@functools.lru_cache(maxsize=1)
+def blas_controller():
+    """threadpoolctl's view of the process's BLAS libraries, built once: building it reads
+    /proc/self/maps (~7 ms, more than a Newton iteration on a small problem). scipy.linalg, whose
+    BLAS does Newton's syrk and Cholesky factorisation, is loaded first, so that the controller sees it."""
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+# threadpoolctl's limit is process-wide, saved and restored around each use: runs in several threads (the
+# page's sessions, its warm-up) take it one at a time, or their saves and restores interleave and leave the
+# process's BLAS at another run's thread count
+_BLAS_LIMIT = threading.Lock()
+
+
+@contextmanager
+def blas_threads(n_jobs):
+    """The context a run's BLAS and LAPACK calls run in: the process's BLAS limited to its n_jobs threads (one by
+    default, the serial code), one run at a time (_BLAS_LIMIT)."""
+    with _BLAS_LIMIT, blas_controller().limit(limits=n_jobs, user_api="blas"):
+        yield

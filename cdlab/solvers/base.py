@@ -145,10 +145,11 @@ class State:
         counts the call's seconds as the solver's. None here: the driver sweeps."""
         return None
 
-    def primal_candidate(self, alpha, v, dual, gap):
-        """Another primal point for the checkpoint's α (v = v(α), D(α) and the gap at the state's w), or None;
-        the driver's checkpoint reports it, and its gap, where that gap is smaller (SDCA and dual CD on the
-        losses with a kink: ``_face_primal``). None here."""
+    def primal_candidate(self, alpha, v, dual, gap, tol):
+        """Another primal point for the checkpoint's α (v = v(α), D(α) and the gap at the state's w; ``tol``: the
+        run's, > 0), or None; the driver's checkpoint reports it, and its gap, where that gap is smaller (SDCA and
+        dual CD on the losses with a kink: ``_face_primal``; their ``checkpointed`` then reads its own gap, not
+        the row's). None here."""
         return None
 
     def iterate(self):

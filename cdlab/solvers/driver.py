@@ -295,9 +295,9 @@ class _Trace:
         fused = time.perf_counter() - t0 if sums is not None else 0.0
         alpha, primal, dual, gap, margins, v = _checkpoint(problem, w, alpha, self.n_jobs, sums)
         if self.candidate is not None and gap > self.tol:
-            # its seconds (the margins' pass too) are the solver's, from this row on: the point is the run's output
+            # its seconds and reads (the margins' pass too) are the solver's, from this row on: the run's output
             t0 = time.perf_counter()
-            better = self.candidate(alpha, v, dual, gap)
+            better = self.candidate(alpha, v, dual, gap, self.tol)
             if better is not None:
                 better_primal, _, better_gap = problem.certificates(better, alpha, z=problem.margins(better), v=v)
                 if better_gap < gap:

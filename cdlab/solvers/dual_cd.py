@@ -197,9 +197,9 @@ class DualCDState(State):
         self.schedulable = self.active_set is None and n_jobs == 1 and estimate_schedules(problem)
         self.estimate = None  # built at the first checkpoint of a run it schedules
         # the face primal (``_face_primal``): for the losses with a kink and no ℓ1 term; the last two checkpoints'
-        # D, the run's tol, the nonzeros the face primals have read (counted) and those with their checkpoints' passes
+        # D, the gap at the state's own w where a checkpoint asked for it, and the nonzeros the face primals read
         self.kinked = problem.loss in FACE_PRIMAL_LOSSES and self.thresh == 0 and problem.lam > 0
-        self.duals, self.tol, self.face_reads, self.face_spent = [], 0.0, 0, 0
+        self.duals, self.own_gap, self.face_reads = [], None, 0
 
     def advance(self, n_steps):
         p = self.p
@@ -222,7 +222,9 @@ class DualCDState(State):
 
     def checkpointed(self, row, tol, margins=None):
         self.duals = [*self.duals[-1:], row["dual"]]
-        self.tol = tol
+        # the schedules read the gap at the state's own w(α), not at a face primal the row may report
+        if self.own_gap is not None:
+            row, self.own_gap = {**row, "gap": self.own_gap}, None
         if self.schedulable and self.auto_cadence and tol > 0.0:
             if self.estimate is None:
                 self.estimate = GapEstimate(self.p)
@@ -256,7 +258,7 @@ class DualCDState(State):
         if self.face_due:
             self.face_due = False
             interval = self.nnz_touched - self.last_row["nnz_touched"]
-            steps = self.nnz_touched - self.polish_reads
+            steps = self.steps_reads()
             budget = max(min(POLISH_SHARE * interval, steps - self.polish_reads), 0.0)
             if room is not None:
                 budget = min(budget, room)
@@ -274,26 +276,31 @@ class DualCDState(State):
             self.w[:] = soft_threshold(self.v, self.thresh)
         return read + p.nnz
 
-    def primal_candidate(self, alpha, v, dual, gap):
+    def steps_reads(self) -> int:
+        """The nonzeros the steps read: all the run's but the polishes' and the face primals'."""
+        return self.nnz_touched - self.polish_reads - self.face_reads
+
+    def primal_candidate(self, alpha, v, dual, gap, tol):
         """The face primal w_F at a checkpoint's (α, v = v(α)) (``_face_primal``), or None: for the hinge and
         absolute losses without an ℓ1 term, where the gap is at least FACE_PRIMAL_LAG × tol and the dual's last two
         rises between checkpoints, r₁ then r₂ < r₁, extrapolate to a distance from P* of at most
         FACE_PRIMAL_REACH × tol (r₂ρ/(1 − ρ), ρ = r₂/r₁), within FACE_PRIMAL_SHARE of what the steps read. Its
-        reads are counted; the checkpoint's pass for Xw_F only in that budget (a certificate's)."""
-        if not self.kinked or len(self.duals) < 2 or self.tol <= 0.0:
+        reads are counted, the checkpoint's pass for Xw_F's margins with them."""
+        self.own_gap = gap
+        if not self.kinked or len(self.duals) < 2 or tol <= 0.0:
             return None
         rise, last_rise = dual - self.duals[1], self.duals[1] - self.duals[0]
-        if gap < FACE_PRIMAL_LAG * self.tol or not 0.0 <= rise < last_rise \
-                or rise * rise / (last_rise - rise) > FACE_PRIMAL_REACH * self.tol:
+        if gap < FACE_PRIMAL_LAG * tol or not 0.0 <= rise < last_rise \
+                or rise * rise / (last_rise - rise) > FACE_PRIMAL_REACH * tol:
             return None
         p = self.p
-        max_reads = FACE_PRIMAL_SHARE * (self.nnz_touched - self.face_reads) - self.face_spent - p.nnz
+        max_reads = FACE_PRIMAL_SHARE * self.steps_reads() - self.face_reads - p.nnz
         face = free_face(p, alpha, np.arange(p.n_samples))
         if face.shape[0] == 0 or max_reads <= 0:
             return None
-        w, read = face_primal(p, alpha, v, face, max_reads)
+        w, read = face_primal(p, alpha, v, face, max_reads, self.n_jobs)
+        read += p.nnz if w is not None else 0
         self.face_reads += read
-        self.face_spent += read + (p.nnz if w is not None else 0)
         self.nnz_touched += read
         return w
 
@@ -304,8 +311,8 @@ class DualCDState(State):
 
 def gradient_step_loss_rule(loss, options) -> str:
     """The gradient steps (face-off Algorithm 2's θ/q_i, s̄_i and the line search from s̄_i) use φ' and the
-    loss's smoothness γ: a non-smooth loss needs the exact step. The smooth stand-in offered must fit the labels: the smoothed hinge for the hinge (±1
-    labels), the squared loss for the absolute loss (real-valued targets)."""
+    loss's smoothness γ: a non-smooth loss needs the exact step. The smooth stand-in offered must fit the labels:
+    the smoothed hinge for the hinge (±1 labels), the squared loss for the absolute loss (real-valued targets)."""
     update = options.get("update")
     if update == "exact" or update not in UPDATES or loss in L.SMOOTH_LOSSES:
         return ""  # an update that is not one of UPDATES is named by the state's own check

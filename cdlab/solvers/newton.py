@@ -115,9 +115,7 @@ on its dual system).
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
-import threading
 
 import numpy as np
 from numba import njit
@@ -129,7 +127,7 @@ from ._dual_cg import dual_cg_steps, dual_preconditioner
 from ._newton_cg import certified_jacobi_sweep, cg_steps, jacobi_sweep, newton_cg_direction, nonempty_columns
 from ._sampled_hessian import (SAMPLE_CURVATURE_RATIO, SAMPLE_PROGRESS, SAMPLE_REACH, curvature_along,
                                densify_sampled, gram_rows, raise_diagonal, sample_size)
-from ._threads import parallel_section, row_blocks
+from ._threads import blas_threads, parallel_section, row_blocks
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .costs import auto_cap, auto_checkpoints, checkpoint_ns
 
@@ -599,23 +597,6 @@ def jacobi_reads(problem):
     return (*problem.csr_arrays, nonempty_columns(problem), problem.data.X_dense)
 
 
-@functools.lru_cache(maxsize=1)
-def blas_controller():
-    """threadpoolctl's view of the process's BLAS libraries, built once: building it reads
-    /proc/self/maps (~7 ms, more than a Newton iteration on a small problem). scipy.linalg, whose
-    BLAS does the syrk and the Cholesky factorisation, is loaded first, so that the controller sees it."""
-    import scipy.linalg  # noqa: F401
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-# threadpoolctl's limit is process-wide, saved and restored around each use: runs in several threads (the
-# page's sessions, its warm-up) take it one at a time, or their saves and restores interleave and leave the
-# process's BLAS at another run's thread count
-_BLAS_LIMIT = threading.Lock()
-
-
 @njit(inline="always", cache=True)
 def _logistic_weights(yi, sg, sm, n):
     """The logistic loss's (φ'/n, φ''/n) from the pair (σ(t), σ(−t)) of ``losses.logistic_terms`` at t = −y z."""
@@ -712,7 +693,6 @@ class NewtonState(State):
         self.handover_products = cg_handover(problem, solver)
         self.solver = "cg" if self.handover_products else inner_solver(problem, solver)
         self.starts_on_cg = self.solver == "cg"
-        self.threads = blas_controller()  # BLAS's limit is set to n_jobs around each iteration's calls
         self.n_jobs = n_jobs
         # once quadratic convergence sets in, the gap drops by orders per iteration: checkpoint after each
         # one when an iteration outweighs EVERY_STEP_RATIO checkpoints (a State's checkpoints_when_due), or
@@ -1006,12 +986,9 @@ class NewtonState(State):
         scale = self.p.n_samples if self.dual_space else self.p.lam
         return dense_dot(self.r, self.r) / (2.0 * scale)
 
-    @contextlib.contextmanager
     def _blas_threads(self):
-        """The context the Cholesky path's BLAS and LAPACK calls run in: the process's BLAS limited to n_jobs threads,
-        one run at a time (_BLAS_LIMIT)."""
-        with _BLAS_LIMIT, self.threads.limit(limits=self.n_jobs, user_api="blas"):
-            yield
+        """The context the Cholesky path's BLAS and LAPACK calls run in (``_threads.blas_threads``)."""
+        return blas_threads(self.n_jobs)
 
     def _sweep_threads(self):
         """The context the CG path's sweeps run in: ``parallel_section`` on n_jobs threads in the n_jobs mode."""
