@@ -46,6 +46,10 @@ FACE_PRIMAL_RCOND = 1e-12
 FACE_PRIMAL_LAG = 4.0
 FACE_PRIMAL_REACH = 1.0
 FACE_PRIMAL_SHARE = 0.25
+# ... a try's fixed cost (finding the face, the calls into LAPACK, the margins' pass through scipy), priced in reads:
+# 0.094–0.1 ms on heart_scale's 11 free examples, ~25 k reads at SDCA's ~4 ns a read (its whole run at λ = 1/n reads
+# ~50 k nonzeros and took 1.25 ms without the face primal, 1.51 ms with it, before this price)
+FACE_PRIMAL_FIXED_READS = 25_000
 # the losses with a kink (a box-constrained dual coordinate, not smooth: hinge, absolute), where the dual's free
 # examples sit at the optimum: x_i·w = y_i
 FACE_PRIMAL_LOSSES = L.BOX_LOSSES - L.SMOOTH_LOSSES
@@ -105,20 +109,22 @@ def dense_price(m, k):
 def face_primal(problem, alpha, v, face, max_reads, n_jobs=1):
     """(w_F, nonzeros read) of the module docstring at (α, v = v(α)) for the free examples ``face``, or (None, read)
     where the face is too large (FACE_PRIMAL_DENSE_SIDE, FACE_PRIMAL_DENSE_ENTRIES) or its work would read more
-    than ``max_reads`` (the face's rows twice, for its columns and its system, and ``dense_price``); BLAS and
-    LAPACK on the run's ``n_jobs`` threads."""
+    than ``max_reads`` (FACE_PRIMAL_FIXED_READS, the face's rows twice, for its columns and its system, and
+    ``dense_price``); BLAS and LAPACK on the run's ``n_jobs`` threads."""
     indptr, indices, _ = problem.csr_arrays
     m = face.shape[0]
-    nnz_face = int(np.sum(indptr[face + 1] - indptr[face]))
-    # the face's columns number at most min(nnz_F, X's nonempty columns): a face that cannot be small costs nothing
-    if nnz_face > max_reads or (m > FACE_PRIMAL_DENSE_SIDE
-                                and min(nnz_face, problem.n_nonempty_columns) > FACE_PRIMAL_DENSE_SIDE):
+    lengths = indptr[face + 1] - indptr[face]
+    nnz_face = int(lengths.sum())
+    # the face's columns number at least its longest row's and at most min(nnz_F, X's nonempty columns): a face that
+    # cannot be small enough, or cheap enough, costs nothing
+    if FACE_PRIMAL_FIXED_READS + 2 * nnz_face + dense_price(m, int(lengths.max())) > max_reads or (
+            m > FACE_PRIMAL_DENSE_SIDE and min(nnz_face, problem.n_nonempty_columns) > FACE_PRIMAL_DENSE_SIDE):
         return None, 0
     columns, where = _box_columns(indptr, indices, face, problem.n_features)
     k = columns.shape[0]
     if k == 0 or min(m, k) > FACE_PRIMAL_DENSE_SIDE or m * k > FACE_PRIMAL_DENSE_ENTRIES:
         return None, nnz_face
-    read = 2 * nnz_face + dense_price(m, k)
+    read = FACE_PRIMAL_FIXED_READS + 2 * nnz_face + dense_price(m, k)
     if read > max_reads:
         return None, nnz_face
     a, w_b, b = face_system(*problem.csr_arrays, problem.y, problem.lam * problem.n_samples, alpha, v, face,
