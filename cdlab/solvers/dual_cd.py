@@ -288,7 +288,7 @@ class DualCDState(State):
         FACE_PRIMAL_REACH × tol (r₂ρ/(1 − ρ), ρ = r₂/r₁), within FACE_PRIMAL_SHARE of what the steps read. Its
         reads are counted, the checkpoint's pass for Xw_F's margins with them."""
         self.own_gap = gap
-        if not self.kinked or len(self.duals) < 2 or tol <= 0.0:
+        if not self.kinked or len(self.duals) < 2:
             return None
         rise, last_rise = dual - self.duals[1], self.duals[1] - self.duals[0]
         if gap < FACE_PRIMAL_LAG * tol or not 0.0 <= rise < last_rise \
