@@ -21,7 +21,12 @@ start, quadratically once t = 1 is accepted (§9.5.3); the squared loss's P is
 quadratic, so its first step lands on the optimum (t = 1). The smoothed hinge's
 φ' is piecewise linear: H is its generalized Hessian (φ'' = 1/s on the quadratic
 piece, 0 off it), the semismooth Newton method liblinear also uses for the
-L2-loss SVM. The peer in benchmarks/race.py is liblinear's primal solver, a
+L2-loss SVM; its line search starts from the exact minimiser along Δ (``_piecewise_line``:
+its slope is piecewise linear), where halving from t = 1 stops short at the first kink
+crossed (a9a and ijcnn1 λ = 0.01/n, s = 0.01: 2.5× and 2.6× the passes, 3.0× and 2.6× the seconds;
+benchmarks/hinge_newton_bench.py --line-search). The hinge loss itself: ``_hinge_newton``
+(stages of the smoothed hinge, μ → 0, certified by the hinge's gap).
+The peer in benchmarks/race.py is liblinear's primal solver, a
 trust-region Newton method with conjugate-gradient inner steps (Lin, Weng &
 Keerthi 2008, JMLR 9, "Trust region Newton method for large-scale logistic
 regression"), and scikit-learn's newton-cholesky, which forms the same H.
@@ -125,6 +130,7 @@ from .._checks import check_choice
 from ._kernels import beyond_cache, dense_dot, full_rows
 from ._dual_cg import dual_cg_steps, dual_preconditioner
 from ._newton_cg import certified_jacobi_sweep, cg_steps, jacobi_sweep, newton_cg_direction, nonempty_columns
+from ._piecewise_line import smoothed_hinge_line_min
 from ._sampled_hessian import (SAMPLE_CURVATURE_RATIO, SAMPLE_PROGRESS, SAMPLE_REACH, curvature_along,
                                densify_sampled, gram_rows, raise_diagonal, sample_size)
 from ._threads import blas_threads, parallel_section, row_blocks
@@ -179,6 +185,9 @@ CG_GAP_SHARE = 0.7
 # problem 0.4× (648 → 243).
 FORCING_GAMMA = {"logistic": 0.9}
 ARMIJO = 1e-4  # sufficient decrease of the line search (Boyd & Vandenberghe's α)
+# the smoothed hinge's line search starts from the root of its piecewise linear slope (``_piecewise_line``); False:
+# backtracking alone, as for the other losses (benchmarks/hinge_newton_bench.py --line-search)
+EXACT_LINE_SEARCH = True
 MAX_TRIALS = 60  # halvings of t before the iteration gives up moving (2^-60: rounding only)
 # When H + λI is not positive definite in floating point, shift its diagonal by SHIFT_FLOOR × max H_jj,
 # then 10× more, at most MAX_SHIFTS times (``NewtonState._newton_direction``).
@@ -568,6 +577,8 @@ def iteration_ns(problem, options=None) -> float:
     inner solver ``options`` pick: a Cholesky iteration (where the run samples H, its most: a sampled H's step that
     gives way to the exact H's, ``NewtonState._sampled_step``), or on the CG path its most, MAX_CG_ITERATIONS
     Hessian-vector products (the squared loss: one)."""
+    if problem.loss == "hinge":  # Cholesky's, every H exact (``_hinge_newton``)
+        return cholesky_iteration_ns(problem)
     solver = inner_solver(problem, (options or {}).get("solver", "auto"))
     if solver == "cholesky":
         fallback = cholesky_iteration_ns(problem, sampled=True) if sample_size(problem) else 0.0
@@ -582,6 +593,10 @@ def features_refusal(problem, options=None) -> str:
     SOLVERS raises."""
     solver = check_choice("solver", (options or {}).get("solver", "auto"), SOLVERS)
     d = problem.n_features
+    if problem.loss == "hinge" and (solver == "cg" or d > MAX_FEATURES):
+        return (f"method 'newton' on the hinge loss runs Newton on smoothed hinges by Cholesky (cdlab.solvers."
+                f"_hinge_newton): it takes solver='auto' or 'cholesky' and at most {MAX_FEATURES} features (d = {d}, "
+                f"solver={solver!r}); use method='sdca' (with shrinking=True), whose memory scales with the data")
     if d <= MAX_FEATURES or solver != "cholesky":
         return ""
     return (f"method 'newton' with solver='cholesky' forms the d × d Hessian and its Cholesky factor (2·d² "
@@ -912,6 +927,9 @@ class NewtonState(State):
         if not slope0 < 0.0:  # no descent left at rounding: w stays
             return
         w_step, step_step = dense_dot(self.w, step), dense_dot(step, step)
+        # the smoothed hinge's h' is piecewise linear: from its root, then halvings should rounding need them
+        if p.loss_code == L.SMOOTHED_HINGE and EXACT_LINE_SEARCH:
+            t = smoothed_hinge_line_min(self.z, self.u, p.y, p.s, n * lam, w_step, step_step, t)[0]
         for _ in range(MAX_TRIALS):
             loss, loss_slope = (line_point(p.loss_code, self.z, self.u, p.y, p.s, t, self.deriv, self.curv)
                                 if LINE_SEARCH_WEIGHTS else line_point(p.loss_code, self.z, self.u, p.y, p.s, t))
@@ -1180,10 +1198,20 @@ class NewtonState(State):
         return self.w, (self.alpha if self.dual_space else None)
 
 
+def make_state(problem, sampling, rng, solver="auto", n_jobs=1):
+    """The state of a run: ``_hinge_newton.HingeNewtonState`` on the hinge loss (smoothing, with continuation),
+    NewtonState on the smooth losses."""
+    if problem.loss == "hinge":
+        from ._hinge_newton import HingeNewtonState  # it imports this module
+
+        return HingeNewtonState(problem, sampling, rng, solver, n_jobs)
+    return NewtonState(problem, sampling, rng, solver, n_jobs)
+
+
 register(MethodSpec(
-    name="newton", make=NewtonState, kind="primal", axis="none",
+    name="newton", make=make_state, kind="primal", axis="none",
     source="Boyd & Vandenberghe 2004, Convex Optimization §9.5 (damped Newton, backtracking line search); "
            "H = XᵀDX/n + λI by Cholesky, or by CG on Hessian-vector products (Nocedal & Wright 2006, "
            "Algorithm 7.1, line search Newton-CG)",
-    losses=SMOOTH_LOSSES, supports_l1=False, problem_rule=features_refusal, step_ns=iteration_ns,
+    losses=SMOOTH_LOSSES | {"hinge"}, supports_l1=False, problem_rule=features_refusal, step_ns=iteration_ns,
 ))
