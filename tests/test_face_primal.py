@@ -87,7 +87,7 @@ def test_no_face_primal_without_a_gap_to_reach_or_with_an_l1_term(real_data, mon
     def refuse(*args):
         raise AssertionError("the face primal was solved")
 
-    monkeypatch.setattr(dual_cd, "face_primal", refuse)
+    monkeypatch.setattr(_face_primal, "face_primal", refuse)
     X, y = real_data("colon-cancer")  # where a run with a tol and no ℓ1 term solves it (the test above)
     problem = cdlab.Problem(X, y, loss="hinge", lam=0.01 / X.shape[0], l1=kwargs.pop("l1", 0.0))
     res = cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, seed=0,

@@ -127,7 +127,7 @@ def test_the_cost_model_sends_dense_rows_to_blas_and_sparse_rows_to_the_sweep():
 def test_the_absolute_loss_is_refused_naming_sdca():
     problem = cdlab.Problem(sparse_problem().X, np.linspace(-1, 1, 40), loss="absolute", lam=1e-2)
     with pytest.raises(ValueError, match=r"^method 'newton' does not support the absolute loss \(it needs a smooth "
-                                         r"loss: .*method='sdca', which takes it\)"):
+                                         r"loss or the hinge: .*method='sdca', which takes it\)"):
         cdlab.solve(problem, "newton")
 
 

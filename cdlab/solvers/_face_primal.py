@@ -30,6 +30,7 @@ from numba import njit
 
 from .. import losses as L
 from ._box_newton import DENSE_OPS_PER_READ, _box_columns, dense_work
+from ._face_cr import free_face
 from ._threads import blas_threads
 
 # The face's system is solved where its examples or the columns its rows use number at most FACE_PRIMAL_DENSE_SIDE
@@ -137,3 +138,19 @@ def face_primal(problem, alpha, v, face, max_reads, n_jobs=1):
     w = v.copy()
     w[columns] = w_b + delta
     return w, read
+
+
+def face_primal_try(problem, alpha, v, steps_reads, face_reads, n_jobs=1):
+    """(w_F or None, the nonzeros read): ``face_primal`` on α's free face (``_face_cr.free_face``) where all tries,
+    ``face_reads`` so far with this one and the checkpoint's pass for Xw_F's margins, stay within FACE_PRIMAL_SHARE of
+    ``steps_reads``, the steps' own reads (nothing read where less than FACE_PRIMAL_FIXED_READS is left); the reads
+    include that pass where a w_F comes back. The one budget of a dual method's tries (``dual_cd``) and Newton's on
+    the hinge (``_hinge_newton``)."""
+    max_reads = FACE_PRIMAL_SHARE * steps_reads - face_reads - problem.nnz
+    if max_reads <= FACE_PRIMAL_FIXED_READS:
+        return None, 0
+    face = free_face(problem, alpha, np.arange(problem.n_samples))
+    if face.shape[0] == 0:
+        return None, 0
+    w, read = face_primal(problem, alpha, v, face, max_reads, n_jobs)
+    return w, read + (problem.nnz if w is not None else 0)

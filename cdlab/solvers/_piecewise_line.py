@@ -28,7 +28,7 @@ from .. import losses as L
 
 # trials of Newton's method on h' (a trial: one O(n) sweep of z and u); it ends earlier where |h'(t)| is
 # at most ROOT_RTOL × |h'(0)| or the bracket is within ROOT_RTOL of its upper end
-MAX_ROOT_TRIALS = 60
+MAX_ROOT_TRIALS = 100
 ROOT_RTOL = 1e-12
 
 
@@ -71,8 +71,10 @@ def _settle(margin, rate, live, n_live, s, lo, hi):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def smoothed_hinge_line_min(z, u, y, s, n_lam, w_step, step_step, t):
-    """The t ≥ 0 minimising h (module docstring), from Newton's point from 0 or ``t`` if smaller, given nλ, w·Δ
-    and ‖Δ‖², and the trials it took. h'(0) < 0 is the caller's (Δ a descent direction). Once a trial has
+    """(t, the trials it took): the t > 0 minimising h (module docstring), from Newton's point from 0 or ``t`` if
+    smaller, given nλ, w·Δ and ‖Δ‖²; out of trials, the bracket's lower end if above 0, else its upper end (the
+    caller's halvings then decide); 0 where h'(0) ≥ 0 at rounding (Δ not a descent direction along the carried
+    z: the caller's own test found it one, from ∇P). Once a trial has
     bracketed the root, the examples on one piece of φ_s over the whole bracket add a constant to h' and leave
     the sweeps (``_settle``), so the later trials sweep only the examples whose piece the bracket leaves open."""
     n = z.shape[0]
@@ -87,6 +89,8 @@ def smoothed_hinge_line_min(z, u, y, s, n_lam, w_step, step_step, t):
     settled = 0.0  # the settled examples' share of h'
     loss_slope, loss_curv = _slope_and_curvature(margin, rate, live, n_live, s, 0.0)
     slope0 = loss_slope + n_lam * w_step
+    if not slope0 < 0.0:  # no descent along the carried z at rounding: no t (the caller keeps its own)
+        return 0.0, 1
     t = min(t, -slope0 / (loss_curv + n_lam * step_step))  # Newton's first point from t = 0
     lo, hi = 0.0, -1.0  # hi < 0: no t with h'(t) > 0 found yet
     trials = 1
@@ -109,4 +113,4 @@ def smoothed_hinge_line_min(z, u, y, s, n_lam, w_step, step_step, t):
         if hi >= 0.0 and not lo < nxt < hi:
             nxt = 0.5 * (lo + hi)
         t = nxt
-    return lo, trials
+    return (lo if lo > 0.0 else max(hi, 0.0)), trials  # out of trials: the bracket's end nearest the root found

@@ -39,10 +39,10 @@ the driver like any other method (same checkpoints, same certificate):
    or faster everywhere (w8a: certified in 142 passes, plain SDCA not in 3000).
    With n_jobs > 1 it still runs on one thread (shrinking has no parallel mode),
    and the reason says so. Except on the hinge where λ is small, d few and n ≫ d
-   (``_hinge_newton.auto_reason``: κ = mean ‖x_i‖²/(λn) ≥ 10, d ≤ 256, n ≥ 100·d):
-   Newton on smoothed hinges with continuation, 2.2–12× faster than SDCA there on
-   the race's data (ijcnn1, a9a, phishing at λ = 0.01/n), slower everywhere else
-   it was measured (its module's table). The smoothed hinge is smooth and goes through the
+   (``_hinge_newton.auto_reason``: C·mean ‖x_i‖² ≥ 10 for liblinear's C = 1/(λn),
+   d ≤ 256, n ≥ 100·d): Newton on smoothed hinges with continuation, faster than
+   SDCA there on the race's data and slower everywhere else it was measured (the
+   table beside ``_hinge_newton.AUTO_MIN_C_NORM``). The smoothed hinge is smooth and goes through the
    face-off below, without shrinking: there it measured mixed (2.2× faster on
    w8a, 1.3× slower on rcv1_small at λ = 0.01/n).
 2. **Plain or accelerated** — the condition number κ = R²/(λγn): SDCA needs
@@ -80,9 +80,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _hinge_newton as hinge_newton
 from . import costs, driver, newton
 from ._gap_estimate import estimate_schedules
-from ._hinge_newton import auto_reason as hinge_auto_reason
 from ._kernels import beyond_cache
 from ._threads import check_n_jobs
 from .base import get_method
@@ -216,7 +216,7 @@ def predicted_seconds(problem) -> dict:
     work = faceoff_work(problem)
     out = {method: first_order_seconds(problem, side, work[side, "uniform"] / problem.nnz)
            for side, method in (("dual", "sdca"), ("primal", "primal_cd"))}
-    if _newton_takes(problem) and problem.loss != "hinge":  # the hinge's Newton has no cost model
+    if _newton_takes(problem):
         for solver in ("cholesky", "cg"):
             if not newton.features_refusal(problem, {"solver": solver}):
                 out[f"newton {solver}"] = newton.predicted_ns(problem, solver) * 1e-9
@@ -232,7 +232,7 @@ def choose(problem) -> dict:
     """What auto runs on ``problem`` and why: method, sampling, side, reason and the numbers."""
     choice = first_order_choice(problem)
     if problem.loss == "hinge":
-        why = hinge_auto_reason(problem) if _newton_takes(problem) else ""
+        why = hinge_newton.auto_reason(problem) if _newton_takes(problem) else ""
         if not why:
             return choice
         return dict(choice, method="newton", sampling="uniform", side="primal", options={}, inner_solver="cholesky",
@@ -275,8 +275,8 @@ def choose(problem) -> dict:
 
 
 def _newton_takes(problem) -> bool:
-    """Whether newton accepts ``problem`` with its default options (its MethodSpec's checks: a smooth loss,
-    L2 only, λ > 0)."""
+    """Whether newton accepts ``problem`` with its default options (its MethodSpec's checks: a smooth loss or the
+    hinge, L2 only, λ > 0, the hinge's d)."""
     try:
         get_method("newton").check(problem, "uniform", {})
     except ValueError:
@@ -381,6 +381,10 @@ def solve(problem, method="sdca", sampling=None, *, reference=None, **kwargs):
         kwargs = {**kwargs, "n_jobs": 1}
         choice["reason"] += (f"; n_jobs={n_jobs} not used: {choice['method']} has no parallel mode (methods with one: "
                              f"{driver.parallel_methods()}), so it runs on one thread")
+    elif n_jobs > 1 and choice["method"] == "newton" and problem.loss == "hinge":
+        kwargs = {**kwargs, "n_jobs": 1}
+        choice["reason"] += (f"; n_jobs={n_jobs} not used: Newton on the hinge forms H by its one-thread sparse sweep "
+                             f"and factors at most {hinge_newton.AUTO_MAX_FEATURES} columns")
     elif n_jobs > 1 and options.get("shrinking"):
         kwargs = {**kwargs, "n_jobs": 1}
         choice["reason"] += f"; n_jobs={n_jobs} not used: shrinking runs on one thread"

@@ -257,8 +257,8 @@ class MethodSpec:
             if problem.loss == "hinge" and "smoothed_hinge" in self.losses:
                 hint = " (it needs a smooth loss: try loss='smoothed_hinge', or method='sdca', which takes it)"
             elif problem.loss == "absolute" and "squared" in self.losses:
-                hint = (" (it needs a smooth loss: for regression try loss='squared', or method='sdca', "
-                        "which takes it)")
+                takes = "a smooth loss or the hinge" if "hinge" in self.losses else "a smooth loss"
+                hint = f" (it needs {takes}: for regression try loss='squared', or method='sdca', which takes it)"
             raise ValueError(f"method {self.name!r} does not support the {problem.loss} loss{hint}; "
                              f"supported: {sorted(self.losses)}")
         if problem.l1 > 0 and not self.supports_l1:

@@ -62,9 +62,8 @@ from ..problem import soft_threshold
 from ._kernels import (exceeds_cache, full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row,
                        prefetch_whole_row, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
 from ._gap_estimate import GapEstimate, estimate_schedules
-from ._face_cr import POLISH_FALL, POLISH_SHARE, free_face, polish
-from ._face_primal import (FACE_PRIMAL_FIXED_READS, FACE_PRIMAL_LAG, FACE_PRIMAL_LOSSES, FACE_PRIMAL_REACH,
-                           FACE_PRIMAL_SHARE, face_primal)
+from ._face_cr import POLISH_FALL, POLISH_SHARE, polish
+from ._face_primal import FACE_PRIMAL_LAG, FACE_PRIMAL_LOSSES, FACE_PRIMAL_REACH, face_primal_try
 from ._shrinking import ActiveSet, shrinking_flag, shrinking_loss_rule, shrinking_sampling_rule
 from ._threads import parallel_section, row_blocks
 from .base import ALL_LOSSES, MethodSpec, State, register
@@ -294,15 +293,7 @@ class DualCDState(State):
         if gap < FACE_PRIMAL_LAG * tol or not 0.0 <= rise < last_rise \
                 or rise * rise / (last_rise - rise) > FACE_PRIMAL_REACH * tol:
             return None
-        p = self.p
-        max_reads = FACE_PRIMAL_SHARE * self.steps_reads() - self.face_reads - p.nnz
-        if max_reads <= FACE_PRIMAL_FIXED_READS:
-            return None
-        face = free_face(p, alpha, np.arange(p.n_samples))
-        if face.shape[0] == 0:
-            return None
-        w, read = face_primal(p, alpha, v, face, max_reads, self.n_jobs)
-        read += p.nnz if w is not None else 0
+        w, read = face_primal_try(self.p, alpha, v, self.steps_reads(), self.face_reads, self.n_jobs)
         self.face_reads += read
         self.nnz_touched += read
         return w

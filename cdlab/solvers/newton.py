@@ -21,10 +21,9 @@ start, quadratically once t = 1 is accepted (§9.5.3); the squared loss's P is
 quadratic, so its first step lands on the optimum (t = 1). The smoothed hinge's
 φ' is piecewise linear: H is its generalized Hessian (φ'' = 1/s on the quadratic
 piece, 0 off it), the semismooth Newton method liblinear also uses for the
-L2-loss SVM; its line search starts from the exact minimiser along Δ (``_piecewise_line``:
-its slope is piecewise linear), where halving from t = 1 stops short at the first kink
-crossed (a9a and ijcnn1 λ = 0.01/n, s = 0.01: 2.5× and 2.6× the passes, 3.0× and 2.6× the seconds;
-benchmarks/hinge_newton_bench.py --line-search). The hinge loss itself: ``_hinge_newton``
+L2-loss SVM; its line search starts from the exact minimiser along Δ (``_piecewise_line``,
+which cites what it saves: its slope is piecewise linear), where halving from t = 1 stops short at
+the first kink crossed. The hinge loss itself: ``_hinge_newton``
 (stages of the smoothed hinge, μ → 0, certified by the hinge's gap).
 The peer in benchmarks/race.py is liblinear's primal solver, a
 trust-region Newton method with conjugate-gradient inner steps (Lin, Weng &
@@ -85,7 +84,8 @@ sweep), for the sampled rows and for XΔ.
 Memory: H and its Cholesky factor, 2·d² doubles (+ BLOCK_ROWS × d on the dense
 path and a few length-n vectors), bounded by MAX_FEATURES and
 refused before anything is allocated; l1 > 0 (elastic net, which needs a
-proximal Newton method) and the non-smooth losses are refused.
+proximal Newton method) and the absolute loss are refused; the hinge runs
+``_hinge_newton``'s stages of the smoothed hinge on this path.
 
 The CG path (``cdlab.solvers._newton_cg``): a truncated Newton method (Nocedal
 & Wright 2006, Algorithm 7.1, "line search Newton–CG"; liblinear's primal
@@ -129,6 +129,7 @@ from .. import losses as L
 from .._checks import check_choice
 from ._kernels import beyond_cache, dense_dot, full_rows
 from ._dual_cg import dual_cg_steps, dual_preconditioner
+from ._hinge_newton import HingeNewtonState
 from ._newton_cg import certified_jacobi_sweep, cg_steps, jacobi_sweep, newton_cg_direction, nonempty_columns
 from ._piecewise_line import smoothed_hinge_line_min
 from ._sampled_hessian import (SAMPLE_CURVATURE_RATIO, SAMPLE_PROGRESS, SAMPLE_REACH, curvature_along,
@@ -186,7 +187,7 @@ CG_GAP_SHARE = 0.7
 FORCING_GAMMA = {"logistic": 0.9}
 ARMIJO = 1e-4  # sufficient decrease of the line search (Boyd & Vandenberghe's α)
 # the smoothed hinge's line search starts from the root of its piecewise linear slope (``_piecewise_line``); False:
-# backtracking alone, as for the other losses (benchmarks/hinge_newton_bench.py --line-search)
+# backtracking alone, as for the other losses (for benchmarks/hinge_newton_bench.py --line-search)
 EXACT_LINE_SEARCH = True
 MAX_TRIALS = 60  # halvings of t before the iteration gives up moving (2^-60: rounding only)
 # When H + λI is not positive definite in floating point, shift its diagonal by SHIFT_FLOOR × max H_jj,
@@ -368,14 +369,15 @@ def dense_rows(problem) -> bool:
     return dense < sparse
 
 
-def cholesky_iteration_ns(problem, sampled=False) -> float:
+def cholesky_iteration_ns(problem, sampled=False, sparse_gram=False) -> float:
     """Predicted ns of one Cholesky iteration on one thread: H the cheaper way (``sampled``: from ``sample_size``
-    of the n rows), its factorisation (d³/3 multiply-adds at FACTOR_NS_PER_MADD) and the rest
-    (ITERATION_NS_PER_NNZ, ITERATION_OVERHEAD_NS); a sampled one also the gradient's own sweep (``sweep_ns``),
-    which the exact H's read fuses."""
+    of the n rows; ``sparse_gram``: by the sparse sweep, every row curved at its most), its factorisation (d³/3
+    multiply-adds at FACTOR_NS_PER_MADD) and the rest (ITERATION_NS_PER_NNZ, ITERATION_OVERHEAD_NS); a sampled one
+    also the gradient's own sweep (``sweep_ns``), which the exact H's read fuses."""
     d = float(problem.n_features)
     rows = sample_size(problem)
-    hessian = min(hessian_ns(problem)) * (rows / problem.n_samples if sampled else 1.0)
+    hessian = (hessian_ns(problem)[0] if sparse_gram else min(hessian_ns(problem))) * (
+        rows / problem.n_samples if sampled else 1.0)
     return (hessian + FACTOR_NS_PER_MADD * d ** 3 / 3 + ITERATION_NS_PER_NNZ * problem.nnz + ITERATION_OVERHEAD_NS
             + (sweep_ns(problem) if sampled else 0.0))
 
@@ -556,10 +558,12 @@ def predicted_ns(problem, solver) -> float:
 def inner_solver(problem, solver="auto") -> str:
     """The inner solver of a run: ``solver`` when it names one ("cholesky" or "cg"), else ("auto") CG where
     CG_MARGIN times its ``predicted_ns`` is below Cholesky's (CG_MARGIN < 1: CG is kept where predicted up to
-    1/CG_MARGIN× slower) or d > MAX_FEATURES (the Hessian does not fit), Cholesky elsewhere."""
+    1/CG_MARGIN× slower) or d > MAX_FEATURES (the Hessian does not fit), Cholesky elsewhere and on the hinge."""
     check_choice("solver", solver, SOLVERS)
     if solver != "auto":
         return solver
+    if problem.loss == "hinge":  # its smoothed stages run on Cholesky's path only (``_hinge_newton``)
+        return "cholesky"
     if problem.n_features > MAX_FEATURES:
         return "cg"
     return "cg" if CG_MARGIN * predicted_ns(problem, "cg") < predicted_ns(problem, "cholesky") else "cholesky"
@@ -577,8 +581,8 @@ def iteration_ns(problem, options=None) -> float:
     inner solver ``options`` pick: a Cholesky iteration (where the run samples H, its most: a sampled H's step that
     gives way to the exact H's, ``NewtonState._sampled_step``), or on the CG path its most, MAX_CG_ITERATIONS
     Hessian-vector products (the squared loss: one)."""
-    if problem.loss == "hinge":  # Cholesky's, every H exact (``_hinge_newton``)
-        return cholesky_iteration_ns(problem)
+    if problem.loss == "hinge":  # Cholesky's, every H exact by the sparse sweep (``_hinge_newton``), at its most
+        return cholesky_iteration_ns(problem, sparse_gram=True)
     solver = inner_solver(problem, (options or {}).get("solver", "auto"))
     if solver == "cholesky":
         fallback = cholesky_iteration_ns(problem, sampled=True) if sample_size(problem) else 0.0
@@ -589,8 +593,8 @@ def iteration_ns(problem, options=None) -> float:
 def features_refusal(problem, options=None) -> str:
     """Why Newton refuses ``problem`` with ``options`` (``MethodSpec.problem_rule``): solver="cholesky" on a d
     whose d × d Hessian (and its factor) would exceed MAX_FEATURES' memory ('' if it takes it; the CG path,
-    O(n + d), takes any d). Read from d alone, before anything is allocated; a ``solver`` that is none of
-    SOLVERS raises."""
+    O(n + d), takes any d), and on the hinge solver="cg" or d > MAX_FEATURES (its stages run on Cholesky's path
+    only). Read from d alone, before anything is allocated; a ``solver`` that is none of SOLVERS raises."""
     solver = check_choice("solver", (options or {}).get("solver", "auto"), SOLVERS)
     d = problem.n_features
     if problem.loss == "hinge" and (solver == "cg" or d > MAX_FEATURES):
@@ -697,11 +701,12 @@ class NewtonState(State):
     "cholesky", "cg" or "auto" (``inner_solver``); ``n_jobs``: the threads BLAS and LAPACK may use on the
     Cholesky path, and the CG path's row blocks (module docstring)."""
 
-    def __init__(self, problem, sampling, rng, solver="auto", n_jobs=1):
+    def __init__(self, problem, sampling, rng, solver="auto", n_jobs=1, sparse_gram=False):
         refusal = features_refusal(problem, {"solver": solver})  # before anything of size d² exists
         if refusal:
             raise ValueError(refusal)
         super().__init__(problem, rng)
+        self.sparse_gram = sparse_gram  # the Cholesky path: every H exact, by gram_sweep (``_cholesky_arrays``)
         n, d = problem.n_samples, problem.n_features
         # the squared loss may start on CG and hand over to Cholesky (HANDOVER_MIN_PRODUCTS' comment): a
         # Cholesky iteration's cost in products, or 0 where the run does not hand over
@@ -765,12 +770,14 @@ class NewtonState(State):
         """H, its factor, and on the dense path a block of rows: 2·d² + BLOCK_ROWS·d doubles at most."""
         p = self.p
         d = p.n_features
-        self.dense = dense_rows(p)
+        # sparse_gram: the rows off the loss's curved piece skipped (gram_sweep), none sampled (the smoothed hinge's
+        # stages in ``_hinge_newton``, whose few curved rows BLAS over every dense row or a sample would waste or miss)
+        self.dense = dense_rows(p) and not self.sparse_gram
         self.H = np.zeros((d, d), order="F")
         self.factor = np.zeros((d, d), order="F")
         self.block = np.empty((min(BLOCK_ROWS, p.n_samples), d)) if self.dense else None  # the dense path's rows
         # the rows of a sampled H (``_sampled_hessian``), or 0: every H exact, formed with ∇P in one read
-        self.sample_size = sample_size(p)
+        self.sample_size = 0 if self.sparse_gram else sample_size(p)
         if self.sample_size:
             self.sweep = jacobi_reads(p)
             self.minv = np.zeros(d)  # 1/diag(H), exact, from the gradient's sweep
@@ -793,6 +800,14 @@ class NewtonState(State):
             self._cholesky_steps(n_steps)
         if self.starts_on_cg or self.solver == "cholesky" and self.sample_size:  # steps per pass vary: measured
             self.steps_per_pass = self.steps / self.data_passes
+
+    def restart_on(self, problem):
+        """The run goes on from its w and z on ``problem``, the same data and λ with another loss parameter (the
+        smoothed hinge's s: ``_hinge_newton``): P at z, and nothing computed at the old one reused."""
+        self.p = problem
+        self.value = self._primal_from_z()
+        self.weights_at_z = self.hessian_fresh = self.fresh = False
+        self.start_gap = None
 
     def _cholesky_steps(self, n_steps):
         """``n_steps`` Newton iterations solving the system by Cholesky (2 passes each; where the run may sample H,
@@ -927,9 +942,10 @@ class NewtonState(State):
         if not slope0 < 0.0:  # no descent left at rounding: w stays
             return
         w_step, step_step = dense_dot(self.w, step), dense_dot(step, step)
-        # the smoothed hinge's h' is piecewise linear: from its root, then halvings should rounding need them
+        # the smoothed hinge's h' is piecewise linear: from its root (where the search finds a t > 0), then halvings
+        # should rounding need them
         if p.loss_code == L.SMOOTHED_HINGE and EXACT_LINE_SEARCH:
-            t = smoothed_hinge_line_min(self.z, self.u, p.y, p.s, n * lam, w_step, step_step, t)[0]
+            t = smoothed_hinge_line_min(self.z, self.u, p.y, p.s, n * lam, w_step, step_step, t)[0] or t
         for _ in range(MAX_TRIALS):
             loss, loss_slope = (line_point(p.loss_code, self.z, self.u, p.y, p.s, t, self.deriv, self.curv)
                                 if LINE_SEARCH_WEIGHTS else line_point(p.loss_code, self.z, self.u, p.y, p.s, t))
@@ -1199,12 +1215,14 @@ class NewtonState(State):
 
 
 def make_state(problem, sampling, rng, solver="auto", n_jobs=1):
-    """The state of a run: ``_hinge_newton.HingeNewtonState`` on the hinge loss (smoothing, with continuation),
-    NewtonState on the smooth losses."""
+    """The state of a run: ``_hinge_newton.HingeNewtonState`` on the hinge loss (smoothing, with continuation; its
+    stages NewtonState runs, with ``solver`` refused unless Cholesky's: ``features_refusal``), NewtonState on the
+    smooth losses."""
     if problem.loss == "hinge":
-        from ._hinge_newton import HingeNewtonState  # it imports this module
-
-        return HingeNewtonState(problem, sampling, rng, solver, n_jobs)
+        refusal = features_refusal(problem, {"solver": solver})
+        if refusal:
+            raise ValueError(refusal)
+        return HingeNewtonState(problem, sampling, rng, NewtonState, n_jobs)
     return NewtonState(problem, sampling, rng, solver, n_jobs)
 
 
@@ -1212,6 +1230,6 @@ register(MethodSpec(
     name="newton", make=make_state, kind="primal", axis="none",
     source="Boyd & Vandenberghe 2004, Convex Optimization §9.5 (damped Newton, backtracking line search); "
            "H = XᵀDX/n + λI by Cholesky, or by CG on Hessian-vector products (Nocedal & Wright 2006, "
-           "Algorithm 7.1, line search Newton-CG)",
+           "Algorithm 7.1, line search Newton-CG); the hinge by smoothing with continuation (Nesterov 2005)",
     losses=SMOOTH_LOSSES | {"hinge"}, supports_l1=False, problem_rule=features_refusal, step_ns=iteration_ns,
 ))

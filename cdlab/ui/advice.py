@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from ..losses import LOSSES, NEAREST_SMOOTH
+from ..losses import LOSSES, NEAREST_SMOOTH, SMOOTH_LOSSES
 from ..solvers import METHODS
 from .runner import BOTH
 
@@ -39,7 +39,10 @@ def loss_reason(method: str, loss: str) -> str:
     """Why a method cannot take a loss ('' if it can)."""
     if not refuses_loss(method, loss):
         return ""
-    takes = ", ".join(LOSS_NAMES[x] for x in LOSSES if not refuses_loss(method, x))
+    taken = [x for x in LOSSES if not refuses_loss(method, x)]
+    takes = ", ".join(LOSS_NAMES[x] for x in taken)
+    if not set(taken) <= SMOOTH_LOSSES:  # newton: the hinge too, by smoothing (``_hinge_newton``)
+        return f"{method} does not take the {LOSS_NAMES.get(loss, loss)} loss: it takes {takes}"
     return (f"{method} needs a smooth loss (its step uses the gradient's Lipschitz constant): it takes {takes}, "
             f"not {LOSS_NAMES.get(loss, loss)}")
 

@@ -32,7 +32,8 @@ METHODS = {
     "agd": "Nesterov's accelerated gradient descent: full gradients with momentum.",
     "lbfgs": "L-BFGS (scipy): a quasi-Newton method on full gradients.",
     "newton": ("Damped Newton: the exact d × d Hessian, solved by Cholesky, with a line search; "
-               "for few features: two passes and O(Σ nnz_i² + d³) flops per iteration."),
+               "for few features: two passes and O(Σ nnz_i² + d³) flops per iteration. On the hinge: "
+               "Newton on smoothed hinges whose smoothing shrinks stage by stage, certified by the hinge's gap."),
 }
 
 SYMBOLS = {
