@@ -34,8 +34,8 @@ from .base import State
 # the first stage's s (margins are in units of the hinge's kink at y·z = 1)
 S_START = 0.1
 # s ← s/S_SHRINK at each stage's end; a stage ends after the step that started within STAGE_SHARE of the
-# smoothing's bias. Measured (Newton iterations to a certified relative gap of 1e-6, λ = 0.01/n, S_START = 0.1;
-# shrink / share): ijcnn1 34 (10 / 0.1), 23 (3 / 0.5), 24 (3 / 0.1), 34 (5 / 0.5), 26 (30 / 0.1); a9a 138, 108,
+# smoothing's bias. Measured by an ad-hoc probe (NewtonState driven by hand, the face primal tried at each stage's
+# end; Newton iterations to a certified relative gap of 1e-6, λ = 0.01/n, S_START = 0.1; shrink / share): ijcnn1 34 (10 / 0.1), 23 (3 / 0.5), 24 (3 / 0.1), 34 (5 / 0.5), 26 (30 / 0.1); a9a 138, 108,
 # 136, 122, 178; phishing 70, 75, 68, 84, 99; w8a 216, 272, 173, 232, 280
 S_SHRINK = 3.0
 STAGE_SHARE = 0.5
@@ -45,10 +45,11 @@ S_FLOOR = 1e-9
 # auto (``auto.choose``) runs Newton on the hinge where C·mean ‖x_i‖² ≥ AUTO_MIN_C_NORM, C = 1/(λn) (liblinear's C:
 # SDCA's passes grow with it), d ≤ AUTO_MAX_FEATURES (H's rows and its d³/3 factorisation stay cheap beside 2 passes)
 # and n ≥ AUTO_MIN_ROWS_PER_FEATURE·d (the primal far smaller than the dual), else SDCA with shrinking. Measured
-# (whole calls to a certified relative gap of 1e-6, one thread, rows scaled to mean norm 1, Newton ÷ SDCA's seconds,
-# benchmarks/hinge_newton_bench.py): λ = 0.01/n ijcnn1 (d = 22, n/d = 2272) 0.08, a9a (123, 265) 0.29, phishing (68,
-# 163) 0.46, heart_scale (13, 21) 1.0, w8a (300, 166) 1.9, mushrooms (112, 73) 3.0, madelon (500, 4) 4.2, dense
-# 1e5 × 500 (200) 1.6, colon-cancer (2000, 0.03) ~2000; λ = 1/n (C·mean ‖x_i‖² ≈ 1): 1.2 (madelon) to 10 (w8a)
+# (benchmarks/hinge_newton_bench.py: whole calls to a certified relative gap of 1e-6, one thread, rows scaled to
+# mean norm 1, interleaved pairs, Newton ÷ SDCA's seconds): λ = 0.01/n ijcnn1 (d = 22, n/d = 2272) 0.07, a9a (123,
+# 265) 0.29, phishing (68, 163) 0.46, heart_scale (13, 21) 0.99, w8a (300, 166) 1.85, mushrooms (112, 73) 2.98,
+# madelon (500, 4) 4.28; λ = 1/n a9a 5.0, ijcnn1 5.1, phishing 3.4. Single calls at λ = 0.01/n: dense 1e5 × 500
+# (n/d = 200) 38 s against SDCA's 23.8 s in the race, colon-cancer (2000, 0.03) 5.3 s against 2.6 ms
 AUTO_MIN_C_NORM = 10.0
 AUTO_MAX_FEATURES = 256
 AUTO_MIN_ROWS_PER_FEATURE = 100
