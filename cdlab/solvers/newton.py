@@ -24,7 +24,7 @@ piece, 0 off it), the semismooth Newton method liblinear also uses for the
 L2-loss SVM; its line search starts from the exact minimiser along Δ (``_piecewise_line``,
 which cites what it saves: its slope is piecewise linear), where halving from t = 1 stops short at
 the first kink crossed. The hinge loss itself: ``_hinge_newton``
-(stages of the smoothed hinge, μ → 0, certified by the hinge's gap).
+(stages of the smoothed hinge, s → 0, certified by the hinge's gap).
 The peer in benchmarks/race.py is liblinear's primal solver, a
 trust-region Newton method with conjugate-gradient inner steps (Lin, Weng &
 Keerthi 2008, JMLR 9, "Trust region Newton method for large-scale logistic
@@ -699,7 +699,8 @@ def line_point(code, z, u, y, s, t, deriv=None, curv=None):
 class NewtonState(State):
     """Damped Newton (module docstring). ``solver``: how each iteration solves the Newton system,
     "cholesky", "cg" or "auto" (``inner_solver``); ``n_jobs``: the threads BLAS and LAPACK may use on the
-    Cholesky path, and the CG path's row blocks (module docstring)."""
+    Cholesky path, and the CG path's row blocks (module docstring); ``sparse_gram``: on the Cholesky path every H
+    exact by the sparse sweep, which skips the rows off the loss's curved piece (``_hinge_newton``'s stages)."""
 
     def __init__(self, problem, sampling, rng, solver="auto", n_jobs=1, sparse_gram=False):
         refusal = features_refusal(problem, {"solver": solver})  # before anything of size d² exists
