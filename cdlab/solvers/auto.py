@@ -235,8 +235,8 @@ def choose(problem) -> dict:
         why = hinge_newton.auto_reason(problem) if _newton_takes(problem) else ""
         if not why:
             return choice
-        return dict(choice, method="newton", sampling="uniform", side="primal", options={}, inner_solver="cholesky",
-                    reason=choice["reason"] + "; but " + why + ": newton")
+        return dict(choice, method="newton", sampling="uniform", side="primal", options={},
+                    inner_solver=newton.inner_solver(problem), reason=choice["reason"] + "; but " + why + ": newton")
     if not _newton_takes(problem):
         return choice
     first_s = choice["predicted_seconds"][choice["method"]]
