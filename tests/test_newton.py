@@ -796,6 +796,36 @@ def test_the_cholesky_paths_start_checkpoints_with_its_first_hessians_read(monke
     assert done.converged and done.trace.steps.iloc[-1] == 0 and len(forms) == 1
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_the_squared_losss_cg_starts_checkpoints_with_its_first_sweep(monkeypatch, n_jobs):
+    """On the squared loss's CG path the start's checkpoint (w = 0) takes Xᵀα = n·r from the sweep that starts CG
+    (``_cg_start_sums``), not from the driver's sweep, which runs at the later checkpoints only; the start's
+    certificate is Problem's (D and the gap within rounding), the sweep is the run's first read of X (counted at
+    the start's row), and the run is the unfused one up to rounding — the same steps and reads in all, w within
+    1e-10 — certified at the independent optimum."""
+    from cdlab.solvers import base, driver
+
+    problem = sparse_problem(n=300, d=40, density=0.3, seed=7, loss="squared", lam=1e-3)
+    sweeps = []
+    for name in ("certificate_sweep", "parallel_certificate_sweep"):
+        sweep = getattr(driver, name)
+        monkeypatch.setattr(driver, name, lambda *args, sweep=sweep: sweeps.append(1) or sweep(*args))
+    fused = cdlab.solve(problem, "newton", tol=1e-10, solver="cg", max_passes=1000, n_jobs=n_jobs)
+    assert fused.converged and len(fused.trace) >= 2 and len(sweeps) == len(fused.trace) - 1
+    start, zero = fused.trace.iloc[0], np.zeros(problem.n_features)
+    alpha0 = problem.alpha_from_w(zero)
+    assert start.primal == problem.primal(zero) and start.nnz_touched == problem.nnz
+    assert start.dual == pytest.approx(problem.dual(alpha0), rel=1e-12, abs=1e-12)
+    assert start.gap == pytest.approx(problem.gap(zero, alpha0), rel=1e-12, abs=1e-12)
+    monkeypatch.setattr(newton.NewtonState, "certificate_sums", base.State.certificate_sums)
+    sweeps.clear()
+    plain = cdlab.solve(problem, "newton", tol=1e-10, solver="cg", max_passes=1000, n_jobs=n_jobs)
+    assert len(sweeps) == len(plain.trace) and fused.trace.steps.tolist() == plain.trace.steps.tolist()
+    assert fused.trace.nnz_touched.iloc[-1] == plain.trace.nnz_touched.iloc[-1]
+    np.testing.assert_allclose(fused.w, plain.w, rtol=1e-10, atol=1e-13)
+    check_certified(problem, "newton", tol=1e-10, solver="cg", n_jobs=n_jobs)
+
+
 @pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge"])
 def test_the_fused_sweep_gives_the_gradient_and_preconditioner_of_jacobi(loss):
     """``certified_jacobi``'s z, α and Xᵀα are the checkpoint sweep's bit for bit, and ∇P = λw − Xᵀα/n, curv and

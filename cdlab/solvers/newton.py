@@ -1070,11 +1070,7 @@ class NewtonState(State):
         done = 0
         while done < n_steps and self.solver == "cg":
             if self.rz is None:
-                self._start_cg()
-                np.multiply(self.minv, self.r, out=self.s)
-                self.p_dir[:] = self.s
-                self.rz = dense_dot(self.r, self.s)
-                self.product_gaps = []
+                self._restart_cg()
             wanted = 1 if self.handover_products else n_steps - done
             if self.dual_space:
                 moved, self.rz, touched = dual_cg_steps(
@@ -1147,6 +1143,22 @@ class NewtonState(State):
         self._cholesky_arrays()
         self.checkpoints_when_due = self.tol > 0.0 or checkpoints_every_step(self.p, "cholesky")
 
+    def _restart_cg(self):
+        """CG's (re)start: r and M⁻¹ (``_start_cg``), the first direction p = M⁻¹r and rz = r·M⁻¹r."""
+        self._start_cg()
+        np.multiply(self.minv, self.r, out=self.s)
+        self.p_dir[:] = self.s
+        self.rz = dense_dot(self.r, self.s)
+        self.product_gaps = []
+
+    def _cg_start_sums(self):
+        """The start's checkpoint sums at w = 0 from the sweep that starts CG (``_restart_cg``: r = −∇P and M⁻¹,
+        kept for the first product): z = 0, α = −φ'(0) and Xᵀα = −n∇P = n·r, so the start reads X once where it
+        read it twice, as the Cholesky path's start does (``_cholesky_start``)."""
+        p = self.p
+        self._restart_cg()
+        return L.neg_deriv(p.loss_code, self.z, p.y, p.s), self.z, self.r * float(p.n_samples)
+
     def _start_cg(self):
         """r and M⁻¹ from the current iterate: r = −∇P(w) and M = diag(H) by one sweep (``jacobi``), or on the
         dual system r = y − α − Xw from w = Xᵀα/(λn), two sweeps, none from α = 0 (its M⁻¹ is fixed:
@@ -1172,13 +1184,15 @@ class NewtonState(State):
         (``_newton_cg.certified_jacobi_sweep``): one read of X for both, where the checkpoint and the iteration read
         it once each; z replaces the carried Xw (summed along the line searches) by the exact one. The same on the
         Cholesky path while the run samples H (``_sampled_step``: ∇P and diag(H)); else there at the start only:
-        ``_cholesky_start``."""
+        ``_cholesky_start``; the squared loss's CG at the start only, from the sweep that starts it
+        (``_cg_start_sums``)."""
         p = self.p
         if self.solver == "cholesky" and not (self.sample_size and self.sampling):
             start = CHOLESKY_START_FUSED and self.steps == 0 and not self.w.any()
             return self._cholesky_start() if start else None
         if self.carries_residual:
-            return None
+            start = not self.dual_space and self.rz is None and self.steps == 0 and not self.w.any()
+            return self._cg_start_sums() if start else None
         n = p.n_samples
         alpha, xt_alpha = np.empty(n), np.zeros(p.n_features)
         self.minv[:] = 0.0
