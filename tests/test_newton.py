@@ -1050,14 +1050,47 @@ def test_products_over_float32_rows_reach_the_same_certified_optimum(monkeypatch
     assert state.product_dense is problem.data.X_dense
 
 
-def test_product_rows_are_float32_only_for_dense_rows_beyond_the_cache_and_a_loss_other_than_squared(monkeypatch):
+def test_product_rows_are_float32_only_for_dense_rows_beyond_the_cache_not_on_the_dual_system(monkeypatch):
     problem = _full_rows_problem("logistic")
     sparse = sparse_problem(n=200, d=60, density=0.2, seed=3, loss="logistic", lam=1e-3)
+    wide = _full_rows_problem("squared", n=50, d=120)  # d ≥ DUAL_CG_RATIO·n: the squared loss's dual system
     assert newton.product_rows(problem) is problem.data.X_dense and newton.product_rows(sparse) is None
     monkeypatch.setattr(newton, "beyond_cache", lambda p: True)  # every X beyond the cache
     assert newton.product_rows(problem) is problem.data.X_dense_f32
-    assert newton.product_rows(problem.with_params(loss="squared")) is problem.data.X_dense
+    assert newton.product_rows(problem.with_params(loss="squared")) is problem.data.X_dense_f32
+    assert newton.dual_system(wide) and newton.product_rows(wide) is wide.data.X_dense
+    assert newton.product_rows(wide.with_params(loss="logistic")) is wide.data.X_dense_f32
     assert newton.product_rows(sparse) is None
+
+
+def test_the_squared_losss_cg_on_float32_rows_refines_to_the_certified_optimum(monkeypatch):
+    """The squared loss's CG on products over float32 rows (``product_rows``, forced here) converges to the rounded
+    system's solution: on well-conditioned rows its due checkpoint certifies it with float64 values (no switch),
+    and on rows whose columns span 1 … 1e-3 at a tolerance below what rounding leaves, the first due checkpoint
+    that does not certify switches the run to the float64 rows, CG restarted from the true residual (one more
+    read of X for it), and the run still reaches the certified optimum at the independent one."""
+    monkeypatch.setattr(newton, "product_rows", lambda p: p.data.X_dense_f32)
+    switches = []
+    checkpointed = newton.NewtonState.checkpointed
+
+    def spy(self, row, tol, margins=None):
+        rounded = self.product_dense is not self.sweep[-1]
+        checkpointed(self, row, tol, margins)
+        switches.append(rounded and self.product_dense is self.sweep[-1])
+
+    monkeypatch.setattr(newton.NewtonState, "checkpointed", spy)
+    easy = _full_rows_problem("squared", n=400)
+    state = newton.NewtonState(easy, "uniform", None, solver="cg")
+    assert state.product_dense is easy.data.X_dense_f32 and state.sweep[-1] is easy.data.X_dense
+    check_certified(easy, "newton", tol=1e-10, solver="cg")
+    assert not any(switches)
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((400, 120)) * np.logspace(0, -3, 120)
+    hard = cdlab.Problem(X, X @ rng.standard_normal(120) + 0.1 * rng.standard_normal(400), loss="squared",
+                         lam=1e-9)
+    switches.clear()
+    res = check_certified(hard, "newton", tol=1e-16, max_passes=20000, solver="cg")
+    assert switches.count(True) == 1 and res.trace.steps.iloc[-1] > 0
 
 
 def test_the_cost_fits_terms_are_the_models(monkeypatch):

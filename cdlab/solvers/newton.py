@@ -107,7 +107,8 @@ Xp, so the line search above reads no X. An iteration thus reads X
 predicts, a run stopping only between steps. The squared loss's P is
 quadratic: its CG path is preconditioned CG on the normal equations (XᵀX/n + λI)w = Xᵀy/n,
 carried across steps, one step per CG iteration (2 passes; 1 more at the start
-and at a restart), certified by the driver between them; where d ≥ DUAL_CG_RATIO·n,
+and at a restart), certified by the driver between them (its products over ``product_rows``' float32 rows too,
+refined on float64 ones where their solution does not certify); where d ≥ DUAL_CG_RATIO·n,
 CG on its dual system (I + XXᵀ/(λn))α = y instead (``cdlab.solvers._dual_cg``: 2 passes an
 iteration, none at the start, 2 at a restart), certified at the pair (w = Xᵀα/(λn), α). Memory: a few
 length-d and length-n vectors, and in the n_jobs mode 2·n_jobs·d doubles of the row blocks' sums (and
@@ -463,9 +464,10 @@ def dual_system(problem) -> bool:
 
 
 def product_rows(problem):
-    """The dense rows Newton–CG's Hessian-vector products read: ``Data.X_dense_f32`` (X's dense rows rounded to
-    float32) where X is kept dense, ``exceeds_cache`` and the loss is not the squared one, else ``Data.X_dense``
-    (or None: the CSR arrays). Beyond the cache a product is memory-bound, and half the bytes made it 1.6×
+    """The dense rows the CG path's Hessian-vector products read: ``Data.X_dense_f32`` (X's dense rows rounded to
+    float32) where X is kept dense and ``exceeds_cache``, else ``Data.X_dense`` (or None: the CSR arrays); the
+    squared loss's CG on its dual system reads ``Data.X_dense``. Beyond the cache a product is memory-bound, and
+    half the bytes made it 1.6×
     faster (dense 1e5 × 500, one thread, 37 → 23 ms; q within 3e-9 relative, Xv within 3e-8: an ad-hoc probe)
     and whole logistic calls 1.25–1.28× (benchmarks/hessian_f32_bench.py, the copy built before the timing; it
     is built once for a Problem, on its first such run: 71–92 ms there, against 81–172 ms saved by a whole
@@ -474,10 +476,14 @@ def product_rows(problem):
     ~1e-7·‖H‖ of H), converging to the same certified optimum. XΔ, summed from the products' Xp, carries the
     rounding into the z the line search and the next gradient read, until the next checkpoint's sweep
     recomputes z = Xw; a line search that finds no decrease so switches the run to the float64 rows
-    (``NewtonState._newton_cg``). Not the squared loss: its CG carries its residual across steps, so it would
-    converge to the rounded system's solution. Memory: 4 bytes an entry more."""
+    (``NewtonState._newton_cg``). The squared loss's CG carries its residual across steps, so on rounded products
+    it converges to the rounded system's solution, within ~1e-7·cond(H) of the true one: its due checkpoint certifies
+    that point with X's float64 values, and where the certificate does not hold, the run goes on from there with the
+    float64 rows, CG restarted from the true residual (``NewtonState.checkpointed``): iterative refinement (Moler
+    1967, "Iterative refinement in floating point", J. ACM 14(2)), the low precision's solve the first correction's.
+    Memory: 4 bytes an entry more."""
     data = problem.data
-    if data.X_dense is not None and problem.loss != "squared" and beyond_cache(problem):
+    if data.X_dense is not None and beyond_cache(problem) and not (problem.loss == "squared" and dual_system(problem)):
         return data.X_dense_f32
     return data.X_dense
 
@@ -995,7 +1001,8 @@ class NewtonState(State):
     def checkpointed(self, row, tol, margins=None):
         """CG needs no residual below CG_GAP_SHARE·√(2λ·tol) (CG_GAP_SHARE's comment); a run with a tol > 0
         checkpoints after every due step unless its loss is squared on Cholesky's path (EVERY_STEP_RATIO's
-        comment); the squared loss's CG: a certified gap above tol where the carried one was within it doubles
+        comment); the squared loss's CG: a certified gap above tol where the carried one was within it switches a
+        run on rounded rows to X's float64 rows, CG restarted from the true residual (``product_rows``), else doubles
         ``due_spacing`` (SQUARED_DUE_FACTOR's comment). The next line search starts from the checkpoint's P(w), the
         certified one at this w, in place of the value its last trial summed along the carried z (the same up to
         rounding)."""
@@ -1007,7 +1014,16 @@ class NewtonState(State):
             self.checkpoints_when_due = True
         if (tol > 0.0 and self.carries_residual and self.steps > 0 and row["gap"] > tol
                 and self._carried_gap() <= SQUARED_DUE_FACTOR * tol):
-            self.due_spacing *= 2
+            if self.product_dense is not self.sweep[-1]:
+                # the restart's residual from the exact Xw (the checkpoint's), not the one summed from rounded Xp
+                self.product_dense, self.rz = self.sweep[-1], None
+                if margins is not None:
+                    self.z[:] = margins
+                else:
+                    self.z[:] = self.p.margins(self.w)
+                    self._count(self.p.nnz)
+            else:
+                self.due_spacing *= 2
 
     @property
     def carries_residual(self) -> bool:
@@ -1078,7 +1094,8 @@ class NewtonState(State):
                     self.p_dir, self.q, self.xt_p, self.s, self.rz)
             else:
                 with self._sweep_threads():
-                    moved, self.rz, touched = cg_steps(*self.sweep, self.curv, p.lam, self.minv, wanted, self.w,
+                    moved, self.rz, touched = cg_steps(*self.sweep[:-1], self.product_dense, self.curv, p.lam,
+                                                       self.minv, wanted, self.w,
                                                        self.z, self.r, self.p_dir, self.q, self.xp, self.s, self.rz,
                                                        self.bounds, self.scratch)
             self._count(touched)
