@@ -14,7 +14,7 @@ layer, the page and the CLI read (theory.md §1, §4), computed once.
     data.csr_arrays, data.csc_arrays           X's arrays as the numba kernels take them
     data.row_copies                            each example's first example of an equal row (None: all distinct)
     data.X_dense                               X as a dense row-major array where it is (nearly) dense, else None
-    data.X_dense_f32                           X_dense rounded to float32 (Newton–CG's Hessian-vector products)
+    data.X_dense_f32                           X_dense rounded to float32 (the CG path's Hessian-vector products)
 
 The linear-algebra facts are computed on first use and kept on the object;
 a ``Problem`` holds its Data, and ``Problem.with_params`` shares it, so every
@@ -45,7 +45,7 @@ SAMPLE_ITERATIONS = 6
 SAMPLE_SEED = 0
 # ``X_dense``: X is kept as a dense (n, d) array too where at least this share of its n·d entries is stored
 # (the copy then costs at most 8/DENSE_MIN_DENSITY bytes a nonzero, and ``X_dense_f32`` 4/DENSE_MIN_DENSITY where
-# Newton–CG builds it, within BYTES_PER_NONZERO's budget; where
+# the CG path builds it, within BYTES_PER_NONZERO's budget; where
 # every entry is stored it is a view of the CSR values, no copy). A Hessian-vector product over madelon
 # (2000 × 500) took 1.41 ms through the CSR arrays and 0.47 ms over the dense rows, over a dense 1e5 × 500
 # 91 ms and 33 ms (``solvers._newton_cg``; one thread, best of 7): no index loads, contiguous rows.
@@ -266,8 +266,9 @@ class Data:
     @cached_fact
     def X_dense_f32(self):
         """``X_dense`` rounded to float32 (read-only; 4 bytes an entry, a copy), or None where X is not kept dense:
-        for sweeps whose result is itself an approximation (Newton–CG's Hessian-vector products,
-        ``solvers.newton.product_rows``), never for a gradient or a certificate."""
+        for sweeps whose result is itself an approximation (the Hessian-vector products of Newton–CG and of the squared
+        loss's CG, refined on ``X_dense`` where its solution does not certify: ``solvers.newton.product_rows``), never
+        for a gradient or a certificate."""
         if self.X_dense is None:
             return None
         out = self.X_dense.astype(np.float32)
