@@ -140,9 +140,10 @@ class State:
 
     def certificate_sums(self):
         """(α, Xw, Xᵀα) at the current iterate where the state computes them in a sweep of its own (Newton–CG
-        fuses it with its next gradient's, Newton's Cholesky path at its start with its first H's:
-        ``NewtonState.certificate_sums``), for the driver's checkpoint instead of its certificate sweep; the driver
-        counts the call's seconds as the solver's. None here: the driver sweeps."""
+        fuses it with its next gradient's, Newton's Cholesky path at its start with its first H's, the squared loss's
+        CG at its start with the sweep that starts it: ``NewtonState.certificate_sums``), for the driver's checkpoint
+        instead of its certificate sweep; the driver counts the call's seconds as the solver's. None here: the driver
+        sweeps."""
         return None
 
     def primal_candidate(self, alpha, v, dual, gap, tol):

@@ -50,7 +50,8 @@ driver's: α = −φ'(Xw), the duality gap → 0 (on the Newton–CG path its Xw
 come from the sweep that gives the next iteration its ∇P, ``certificate_sums``: one
 read of X for both, its seconds the solver's; on the Cholesky path the same while
 the run samples H, else the start's Xᵀα from the read that forms the first H,
-``_cholesky_start``); under eval_every="auto" one after
+``_cholesky_start``; the squared loss's CG the start's from the sweep that starts it,
+``_cg_start_sums``); under eval_every="auto" one after
 every iteration whose starting gap, ‖∇P‖²/(2λ), is small enough for it to end
 the run (``certificate_due``; the squared loss on the CG path: after the CG
 iterations whose carried residual puts the gap within tol — r = −∇P, or on the
@@ -309,7 +310,8 @@ DUE_CHECKPOINTS = 3
 # without one. The carried residual follows the true one until rounding parts them; past that it keeps falling
 # while the true one stalls (a tol below what the certificate can reach: 300 × 60, columns scaled 1 … 1e-4,
 # λ = 1e-9, carried gap 3e-54 against a certified 1e-21), so every due checkpoint that does not certify doubles
-# ``due_spacing`` (``checkpointed``): a drift costs a step, a stalled run checkpoints about log₂(steps) times.
+# ``due_spacing`` (``checkpointed``; on float32 rows the first such checkpoint switches to float64 ones instead:
+# ``product_rows``): a drift costs a step, a stalled run checkpoints about log₂(steps) times.
 # madelon, λ = 1/n: 5 → 2 checkpoints (start and end), 10.5 → 9.3 ms; λ = 0.01/n: 7 → 2, 22.8 → 12.5 ms (dense
 # rows included).
 SQUARED_DUE_FACTOR = 1.0
@@ -748,13 +750,15 @@ class NewtonState(State):
         self.bounds = self.scratch = None  # the n_jobs mode's row blocks and their sums (the CG path's)
         if self.solver == "cg":
             self.sweep = jacobi_reads(problem)
-            self.product_dense = product_rows(problem)  # the dense rows Newton–CG's products read (or None)
+            self.product_dense = product_rows(problem)  # the dense rows the CG path's products read (or None)
             # the n_jobs mode: the sweeps run over n_jobs row blocks (their bounds), one per thread, each
             # summing its own length-d vectors in ``scratch`` (2·n_jobs·d doubles); None: the serial kernels
             if not cg_serial_reason(problem, n_jobs):
                 self.bounds = row_blocks(problem.X.indptr, n_jobs)
                 self.scratch = np.zeros((2, n_jobs, d))
             self.rz = None  # the squared loss's carried CG: r·M⁻¹r (None before the first iteration)
+            # the read of the start's fused sweep, counted with the first step's (``_cg_start_sums``)
+            self.start_reads = 0
             self.fresh = False  # whether grad, minv and curv are at w already (``certificate_sums``)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
             # the forcing term's γ (FORCING_GAMMA), and the ‖∇P‖ and η of the iteration that moved w to here
@@ -1004,13 +1008,15 @@ class NewtonState(State):
         checkpoints after every due step unless its loss is squared on Cholesky's path (EVERY_STEP_RATIO's
         comment); the squared loss's CG: a certified gap above tol where the carried one was within it switches a
         run on rounded rows to X's float64 rows, CG restarted from the true residual (``product_rows``), else doubles
-        ``due_spacing`` (SQUARED_DUE_FACTOR's comment). The next line search starts from the checkpoint's P(w), the
-        certified one at this w, in place of the value its last trial summed along the carried z (the same up to
-        rounding)."""
+        ``due_spacing`` (SQUARED_DUE_FACTOR's comment); a run without a tol > 0 reads the float64 rows throughout.
+        The next line search starts from the checkpoint's P(w), the certified one at this w, in place of the value its
+        last trial summed along the carried z (the same up to rounding)."""
         self.value = row["primal"]
         self.cg_floor = CG_GAP_SHARE * math.sqrt(2.0 * self.p.lam * max(tol, 0.0))
         self.tol = tol
         self.checkpoint_steps = self.steps
+        if tol <= 0.0 and self.carries_residual:  # a run to its budget: no certificate to refine against
+            self.product_dense = self.sweep[-1]
         if tol > 0.0 and (self.p.loss != "squared" or self.carries_residual):
             self.checkpoints_when_due = True
         if (tol > 0.0 and self.carries_residual and self.steps > 0 and row["gap"] > tol
@@ -1079,7 +1085,8 @@ class NewtonState(State):
     def _conjugate_gradients(self, n_steps):
         """The squared loss: up to ``n_steps`` iterations of CG carried across calls, on its normal equations
         (``_newton_cg.cg_steps``) or where ``dual_space`` on its dual system (``_dual_cg``); it (re)starts from the
-        true residual (``_start_cg``) at the first call and wherever it stops short (r = 0, or pᵀAp ≤ 0 by
+        true residual (``_restart_cg``) at the first call (unless the start's checkpoint started it:
+        ``_cg_start_sums``) and wherever it stops short (r = 0, or pᵀAp ≤ 0 by
         rounding), a restart counting as a step (so a run always advances). While it may hand over to Cholesky
         (``handover_products``) it runs one product at a time and stops where ``_hands_over``. Returns the steps
         run."""
@@ -1099,7 +1106,8 @@ class NewtonState(State):
                                                        self.minv, wanted, self.w,
                                                        self.z, self.r, self.p_dir, self.q, self.xp, self.s, self.rz,
                                                        self.bounds, self.scratch)
-            self._count(touched)
+            self._count(touched + self.start_reads)  # the start's fused read with the first step's
+            self.start_reads = 0
             done += moved
             if self.handover_products and moved:
                 self.product_gaps.append(self._carried_gap())
@@ -1174,7 +1182,11 @@ class NewtonState(State):
         kept for the first product): z = 0, α = −φ'(0) and Xᵀα = −n∇P = n·r, so the start reads X once where it
         read it twice, as the Cholesky path's start does (``_cholesky_start``)."""
         p = self.p
+        before = self.nnz_touched
         self._restart_cg()
+        # its read is counted with the first step's, as the other fused starts count theirs
+        self.start_reads, self.nnz_touched = self.nnz_touched - before, before
+        self.data_passes -= self.start_reads / p.nnz
         return L.neg_deriv(p.loss_code, self.z, p.y, p.s), self.z, self.r * float(p.n_samples)
 
     def _start_cg(self):
