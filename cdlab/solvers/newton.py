@@ -483,8 +483,9 @@ def product_rows(problem):
     that point with X's float64 values, and where the certificate does not hold, the run goes on from there with the
     float64 rows, CG restarted from the true residual (``NewtonState.checkpointed``): iterative refinement (Moler
     1967, "Iterative refinement in floating point", J. ACM 14(2)), the low precision's solve the first correction's.
-    Dense 1e5 × 500 (whole calls to a certified relative gap 1e-6, one thread, the copy built before the timing, no
-    switch): 187 → 120 ms at λ = 0.01/n, 157 → 103 ms at 1/n. Memory: 4 bytes an entry more."""
+    Dense 1e5 × 500 (benchmarks/hessian_f32_bench.py --losses squared: whole calls to a certified relative gap 1e-6,
+    interleaved pairs, the copy built before the timing, no switch; float64 ÷ float32): 1.52 at λ = 0.01/n (191 →
+    126 ms), 1.35 at 1/n (148 → 110 ms); n_jobs=2 1.47 and 1.43. Memory: 4 bytes an entry more."""
     data = problem.data
     if data.X_dense is not None and beyond_cache(problem) and not (problem.loss == "squared" and dual_system(problem)):
         return data.X_dense_f32
