@@ -143,6 +143,9 @@ from .costs import auto_cap, auto_checkpoints, checkpoint_ns
 # Whether the Cholesky path's start checkpoint takes its sums from the first iteration's read of X
 # (``NewtonState._cholesky_start``; a Python-level switch, for benchmarks/cholesky_start_bench.py).
 CHOLESKY_START_FUSED = True
+# ... and the squared loss's CG its start's sums from the sweep that starts CG (``NewtonState._cg_start_sums``; a
+# Python-level switch, for benchmarks/cg_start_bench.py)
+CG_START_FUSED = True
 # The inner solvers of the Newton system; "auto" picks by the cost model (``inner_solver``).
 SOLVERS = ("auto", "cholesky", "cg")
 # The most features the Cholesky path takes: H and its factor, 2·d² doubles, are 256 MiB at 4096.
@@ -1222,7 +1225,7 @@ class NewtonState(State):
             start = CHOLESKY_START_FUSED and self.steps == 0 and not self.w.any()
             return self._cholesky_start() if start else None
         if self.carries_residual:
-            start = not self.dual_space and self.rz is None and self.steps == 0 and not self.w.any()
+            start = CG_START_FUSED and not self.dual_space and self.rz is None and self.steps == 0 and not self.w.any()
             return self._cg_start_sums() if start else None
         n = p.n_samples
         alpha, xt_alpha = np.empty(n), np.zeros(p.n_features)
