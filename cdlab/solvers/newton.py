@@ -144,7 +144,7 @@ from .costs import auto_cap, auto_checkpoints, checkpoint_ns
 # (``NewtonState._cholesky_start``; a Python-level switch, for benchmarks/cholesky_start_bench.py).
 CHOLESKY_START_FUSED = True
 # ... and the squared loss's CG its start's sums from the sweep that starts CG (``NewtonState._cg_start_sums``; a
-# Python-level switch, for benchmarks/cg_start_bench.py)
+# Python-level switch, for benchmarks/cholesky_start_bench.py --solver cg)
 CG_START_FUSED = True
 # The inner solvers of the Newton system; "auto" picks by the cost model (``inner_solver``).
 SOLVERS = ("auto", "cholesky", "cg")
@@ -761,7 +761,7 @@ class NewtonState(State):
                 self.bounds = row_blocks(problem.X.indptr, n_jobs)
                 self.scratch = np.zeros((2, n_jobs, d))
             self.rz = None  # the squared loss's carried CG: r·M⁻¹r (None before the first iteration)
-            # the read of the start's fused sweep, counted with the first step's (``_cg_start_sums``)
+            # the read of CG's (re)start not yet counted: counted with the next step's (``_cg_start_sums``)
             self.start_reads = 0
             self.fresh = False  # whether grad, minv and curv are at w already (``certificate_sums``)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
@@ -1098,7 +1098,7 @@ class NewtonState(State):
         done = 0
         while done < n_steps and self.solver == "cg":
             if self.rz is None:
-                self._restart_cg()
+                self.start_reads += self._restart_cg()
             wanted = 1 if self.handover_products else n_steps - done
             if self.dual_space:
                 moved, self.rz, touched = dual_cg_steps(
@@ -1110,7 +1110,7 @@ class NewtonState(State):
                                                        self.minv, wanted, self.w,
                                                        self.z, self.r, self.p_dir, self.q, self.xp, self.s, self.rz,
                                                        self.bounds, self.scratch)
-            self._count(touched + self.start_reads)  # the start's fused read with the first step's
+            self._count(touched + self.start_reads)  # a (re)start's read with the step's
             self.start_reads = 0
             done += moved
             if self.handover_products and moved:
@@ -1174,43 +1174,43 @@ class NewtonState(State):
         self.checkpoints_when_due = self.tol > 0.0 or checkpoints_every_step(self.p, "cholesky")
 
     def _restart_cg(self):
-        """CG's (re)start: r and M⁻¹ (``_start_cg``), the first direction p = M⁻¹r and rz = r·M⁻¹r."""
-        self._start_cg()
+        """CG's (re)start: r and M⁻¹ (``_start_cg``), the first direction p = M⁻¹r and rz = r·M⁻¹r; returns the
+        nonzeros of X it read (the caller counts them)."""
+        read = self._start_cg()
         np.multiply(self.minv, self.r, out=self.s)
         self.p_dir[:] = self.s
         self.rz = dense_dot(self.r, self.s)
         self.product_gaps = []
+        return read
 
     def _cg_start_sums(self):
         """The start's checkpoint sums at w = 0 from the sweep that starts CG (``_restart_cg``: r = −∇P and M⁻¹,
         kept for the first product): z = 0, α = −φ'(0) and Xᵀα = −n∇P = n·r, so the start reads X once where it
         read it twice, as the Cholesky path's start does (``_cholesky_start``)."""
         p = self.p
-        before = self.nnz_touched
-        self._restart_cg()
-        # its read is counted with the first step's, as the other fused starts count theirs
-        self.start_reads, self.nnz_touched = self.nnz_touched - before, before
-        self.data_passes -= self.start_reads / p.nnz
+        self.start_reads = self._restart_cg()  # counted with the first step's, as the other fused starts count theirs
         return L.neg_deriv(p.loss_code, self.z, p.y, p.s), self.z, self.r * float(p.n_samples)
 
     def _start_cg(self):
         """r and M⁻¹ from the current iterate: r = −∇P(w) and M = diag(H) by one sweep (``jacobi``), or on the
         dual system r = y − α − Xw from w = Xᵀα/(λn), two sweeps, none from α = 0 (its M⁻¹ is fixed:
-        ``dual_preconditioner``)."""
+        ``dual_preconditioner``). Returns the nonzeros of X read."""
         p = self.p
         if self.dual_space:
+            read = 0
             if self.alpha.any():  # from α = 0, w = Xw = 0 without a pass
                 self.w[:] = p.X.T @ self.alpha / (p.lam * p.n_samples)
                 self.z[:] = p.margins(self.w)
-                self._count(2 * p.nnz)
+                read = 2 * p.nnz
             np.subtract(p.y, self.alpha, out=self.r)
             self.r -= self.z
-            return
+            return read
         loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
         with self._sweep_threads():
-            self._count(jacobi_sweep(*self.sweep, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv,
-                                     self.bounds, self.scratch))
+            read = jacobi_sweep(*self.sweep, self.deriv, self.curv, p.lam, self.w, self.grad, self.minv, self.bounds,
+                                self.scratch)
         np.negative(self.grad, out=self.r)
+        return read
 
     def certificate_sums(self):
         """On the Newton–CG path (a loss other than the squared): the checkpoint's z = Xw, α = −φ'(z) and Xᵀα
