@@ -96,6 +96,10 @@ def primal_optimum(X, y, loss, lam, l1=0.0, s=1.0):
     return fun(res.x)[0], w
 
 
+# at most this many runs of L-BFGS-B in ``dual_optimum``
+DUAL_RESTARTS = 10
+
+
 def dual_optimum(X, y, loss, lam, l1=0.0):
     """max_α D(α) for hinge / absolute loss by L-BFGS-B on the box; returns D*."""
     n = X.shape[0]
@@ -111,6 +115,14 @@ def dual_optimum(X, y, loss, lam, l1=0.0):
         return -f, -g
 
     bounds = [(0, 1)] * n if loss == "hinge" else [(-1, 1)] * n
-    res = so.minimize(fun, np.zeros(n), jac=True, method="L-BFGS-B", bounds=bounds,
-                      options=dict(maxiter=100000, maxcor=30, ftol=1e-16, gtol=1e-13))
-    return -res.fun
+    # L-BFGS-B restarted from its own solution (a fresh memory) until a restart no longer lowers the objective: on
+    # heart_scale's hinge at λ = 0.01/n its first run stopped 2e-5 to 5e-5 short of D* (relative; it varied between
+    # processes), the first restart within 1e-15 of it
+    start, best = np.zeros(n), np.inf
+    for _ in range(DUAL_RESTARTS):
+        res = so.minimize(fun, start, jac=True, method="L-BFGS-B", bounds=bounds,
+                          options=dict(maxiter=100000, maxcor=30, ftol=1e-16, gtol=1e-13))
+        if not res.fun < best - 1e-15 * abs(res.fun):
+            break
+        start, best = res.x, res.fun
+    return -min(best, res.fun)
