@@ -1,7 +1,7 @@
 """Whole ``cdlab.solve`` calls under cdlab's shipped value of one setting and under another, for the A/B
 benchmarks (forcing_bench.py, hessian_f32_bench.py, box_newton_bench.py, readmit_bench.py, face_cr_bench.py,
-cholesky_start_bench.py, sampled_hessian_bench.py, line_weights_bench.py): the calls, and the line each prints
-after ``full_row_prefetch_bench.interleaved`` has timed them in pairs; ``print_pairs``, both over a list of the
+cholesky_start_bench.py, sampled_hessian_bench.py, line_weights_bench.py, logistic_tails_bench.py): the calls, and
+the line each prints after ``full_row_prefetch_bench.interleaved`` has timed them in pairs; ``print_pairs``, both over a list of the
 race's problems, and ``attribute_main``, that over one module attribute; ``hinge_main``, the whole program of the
 benchmarks of SDCA with shrinking on the hinge loss, and ``switch_main``, the same over one module attribute."""
 from __future__ import annotations

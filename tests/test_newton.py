@@ -1134,6 +1134,34 @@ def test_the_cost_fits_terms_are_the_models(monkeypatch):
         assert (terms[0] == 0.0) == beyond and (terms[1] == 0.0) != beyond
 
 
+def test_the_logistic_line_point_and_weights_are_the_scalar_terms_within_rounding():
+    """``line_point`` and ``loss_weights`` take the logistic terms from numpy's vectorised exp and log1p
+    (``losses.logistic_tails``): the value and slope sums within 1e-14 of the sums of their terms' sizes, and each
+    weight within 1e-15 of it relatively, against ``losses.logistic_terms`` (libm's scalar exp and log1p), at
+    margins from 0 to ±900 where e^{−|t|} underflows (weights exactly 0 or −y/n there)."""
+    rng = np.random.default_rng(5)
+    n = 4000
+    y = rng.choice([-1.0, 1.0], n)
+    z = rng.standard_normal(n) * 10.0 ** rng.uniform(-6, 2.9, n)
+    z[:6] = [0.0, -0.0, 900.0, -900.0, 1e-300, 37.0]
+    u, t = rng.standard_normal(n), 0.37
+    deriv, curv = np.empty(n), np.empty(n)
+    value, slope = newton.line_point(L.LOGISTIC, z, u, y, 0.0, t, deriv, curv)
+    terms = [L.logistic_terms(-y[i] * (z[i] + t * u[i])) for i in range(n)]
+    phi = np.array([term[0] for term in terms])
+    sg, sm = np.array([term[1] for term in terms]), np.array([term[2] for term in terms])
+    assert abs(value - phi.sum()) <= 1e-14 * phi.sum()
+    assert abs(slope - np.sum(-y * sg * u)) <= 1e-14 * np.sum(np.abs(sg * u))
+    np.testing.assert_allclose(deriv, -y * sg / n, rtol=1e-15, atol=0.0)
+    np.testing.assert_allclose(curv, sm * sg / n, rtol=1e-15, atol=0.0)
+    assert np.any(curv == 0.0)  # e^{−|t|} underflowed at some margin
+    weights = np.empty(n), np.empty(n)
+    newton.loss_weights(L.LOGISTIC, z, y, 0.0, *weights)
+    at_z = [L.logistic_terms(-y[i] * z[i]) for i in range(n)]
+    np.testing.assert_allclose(weights[0], [-y[i] * at_z[i][1] / n for i in range(n)], rtol=1e-15, atol=0.0)
+    np.testing.assert_allclose(weights[1], [at_z[i][2] * at_z[i][1] / n for i in range(n)], rtol=1e-15, atol=0.0)
+
+
 @pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge"])
 @pytest.mark.parametrize("solver", ["cholesky", "cg"])
 def test_the_line_search_leaves_the_next_iterations_loss_weights_at_the_new_z(loss, solver):

@@ -635,16 +635,20 @@ def _logistic_weights(yi, sg, sm, n):
     return -yi * sg / n, sm * sg / n
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
 def loss_weights(code, z, y, s, deriv, curv):
     """deriv_i = φ'(z_i)/n and curv_i = φ''(z_i)/n: the gradient's and the Hessian's row weights (the
-    logistic loss's both from one exp, ``losses.logistic_terms``)."""
-    n = z.shape[0]
+    logistic loss's both from one exp an example, ``losses.logistic_tails``)."""
     if code == L.LOGISTIC:
-        for i in range(n):
-            _, sg, sm = L.logistic_terms(-y[i] * z[i])
-            deriv[i], curv[i] = _logistic_weights(y[i], sg, sm, n)
-        return
+        t = -y * z
+        _logistic_line(t, L.logistic_tails(t, with_log=False)[0], None, y, None, deriv, curv)
+    else:
+        _loss_weights(code, z, y, s, deriv, curv)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _loss_weights(code, z, y, s, deriv, curv):
+    """``loss_weights`` of a loss other than the logistic."""
+    n = z.shape[0]
     for i in range(n):
         deriv[i] = L.loss_deriv(code, z[i], y[i], s) / n
         curv[i] = L.loss_curvature(code, z[i], y[i], s) / n
@@ -681,23 +685,41 @@ def densify_rows(indptr, indices, data, lo, deriv, curv, grad, block):
             grad[j] += g * x
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
 def line_point(code, z, u, y, s, t, deriv=None, curv=None):
     """(Σ_i φ(z_i + t u_i), Σ_i φ'(z_i + t u_i) u_i): the loss part of P and of its slope along
     the line, times n. O(n), no pass over X. Where ``deriv`` and ``curv`` are given, also ``loss_weights`` at
-    z + t u, from the same exp: the next iteration's, should the line search accept t."""
+    z + t u, from the same exp: the next iteration's, should the line search accept t. The logistic loss's
+    φ and φ' from one exp and one log1p an example (``losses.logistic_tails``)."""
+    if code != L.LOGISTIC:
+        return _line_point(code, z, u, y, s, t, deriv, curv)
+    m = -y * (z + t * u)
+    e, tail = L.logistic_tails(m)
+    return _logistic_line(m, e, tail, y, u, deriv, curv)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _logistic_line(m, e, tail, y, u, deriv, curv):
+    """The logistic loss's (Σ_i φ_i, Σ_i φ'_i u_i) at the margins' t = m = −y z from ``losses.logistic_tails``' (e,
+    tail) (the sums skipped where tail or u is None), and ``loss_weights`` into deriv and curv where given."""
+    value = 0.0
+    slope = 0.0
+    n = m.shape[0]
+    for i in range(n):
+        phi, sg, sm = L.logistic_from_tail(m[i], e[i], 0.0 if tail is None else tail[i])
+        if tail is not None:
+            value += phi
+            slope += -y[i] * sg * u[i]
+        if deriv is not None:
+            deriv[i], curv[i] = _logistic_weights(y[i], sg, sm, n)
+    return value, slope
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _line_point(code, z, u, y, s, t, deriv=None, curv=None):
+    """``line_point`` of a loss other than the logistic."""
     value = 0.0
     slope = 0.0
     n = z.shape[0]
-    if code == L.LOGISTIC:  # φ and φ' from one exp (``losses.logistic_terms``)
-        for i in range(n):
-            zi = z[i] + t * u[i]
-            phi, sg, sm = L.logistic_terms(-y[i] * zi)
-            value += phi
-            slope += -y[i] * sg * u[i]
-            if deriv is not None:
-                deriv[i], curv[i] = _logistic_weights(y[i], sg, sm, n)
-        return value, slope
     for i in range(n):
         zi = z[i] + t * u[i]
         value += L.loss_value(code, zi, y[i], s)
