@@ -134,3 +134,22 @@ def test_on_tiny_data_a_checkpoints_fixed_cost_lengthens_the_longest_interval(mo
     # a chunk's steps are priced at the active rows' mean length when it starts, and the epochs inside it shrink
     # and restore the set: the longest interval was 92.6 passes against a cap of 91.1 when measured
     assert 2 * AUTO_CAP < intervals.max() <= cap + 2.0
+
+
+def test_sdca_with_shrinking_checkpoints_first_after_its_own_interval(real_data):
+    """SDCA with shrinking's first checkpoint after the start comes SHRUNK_FIRST_INTERVAL passes in, the cadence
+    doubling from there (``base.State.first_interval``), where its epochs have not found the certificate due
+    before: then the run certifies earlier, at the epoch that found it (tol = 0.3·P: at 3 passes); a state without
+    its own first interval starts at AUTO_FIRST."""
+    from cdlab.solvers._shrinking import SHRUNK_FIRST_INTERVAL
+    X, y = real_data("phishing")
+    problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0])
+    run = cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=1e-9, seed=0, max_passes=500)
+    passes = run.trace.passes.tolist()
+    assert run.converged and passes[1] == pytest.approx(SHRUNK_FIRST_INTERVAL, rel=0.05)
+    assert passes[2] == pytest.approx(2 * SHRUNK_FIRST_INTERVAL, rel=0.05)
+    loose = cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=0.3 * problem.primal(run.w),
+                        seed=0, max_passes=500)
+    assert loose.converged and len(loose.trace) == 2 and loose.trace.passes.iloc[1] < SHRUNK_FIRST_INTERVAL
+    budget = Budget(tol=1e-9)
+    assert budget.interval(START, None, START) == AUTO_FIRST and budget.interval(START, None, START, AUTO_CAP, 4.0) == 4.0

@@ -44,6 +44,11 @@ and may have
                           run may have reached the gap ``tol``; False lets
                           the driver run the next ``due_steps`` without a
                           checkpoint
+    first_interval = None
+                          under eval_every="auto", the passes before the
+                          first checkpoint after the start (None: the
+                          budget's AUTO_FIRST): SDCA with shrinking, whose
+                          epochs say themselves when the certificate is due
 
 and is given, by the driver before its first checkpoint,
 
@@ -91,6 +96,7 @@ class State:
     rows_per_step = 1
     checkpoints_when_due = False
     due_steps = 1
+    first_interval = None
     auto_cadence = False
 
     def __init__(self, problem, rng=None):

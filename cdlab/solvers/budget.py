@@ -95,15 +95,16 @@ class Budget:
                              f"duality gap that can reach tol); got tol={self.tol:g}, lam={problem.lam:g}, "
                              f"max_steps={self.max_steps}, max_time=None")
 
-    def interval(self, first, previous, last, cap=AUTO_CAP) -> float:
+    def interval(self, first, previous, last, cap=AUTO_CAP, first_interval=None) -> float:
         """Passes from the checkpoint ``last`` (a trace row) to the next: ``eval_every``,
         or with "auto" the AUTO_* rules; ``first`` is the start's checkpoint,
         ``previous`` the one before ``last`` (None when ``last`` is the start); ``cap``: the
-        longest interval, AUTO_CAP or the problem's (``costs.auto_cap``)."""
+        longest interval, AUTO_CAP or the problem's (``costs.auto_cap``); ``first_interval``: the
+        state's first interval (``base.State.first_interval``), AUTO_FIRST where None."""
         if self.eval_every != AUTO:
             return self.eval_every
         if previous is None:
-            return AUTO_FIRST
+            return AUTO_FIRST if first_interval is None else first_interval
         far = far_interval(last["passes"], cap)
         near = passes_to_tol(previous, last, self.tol)
         if near is None:  # a gap that rose since the previous checkpoint (noise): its rate since the start

@@ -438,7 +438,7 @@ def _loop(problem, state, kind, budget, stop, trace, clock):
         if last["gap"] <= budget.tol:
             return "converged"
         rate = _steps_per_pass(state, trace.first, last, 1.0 if budget.eval_every == AUTO else RATE_SLACK)
-        interval = budget.interval(trace.first, trace.previous, last, cap)
+        interval = budget.interval(trace.first, trace.previous, last, cap, state.first_interval)
         steps, status = _next_chunk(state, budget, last, rate, clock, interval)
         if status is not None:
             return status

@@ -187,6 +187,7 @@ class DualCDState(State):
         self.n_jobs = n_jobs
         # SDCA with shrinking (cdlab.solvers._shrinking): the active set replaces the sampler's order
         self.active_set = ActiveSet(problem, rng) if shrinking else None
+        self.first_interval = None if self.active_set is None else self.active_set.first_interval
         # the last checkpoint's row, whether the polish (``_face_cr.polish``) runs before the next, and the polishes'
         # reads so far
         self.last_row, self.face_due, self.polish_reads = None, False, 0
