@@ -152,4 +152,5 @@ def test_sdca_with_shrinking_checkpoints_first_after_its_own_interval(real_data)
                         seed=0, max_passes=500)
     assert loose.converged and len(loose.trace) == 2 and loose.trace.passes.iloc[1] < SHRUNK_FIRST_INTERVAL
     budget = Budget(tol=1e-9)
-    assert budget.interval(START, None, START) == AUTO_FIRST and budget.interval(START, None, START, AUTO_CAP, 4.0) == 4.0
+    assert budget.interval(START, None, START) == AUTO_FIRST
+    assert budget.interval(START, None, START, AUTO_CAP, first_interval=4.0) == 4.0
