@@ -117,10 +117,10 @@ READMIT = True
 # doubles the passes run so far, as from its own first interval: 4, 8, 16, …), unless an epoch's Σ|PG| finds the
 # certificate due before (DUE_SHARE): the driver's checkpoints at 1 and 2 passes cost a pass each and certified none of
 # the race's hinge problems. The price: a tol the first passes reach without their Σ|PG| showing it (phishing, a9a,
-# heart_scale hinge 1/n at tol 0.03–0.1·P) is certified at 4 passes, not 1 or 2. Measured (whole solves to a certified
-# relative gap of 1e-6, seeds 0-2 a call, interleaved pairs, 1 ÷ 4): hinge 1/n a9a 1.04, ijcnn1 1.05, mushrooms 1.04,
-# phishing 1.04, w8a 1.06, rcv1_small 1.06, madelon 1.20, reuters_moneyfx 0.96 (its passes 53 → 62 median); rcv1_small
-# 0.01/n 1.03; the same passes elsewhere.
+# heart_scale hinge 1/n at tol 0.03–0.1·P) is certified at 4 passes, not 1 or 2. Measured (benchmarks/
+# first_interval_bench.py: whole solves to a certified relative gap of 1e-6, seeds 0-2 a call, interleaved pairs,
+# 1 pass ÷ 4): hinge 1/n a9a 1.04, ijcnn1 1.05, mushrooms 1.04, phishing 1.04, w8a 1.06, rcv1_small 1.06, madelon 1.20,
+# reuters_moneyfx 0.96 (its passes 53 → 62 median); rcv1_small 0.01/n 1.03; the same passes elsewhere.
 SHRUNK_FIRST_INTERVAL = 4.0
 # DUE_SUM's and SHRUNK_DUE_SUM's value when no epoch is due (tol ≤ 0, or a fixed cadence): below any Σ|PG|
 NEVER_DUE = -1.0
