@@ -112,12 +112,18 @@ def _sigmoid_pair(t):
 
 
 @njit(inline="always", cache=True)
+def log1pexp_from_tail(t, tail):
+    """log(1 + e^t) = max(t, 0) + tail from tail = log(1 + e^{−|t|}) (``_log1pexp``'s two branches in one)."""
+    return t + tail if t > 0.0 else tail
+
+
+@njit(inline="always", cache=True)
 def logistic_from_tail(t, e, tail):
-    """(log(1 + e^t), σ(t), σ(−t)) from e = e^{−|t|} and tail = log(1 + e): with those, log(1 + e^t) =
-    max(t, 0) + tail and the pair is (1/(1 + e), e/(1 + e)) in t's order (``_sigmoid_pair``)."""
+    """(log(1 + e^t), σ(t), σ(−t)) from e = e^{−|t|} and tail = log(1 + e) (``log1pexp_from_tail``; the pair is
+    (1/(1 + e), e/(1 + e)) in t's order, ``_sigmoid_pair``)."""
     big, small = 1.0 / (1.0 + e), e / (1.0 + e)
     if t >= 0.0:
-        return (t + tail if t > 0.0 else tail), big, small
+        return log1pexp_from_tail(t, tail), big, small
     return tail, small, big
 
 
@@ -598,11 +604,11 @@ def _logistic_sums(t, tail, alpha, y):
     where α is None."""
     loss_acc, conj_acc, fy_acc = 0.0, 0.0, 0.0
     for i in range(t.shape[0]):
-        up = t[i] + tail[i] if t[i] > 0.0 else tail[i]  # _log1pexp(t) = φ(z)
+        up = log1pexp_from_tail(t[i], tail[i])  # φ(z)
         loss_acc += up
         if alpha is None:
             continue
-        down = -t[i] + tail[i] if -t[i] > 0.0 else tail[i]  # _log1pexp(−t)
+        down = log1pexp_from_tail(-t[i], tail[i])
         b = alpha[i] * y[i]
         if b < 0.0 or b > 1.0:
             conj_acc += -np.inf
@@ -624,16 +630,15 @@ def certificate_sums_from_w(code, z, alpha, y, s):
     if code != LOGISTIC:
         return certificate_sums(code, z, alpha, y, s)
     t = -y * z
-    e, tail = logistic_tails(t)
-    return _logistic_sums_from_w(t, e, tail, alpha, y)
+    return _logistic_sums_from_w(t, logistic_tails(t)[1], alpha, y)
 
 
 @njit(cache=True)
-def _logistic_sums_from_w(t, e, tail, alpha, y):
-    """``certificate_sums_from_w``'s logistic sums from ``logistic_tails``' (e, tail) at t = −yz."""
+def _logistic_sums_from_w(t, tail, alpha, y):
+    """``certificate_sums_from_w``'s logistic sums from ``logistic_tails``' tail at t = −yz."""
     loss_acc, conj_acc = 0.0, 0.0
     for i in range(t.shape[0]):
-        up = logistic_from_tail(t[i], e[i], tail[i])[0]
+        up = log1pexp_from_tail(t[i], tail[i])
         loss_acc += up
         conj_acc += up - alpha[i] * y[i] * t[i]
     return loss_acc, conj_acc, 0.0
