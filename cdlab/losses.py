@@ -405,7 +405,18 @@ def _logistic_root_left(b, one_minus_b, c, q, logit_b):
 
 @njit(inline="always", cache=True)
 def _logistic_step(b, yz, q):
-    """Root b⁺ ∈ (0,1) of log(b⁺/(1−b⁺)) + yz + q(b⁺ − b) = 0, for any q > 0.
+    """Root b⁺ ∈ (0,1) of log(b⁺/(1−b⁺)) + yz + q(b⁺ − b) = 0, for any q > 0: ``logistic_step_at`` with
+    logit b = log(b/(1 − b)) computed here. Returns (b⁺, 1 − b⁺)."""
+    logit_b = math.log(b / (1.0 - b)) if 0.0 < b < 1.0 else 0.0  # one rounding in the quotient: ≤ 1.2e-16
+    bn, one_minus_bn, _ = logistic_step_at(b, logit_b, yz, q)
+    return bn, one_minus_bn
+
+
+@njit(inline="always", cache=True)
+def logistic_step_at(b, logit_b, yz, q):
+    """Root b⁺ ∈ (0,1) of log(b⁺/(1−b⁺)) + yz + q(b⁺ − b) = 0, for any q > 0, given ``logit_b`` = log(b/(1 − b))
+    where 0 < b < 1 (unread at b = 0 or 1): SDCA's kernel keeps each coordinate's last root, so a step reads its
+    logit instead of a log (``dual_cd.dual_cd_chunk``).
 
     Solved in t = logit(b⁺): h(t) = t + yz + q(σ(t) − b). With c = −yz, the
     root lies left of c when c > logit b, i.e. σ(c) > b (then b < b⁺ < σ(c)),
@@ -413,32 +424,31 @@ def _logistic_step(b, yz, q):
     b → 1 − b, c → −c, so one solver (``_logistic_root_left``) serves both.
     σ(t) keeps full relative precision of b⁺ and of 1 − b⁺ (= σ(−t)) even when
     b⁺ is within 1e-12 of 0 or 1, or q is near the float64 maximum.
-    Returns (b⁺, 1 − b⁺).
+    Returns (b⁺, 1 − b⁺, t), t = logit b⁺ (±c where b⁺ is σ(±c) rounded to 0 or 1).
     """
     c = -yz
     # 1 − b is exact for b ≥ ½ (Sterbenz); for b < ½ its rounding is relative 1e-16
     one_minus_b = 1.0 - b
     if b > 0.0 and one_minus_b > 0.0:
-        logit_b = math.log(b / one_minus_b)  # one rounding in the quotient: |error| ≤ 1.2e-16
         if c == logit_b:
-            return b, one_minus_b
+            return b, one_minus_b, logit_b
         if c > logit_b:
-            _, sg, sm = _logistic_root_left(b, one_minus_b, c, q, logit_b)
-            return sg, sm
+            t, sg, sm = _logistic_root_left(b, one_minus_b, c, q, logit_b)
+            return sg, sm, t
         # the mirrored problem's root t' is −t, and (σ(t), σ(−t)) = (σ(−t'), σ(t')): the pair swaps
-        _, sg, sm = _logistic_root_left(one_minus_b, b, -c, q, -logit_b)
-        return sm, sg
+        t, sg, sm = _logistic_root_left(one_minus_b, b, -c, q, -logit_b)
+        return sm, sg, -t
     # b = 0 (the root is right of logit b = −∞) or b = 1 (left of +∞), unless σ(c) itself is 0 or 1
     sc, smc = _sigmoid_pair(c)
     if b <= 0.0:
         if sc == 0.0:
-            return sc, smc
-        _, sg, sm = _logistic_root_left(0.0, 1.0, c, q, -np.inf)
-        return sg, sm
+            return sc, smc, c
+        t, sg, sm = _logistic_root_left(0.0, 1.0, c, q, -np.inf)
+        return sg, sm, t
     if smc == 0.0:
-        return sc, smc
-    _, sg, sm = _logistic_root_left(0.0, 1.0, -c, q, -np.inf)
-    return sm, sg
+        return sc, smc, c
+    t, sg, sm = _logistic_root_left(0.0, 1.0, -c, q, -np.inf)
+    return sm, sg, -t
 
 
 @njit(inline="always", cache=True)

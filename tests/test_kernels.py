@@ -377,7 +377,8 @@ def test_prefetch_whole_row_reaches_every_line_of_the_row_and_no_other():
                           exceeds_cache=lambda nnz, beyond=beyond: beyond)
         hits.clear()
         chunk(ip, ix, dx, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq, np.zeros(p.n_samples),
-              np.zeros(p.n_features), np.zeros(p.n_features), order, np.ones(p.n_samples), dual_cd.EXACT, None, 2)
+              np.zeros(p.n_features), np.zeros(p.n_features), order, np.ones(p.n_samples), dual_cd.EXACT,
+              dual_cd.NO_LOGIT, None, 2)
         assert {hit for hit in hits if hit[0] in (dx.ctypes.data, ix.ctypes.data)} == wanted[beyond], beyond
 
 
@@ -456,20 +457,47 @@ def _bounds_checked_dual_cd_chunk():
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
 def test_dual_cd_chunk_gives_the_same_steps_with_and_without_prefetch(loss):
-    from cdlab.solvers.dual_cd import EXACT, dual_cd_chunk
+    """The same steps bit for bit with and without prefetch, the logistic loss's with its logit cache (bounds
+    checked too)."""
+    from cdlab.solvers.dual_cd import EXACT, dual_cd_chunk, logit_cache
 
     p = _problem(loss, 0.0)
     order = np.random.default_rng(1).integers(0, p.n_samples, 500)
     runs = []
     checked = _bounds_checked_dual_cd_chunk()
     for kernel, ahead in ((dual_cd_chunk, 0), (dual_cd_chunk, 2), (checked, 1), (checked, 7)):
-        alpha, v = np.zeros(p.n_samples), np.zeros(p.n_features)
+        alpha, v, logit = np.zeros(p.n_samples), np.zeros(p.n_features), logit_cache(p, EXACT, 1)
         touched = kernel(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq,
-                         alpha, v, v, order, np.ones(p.n_samples), EXACT, None, ahead)
+                         alpha, v, v, order, np.ones(p.n_samples), EXACT, logit, None, ahead)
         runs.append((touched, alpha, v))
     assert np.any(runs[0][1] != 0.0)
     for touched, alpha, v in runs[1:]:
         assert touched == runs[0][0] and np.array_equal(alpha, runs[0][1]) and np.array_equal(v, runs[0][2])
+
+
+def test_the_logit_cache_gives_the_steps_of_the_log_within_rounding():
+    """SDCA's logistic steps reading each coordinate's cached logit (``dual_cd.logit_cache``) are the steps computing
+    log(b/(1 − b)) to rounding: 20 passes' α and v agree to 1e-12, and each coordinate's cache holds its logit
+    (an empty row's step, α = −φ'(0), reads and writes none). Elsewhere no cache is kept."""
+    from cdlab.solvers.dual_cd import EXACT, LINESEARCH, NO_LOGIT, dual_cd_chunk, logit_cache
+
+    p = _problem("logistic", 0.0)
+    assert logit_cache(p, LINESEARCH, 1) is NO_LOGIT and logit_cache(p, EXACT, 2) is NO_LOGIT
+    assert logit_cache(_problem("hinge", 0.0), EXACT, 1) is NO_LOGIT
+    order = np.concatenate([np.random.default_rng(k).permutation(p.n_samples) for k in range(20)])
+    runs = []
+    for logit in (logit_cache(p, EXACT, 1), NO_LOGIT):
+        alpha, v = np.zeros(p.n_samples), np.zeros(p.n_features)
+        dual_cd_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq, alpha, v, v,
+                      order, np.ones(1), EXACT, logit, None, 0)
+        runs.append((alpha, v, logit))
+    (alpha, v, logit), (alpha_log, v_log, _) = runs
+    assert logit.shape == (p.n_samples,) and np.all(alpha * p.y > 0)
+    np.testing.assert_allclose(alpha, alpha_log, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(v, v_log, rtol=1e-12, atol=1e-14 * np.abs(v_log).max())
+    b, rows = alpha * p.y, p.row_norms_sq > 0
+    assert not rows.all() and logit[~rows].tolist() == [0.0] * int((~rows).sum())
+    np.testing.assert_allclose(logit[rows], np.log(b[rows] / (1 - b[rows])), rtol=1e-12, atol=1e-13)
 
 
 def test_the_shrinking_kernel_gives_the_same_run_with_and_without_prefetch():

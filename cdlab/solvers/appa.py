@@ -94,7 +94,7 @@ from ..sampling import Sampler
 from .agd import smooth_constant
 from ._kernels import full_rows, prefetch_ahead
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
-from .dual_cd import EXACT, dual_cd_chunk
+from .dual_cd import EXACT, NO_LOGIT, dual_cd_chunk
 from .svrg import SVRGState
 
 def strong_convexity(problem, what):
@@ -173,7 +173,8 @@ class SDCAOracle:
         order = self.sampler.draw(self.rng, k)
         nnz = dual_cd_chunk(*p.csr_arrays, p.y, p.loss_code, p.s,
                             (self.kappa + p.lam) * p.n_samples, 0.0, p.row_norms_sq,
-                            self.alpha, self.w, self.w, order, self._no_scale, EXACT, full_rows(p), prefetch_ahead(p))
+                            self.alpha, self.w, self.w, order, self._no_scale, EXACT, NO_LOGIT, full_rows(p),
+                            prefetch_ahead(p))
         return nnz, k / p.n_samples
 
     def iterate(self):
