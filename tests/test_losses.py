@@ -124,6 +124,9 @@ def _logistic_root_mp(b, yz, q):
     # b⁺ near 1 with a large q (small λn): σ(t) − b cancelled there, costing up to 1e-8 in 1 − b⁺
     (1.0, 0.2988, 3.6e9), (1 - 1e-12, 0.0, 1e6), (1 - 2 ** -53, 0.03707, 1.69e9), (0.999999, -317.5, 2.94e8),
     (1e-12, -0.1, 5e9), (0.0, 300.0, 1e8),
+    # either side of the q beyond which the iteration starts from c − W(q e^c) (W_START_Q, W_START_Q_INSIDE)
+    (0.0, -5.0, 999.0), (0.0, 5.0, 1001.0), (0.0, -30.0, 1001.0), (1e-12, 30.0, 9.9e8), (0.3, 20.0, 9.9e8),
+    (1e-12, 30.0, 1.01e9), (0.3, -20.0, 1.01e9), (1 - 1e-12, -30.0, 9.9e8),
 ])
 def test_logistic_step_accurate_near_the_boundary(b, yz, q):
     """The safeguarded Newton step is accurate to 1e-12 in b⁺ and in 1 − b⁺,
