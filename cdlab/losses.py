@@ -430,7 +430,7 @@ def logistic_step_at(b, logit_b, yz, q):
     b → 1 − b, c → −c, so one solver (``_logistic_root_left``) serves both.
     σ(t) keeps full relative precision of b⁺ and of 1 − b⁺ (= σ(−t)) even when
     b⁺ is within 1e-12 of 0 or 1, or q is near the float64 maximum.
-    Returns (b⁺, 1 − b⁺, t), t = logit b⁺ (±c where b⁺ is σ(±c) rounded to 0 or 1).
+    Returns (b⁺, 1 − b⁺, t), t = logit b⁺ (c where b⁺ is σ(c) rounded to 0 or 1).
     """
     c = -yz
     # 1 − b is exact for b ≥ ½ (Sterbenz); for b < ½ its rounding is relative 1e-16

@@ -135,9 +135,9 @@ def logit_cache(problem, rule, n_jobs):
     """``dual_cd_chunk``'s ``logit`` for a run from α = 0: for the logistic loss's exact step on one thread an array
     of n (its entries are read only once a step has set them: at α_i = 0 the step reads no logit), else
     NO_LOGIT (PASSCoDe's threads would write α_i and its logit from different steps). A step that reads the cached
-    root instead of log(b/(1 − b)) costs a log less, ~8 ns of ~105 from the third pass on (mushrooms, reuters_moneyfx,
-    λ = 1/n); whole calls to a certified relative gap of 1e-6 (benchmarks/logit_cache_bench.py, log ÷ cached):
-    λ = 1/n mushrooms 1.02, phishing 1.01, reuters_moneyfx 1.03, a9a 1.01; rcv1_small λ = 0.01/n 1.02."""
+    root instead of log(b/(1 − b)) costs a log less; whole calls to a certified relative gap of 1e-6
+    (benchmarks/logit_cache_bench.py, log ÷ cached, with losses.W_START_Q_INSIDE's starts): λ = 1/n mushrooms 1.04,
+    phishing 1.02, reuters_moneyfx 1.04, a9a 1.02; rcv1_small λ = 0.01/n 1.04."""
     if problem.loss == "logistic" and rule == EXACT and n_jobs == 1:
         return np.zeros(problem.n_samples)
     return NO_LOGIT
