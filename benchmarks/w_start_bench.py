@@ -1,5 +1,6 @@
 """SDCA on the logistic loss with the step's Lambert-W start beyond the shipped thresholds (``losses.W_START_Q`` at
-b = 0, ``W_START_Q_INSIDE`` at 0 < b < 1) against the step before: 8 at b = 0 and none inside (0, 1).
+b = 0, ``W_START_Q_INSIDE`` at 0 < b < 1) against the step before: 8 at b = 0, and inside (0, 1) W wherever its
+point lay right of logit b.
 
     python benchmarks/w_start_bench.py [NAME:LOSS:FACTOR ...] [--repeats 7]
 

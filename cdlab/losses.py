@@ -413,9 +413,24 @@ def _logistic_root_left(b, one_minus_b, c, q, logit_b):
 def _logistic_step(b, yz, q):
     """Root b⁺ ∈ (0,1) of log(b⁺/(1−b⁺)) + yz + q(b⁺ − b) = 0, for any q > 0: ``logistic_step_at`` with
     logit b = log(b/(1 − b)) computed here. Returns (b⁺, 1 − b⁺)."""
-    logit_b = math.log(b / (1.0 - b)) if 0.0 < b < 1.0 else 0.0  # one rounding in the quotient: ≤ 1.2e-16
-    bn, one_minus_bn, _ = logistic_step_at(b, logit_b, yz, q)
+    bn, one_minus_bn, _ = logistic_step_at(b, logit_of(b), yz, q)
     return bn, one_minus_bn
+
+
+@njit(inline="always", cache=True)
+def logit_of(b):
+    """log(b/(1 − b)) for 0 < b < 1 (one rounding in the quotient: ≤ 1.2e-16), else 0 (``logistic_step_at`` reads
+    no logit there)."""
+    return math.log(b / (1.0 - b)) if 0.0 < b < 1.0 else 0.0
+
+
+@njit(inline="always", cache=True)
+def cached_logit(b, t):
+    """The logit ``logistic_step_at`` takes at the stored b, given the root t of the step that produced it: t itself
+    where b ≤ ½, ``logit_of(b)`` above, where the stored b holds 1 − b only to its ulp (relative ulp(b)/(1 − b), up
+    to 1e-4 at 1 − b ~ 1e-12), so that the root of the unrounded b⁺ would start the next step ~ulp(b)/(1 − b)
+    off the b it steps from."""
+    return t if b <= 0.5 else logit_of(b)
 
 
 @njit(inline="always", cache=True)

@@ -125,8 +125,8 @@ def _logistic_root_mp(b, yz, q):
     (1.0, 0.2988, 3.6e9), (1 - 1e-12, 0.0, 1e6), (1 - 2 ** -53, 0.03707, 1.69e9), (0.999999, -317.5, 2.94e8),
     (1e-12, -0.1, 5e9), (0.0, 300.0, 1e8),
     # either side of the q beyond which the iteration starts from c − W(q e^c) (W_START_Q, W_START_Q_INSIDE)
-    (0.0, -5.0, 999.0), (0.0, 5.0, 1001.0), (0.0, -30.0, 1001.0), (1e-12, 30.0, 9.9e8), (0.3, 20.0, 9.9e8),
-    (1e-12, 30.0, 1.01e9), (0.3, -20.0, 1.01e9), (1 - 1e-12, -30.0, 9.9e8),
+    (0.0, -5.0, 999.0), (0.0, 5.0, 1001.0), (0.0, -30.0, 1001.0), (1e-12, -30.0, 9.9e8), (1e-12, -30.0, 1.01e9),
+    (1 - 1e-12, 30.0, 9.9e8), (1 - 1e-12, 30.0, 1.01e9), (0.3, 20.0, 9.9e8),
 ])
 def test_logistic_step_accurate_near_the_boundary(b, yz, q):
     """The safeguarded Newton step is accurate to 1e-12 in b⁺ and in 1 − b⁺,
@@ -160,24 +160,30 @@ def test_logistic_step_accurate_over_a_random_sweep():
 
 
 def test_logistic_steps_from_the_cached_logit_are_the_steps_from_the_log():
-    """SDCA's kernel feeds each step the root t = logit b⁺ its last step returned (``logistic_step_at``) in place of
-    log(b/(1 − b)): along chains of 60 steps on one coordinate, b within 1e-12 of 0 or 1 included, each step
-    agrees with ``_logistic_step`` from the same b to 1e-12 relatively in b⁺ and in 1 − b⁺, and the root it
-    returns is logit b⁺ to 1e-12 (50 digits)."""
+    """SDCA's kernel feeds each step the root t = logit b⁺ its last step returned (``cached_logit``: t where b ≤ ½)
+    in place of log(b/(1 − b)): along chains of 60 steps on one coordinate, q up to 1e10 (the W start beyond 1e9),
+    chains that stay within 1e-12 of 1 by small moves of yz included, each step agrees with ``_logistic_step``
+    from the same b to 1e-12 relatively in b⁺ and in 1 − b⁺, and the root it returns is logit b⁺ to 1e-12."""
     mpmath.mp.dps = 50
     rng = np.random.default_rng(11)
-    for chain in range(40):
-        b, logit_b = 0.0, 0.0
+    for chain in range(60):
+        b, t = 0.0, 0.0
+        near_one = chain % 3 == 0
         for _ in range(60):
-            yz = rng.choice([-1.0, 1.0]) * 10 ** rng.uniform(-3, 1.5)
-            q = 10 ** rng.uniform(-6, 8)
-            bp, one_minus, t = L.logistic_step_at(b, logit_b, yz, q)
+            if near_one:  # b⁺ ≈ 1 − 1e-12: yz ≈ −27.6 − q·(1 − b), moved by 1e-6 … 1e-3
+                q = 10 ** rng.uniform(-3, 2)
+                yz = -27.6 + rng.choice([-1.0, 1.0]) * 10 ** rng.uniform(-6, -3)
+            else:
+                yz = rng.choice([-1.0, 1.0]) * 10 ** rng.uniform(-3, 1.5)
+                q = 10 ** rng.uniform(-6, 10)
+            bp, one_minus, t = L.logistic_step_at(b, L.cached_logit(b, t), yz, q)
             ref_b, ref_1mb = L._logistic_step(b, yz, q)
             assert abs(bp - ref_b) <= 1e-12 * ref_b and abs(one_minus - ref_1mb) <= 1e-12 * ref_1mb, (b, yz, q)
             if 0.0 < bp < 1.0:
                 exact = mpmath.log(mpmath.mpf(bp)) - mpmath.log(mpmath.mpf(one_minus))
                 assert abs(t - exact) <= 1e-12 * (1 + abs(exact)), (b, yz, q, t)
-            b, logit_b = bp, t
+            b = bp
+        assert not near_one or 0.0 < 1.0 - b < 1e-9  # the chain did stay near 1
 
 
 def test_fenchel_young_vanishes_exactly_at_the_dual_point():

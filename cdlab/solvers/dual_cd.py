@@ -76,8 +76,8 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
 
     ``rule``: EXACT (``losses.dual_step``), LINESEARCH (``losses.dual_linesearch_step`` with floor
     step_scale[i]) or SCALED (the gradient step scaled by step_scale[i]). ``w`` may be the same array
-    as ``v`` when thresh (= μ/λ) is 0. ``logit``: empty, or (the logistic loss's exact step) logit(α_i y_i) for
-    each i with 0 < α_i y_i < 1, kept by the steps (``losses.logistic_step_at``'s root; ``logit_cache``).
+    as ``v`` when thresh (= μ/λ) is 0. ``logit``: empty, or (the logistic loss's exact step from α = 0) each i's
+    last root t = logit b⁺, read through ``losses.cached_logit`` (``logistic_step_at``; ``logit_cache``).
     ``full_rows``: ``_kernels.full_rows``; ``ahead``: ``_kernels.prefetch_ahead`` (0: no prefetch).
     """
     touched = 0
@@ -100,7 +100,8 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
             z = row_dot(indices, data, start, end, w)
         a = alpha[i]
         if logit.shape[0] > 0 and row_sq[i] > 0.0:
-            bn, _, logit[i] = L.logistic_step_at(a * y[i], logit[i], y[i] * z, row_sq[i] / lam_n)
+            b = a * y[i]
+            bn, _, logit[i] = L.logistic_step_at(b, L.cached_logit(b, logit[i]), y[i] * z, row_sq[i] / lam_n)
             a_new = y[i] * bn
         elif rule == EXACT:
             a_new = L.dual_step(code, a, z, y[i], row_sq[i] / lam_n, s)
