@@ -1022,8 +1022,9 @@ def test_auto_runs_newton_cg_on_the_threads_it_is_given(monkeypatch):
 def test_products_over_float32_rows_reach_the_same_certified_optimum(monkeypatch, loss):
     """Newton–CG's Hessian-vector products read X's dense rows rounded to float32 where ``product_rows`` says so
     (X kept dense, beyond the cache): forced here on a small problem, the run
-    still reaches the certified optimum at the independent one (only the products round; the gradient and the
-    certificate read float64), along other iterates than the float64 run's; the float32 rows are X_dense
+    still reaches the certified optimum at the independent one (the products round, and the gradient sweeps of
+    the steps that start from no checkpoint, ``GRADIENT_ON_PRODUCT_ROWS``; the certificate reads float64), along
+    other iterates than the float64 run's, with the gradient on float64 rows too; the float32 rows are X_dense
     rounded, read-only."""
     problem = _full_rows_problem(loss, n=400)
     rows32 = problem.data.X_dense_f32
@@ -1034,8 +1035,24 @@ def test_products_over_float32_rows_reach_the_same_certified_optimum(monkeypatch
     monkeypatch.setattr(newton, "product_rows", lambda p: p.data.X_dense_f32)
     state = newton.NewtonState(problem, "uniform", None, solver="cg")
     assert state.product_dense is rows32 and state.sweep[-1] is problem.data.X_dense  # the gradient: float64
+    direction = newton.newton_cg_direction
+    gradient_rows = []
+
+    def recording(*args):
+        if not args[21]:  # fresh: ∇P from the checkpoint's float64 sweep, no read here
+            gradient_rows.append(args[4])
+        return direction(*args)
+
+    monkeypatch.setattr(newton, "newton_cg_direction", recording)
     f32 = check_certified(problem, "newton", tol=1e-10, solver="cg")
     assert not np.array_equal(f32.w, f64.w)  # the products did read the float32 rows
+    assert gradient_rows and all(rows is rows32 for rows in gradient_rows)
+    gradient_rows.clear()
+    monkeypatch.setattr(newton, "GRADIENT_ON_PRODUCT_ROWS", False)
+    products_only = check_certified(problem, "newton", tol=1e-10, solver="cg")
+    assert gradient_rows and all(rows is problem.data.X_dense for rows in gradient_rows)
+    assert not np.array_equal(products_only.w, f32.w)
+    monkeypatch.setattr(newton, "GRADIENT_ON_PRODUCT_ROWS", True)
     # a line search that finds no decrease along a float32-summed XΔ switches the run to the float64 rows
     search = newton.NewtonState._line_search
 

@@ -355,7 +355,8 @@ def newton_cg_direction(indptr, indices, data, cols, dense, product_dense, deriv
     Returns (CG iterations, the nonzeros of X read (the gradient's sweep counted whether it ran here or fused),
     ‖∇P‖, η).
     ``product_dense``: the dense rows the Hessian-vector products read (``dense``, or its float32 rounding:
-    ``newton.product_rows``); the gradient always reads ``dense`` or the CSR arrays."""
+    ``newton.product_rows``); the gradient's sweep here reads ``dense`` (the caller's: X's float64 rows, or the
+    products' own: ``newton.GRADIENT_ON_PRODUCT_ROWS``) or the CSR arrays."""
     if fresh:
         touched = indptr[-1]
     else:

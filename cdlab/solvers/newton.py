@@ -146,6 +146,10 @@ CHOLESKY_START_FUSED = True
 # ... and the squared loss's CG its start's sums from the sweep that starts CG (``NewtonState._cg_start_sums``; a
 # Python-level switch, for benchmarks/cholesky_start_bench.py --solver cg)
 CG_START_FUSED = True
+# Whether the CG path's gradient sweeps that start no checkpointed step read the products' rows
+# (``product_rows``: float32 where X is dense beyond the cache) rather than X's float64 values; a Python-level
+# switch, for benchmarks/gradient_f32_bench.py (``product_rows``' docstring has the rule and the measurement).
+GRADIENT_ON_PRODUCT_ROWS = True
 # The inner solvers of the Newton system; "auto" picks by the cost model (``inner_solver``).
 SOLVERS = ("auto", "cholesky", "cg")
 # The most features the Cholesky path takes: H and its factor, 2·d² doubles, are 256 MiB at 4096.
@@ -476,10 +480,16 @@ def product_rows(problem):
     faster (dense 1e5 × 500, one thread, 37 → 23 ms; q within 3e-9 relative, Xv within 3e-8: an ad-hoc probe)
     and whole logistic calls 1.25–1.28× (benchmarks/hessian_f32_bench.py, the copy built before the timing; it
     is built once for a Problem, on its first such run: 71–92 ms there, against 81–172 ms saved by a whole
-    call). Only the products round: the gradient and the
-    certificate read X's float64 values, so the run is an inexact Newton method (CG solves a system within
-    ~1e-7·‖H‖ of H), converging to the same certified optimum. XΔ, summed from the products' Xp, carries the
-    rounding into the z the line search and the next gradient read, until the next checkpoint's sweep
+    call). The products round, and so do the gradient sweeps of the Newton steps that start from no checkpoint
+    (``GRADIENT_ON_PRODUCT_ROWS``): ∇P within ~1e-7 relative of each of its terms; under eval_every="auto" those are
+    the steps from a gap above DUE_REACH·√(tol·P), far from the optimum (a step from below it is checkpointed, and
+    the step after a checkpoint takes ∇P from the checkpoint's float64 sweep, ``certificate_sums``). The
+    certificate reads X's float64 values, so the run is an inexact Newton method (CG solves a system within
+    ~1e-7·‖H‖ of H), converging to the same certified optimum. The gradient on the float32 rows, against X's
+    float64 values (benchmarks/gradient_f32_bench.py: dense 1e5 × 500, logistic, whole calls to a certified
+    relative gap 1e-6, interleaved pairs, float64 ÷ float32, at the same passes, P alike within 3e-14): 1.14 at
+    λ = 1/n (203 → 177 ms), 1.29 at 0.01/n (239 → 186 ms); n_jobs=2 1.09 and 1.13. XΔ, summed from the products'
+    Xp, carries the rounding into the z the line search and the next gradient read, until the next checkpoint's sweep
     recomputes z = Xw; a line search that finds no decrease so switches the run to the float64 rows
     (``NewtonState._newton_cg``). The squared loss's CG carries its residual across steps, so on rounded products
     it converges to the rounded system's solution, within ~1e-7·cond(H) of the true one: its due checkpoint certifies
@@ -1090,11 +1100,13 @@ class NewtonState(State):
         for _ in range(n_steps):
             if not self.fresh:
                 self._loss_weights()
+            gradient_rows = self.product_dense if GRADIENT_ON_PRODUCT_ROWS else self.sweep[-1]
             with self._sweep_threads():
                 iterations, touched, grad_norm, forcing = newton_cg_direction(
-                    *self.sweep, self.product_dense, self.deriv, self.curv, p.lam, self.w, MAX_CG_ITERATIONS,
-                    self.cg_floor, self.grad, self.step, self.u, self.r, self.p_dir, self.q, self.xp, self.minv, self.s,
-                    self.fresh, self.bounds, self.scratch, self.forcing_gamma, self.last_grad_norm, self.last_forcing)
+                    *self.sweep[:-1], gradient_rows, self.product_dense, self.deriv, self.curv, p.lam, self.w,
+                    MAX_CG_ITERATIONS, self.cg_floor, self.grad, self.step, self.u, self.r, self.p_dir, self.q,
+                    self.xp, self.minv, self.s, self.fresh, self.bounds, self.scratch, self.forcing_gamma,
+                    self.last_grad_norm, self.last_forcing)
             self.fresh = False
             self._start_gap()
             self.cg_iterations.append(int(iterations))
