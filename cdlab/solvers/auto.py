@@ -78,8 +78,6 @@ the driver like any other method (same checkpoints, same certificate):
 """
 from __future__ import annotations
 
-import numpy as np
-
 from . import _hinge_newton as hinge_newton
 from . import costs, driver, newton
 from ._gap_estimate import estimate_schedules

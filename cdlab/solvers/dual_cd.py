@@ -138,7 +138,8 @@ def logit_cache(problem, rule, n_jobs):
     NO_LOGIT (PASSCoDe's threads would write α_i and its logit from different steps). A step that reads the cached
     root instead of log(b/(1 − b)) costs a log less; whole calls to a certified relative gap of 1e-6
     (benchmarks/logit_cache_bench.py, log ÷ cached, with losses.W_START_Q_INSIDE's starts): λ = 1/n mushrooms 1.04,
-    phishing 1.02, reuters_moneyfx 1.04, a9a 1.02; rcv1_small λ = 0.01/n 1.04."""
+    phishing 1.02, reuters_moneyfx 1.04, a9a 1.02; rcv1_small λ = 0.01/n 1.03 (the cached root read only where
+    b ≤ ½: ``losses.cached_logit``)."""
     if problem.loss == "logistic" and rule == EXACT and n_jobs == 1:
         return np.zeros(problem.n_samples)
     return NO_LOGIT
