@@ -479,9 +479,11 @@ def test_squared_cg_is_preconditioned_cg_on_the_normal_equations():
         np.testing.assert_allclose(state.w, w, rtol=1e-10, atol=1e-13)
 
 
-def test_cg_on_the_squared_loss_counts_two_passes_per_iteration_and_one_for_the_start():
+def test_cg_on_the_squared_loss_counts_two_passes_per_iteration_and_one_for_the_start(monkeypatch):
     """The squared loss under CG: one sweep for the start's residual −∇P(0), then two per CG iteration
-    (a step); CG's iterates are the exact minimisers over the Krylov space, so after d steps w is w*."""
+    (a step); CG's iterates are the exact minimisers over the Krylov space, so after d steps w is w*. A solve's
+    start checkpoint gives CG its residual from data facts (``_sums_at_zero``: no sweep), one where
+    SUMS_AT_ZERO is off."""
     problem = sparse_problem(n=60, d=12, density=0.4, seed=3, loss="squared", lam=1e-2)
     state = newton.NewtonState(problem, "uniform", None, solver="cg")
     for k in (1, 3, 12):
@@ -491,7 +493,11 @@ def test_cg_on_the_squared_loss_counts_two_passes_per_iteration_and_one_for_the_
     w_star = np.linalg.solve(X.T @ X / 60 + 1e-2 * np.eye(12), X.T @ problem.y / 60)
     np.testing.assert_allclose(state.w, w_star, rtol=1e-8, atol=1e-10)
     res = cdlab.solve(problem, "newton", tol=0, max_steps=4, solver="cg", eval_every=1.0)
-    assert res.trace.nnz_touched.tolist()[-1] == 9 * problem.nnz
+    assert res.trace.nnz_touched.tolist()[-1] == 8 * problem.nnz
+    monkeypatch.setattr(newton, "SUMS_AT_ZERO", False)
+    swept = cdlab.solve(problem, "newton", tol=0, max_steps=4, solver="cg", eval_every=1.0)
+    assert swept.trace.nnz_touched.tolist()[-1] == 9 * problem.nnz
+    np.testing.assert_allclose(swept.w, res.w, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("loss", LOSSES)
@@ -654,7 +660,8 @@ def test_the_squared_loss_starts_on_cg_and_hands_over_to_cholesky_where_cg_is_sl
     products and never forms H; on rows CG is slow on (cond 1e8, rotated) it hands over after a few products,
     and one Cholesky step lands on the optimum. Both certified (and within the gap's reach, ‖w − w*‖² ≤ 2·gap/λ,
     of numpy's solution of the normal equations), with every pass
-    counted (1 for the start's ∇P, 2 per product, 2 for the Cholesky step), and no checkpoint at the CG step
+    counted (2 per product, 2 for the Cholesky step; the start's ∇P from data facts, ``_sums_at_zero``, reads
+    none), and no checkpoint at the CG step
     that handed over (its gap is far above tol: the next step is Cholesky's)."""
     seen = _watch_checkpoints(monkeypatch)
     for cond, hands_over in ((1.0, False), (1e8, True)):
@@ -669,7 +676,7 @@ def test_the_squared_loss_starts_on_cg_and_hands_over_to_cholesky_where_cg_is_sl
         assert np.linalg.norm(res.w - w_star) <= np.sqrt(2 * res.trace.gap.iloc[-1] / problem.lam) + 1e-12
         products = len(state.product_gaps)
         assert 2 <= products <= state.handover_products
-        assert state.data_passes == pytest.approx(1 + 2 * products + 2 * hands_over, rel=1e-12)
+        assert state.data_passes == pytest.approx(2 * products + 2 * hands_over, rel=1e-12)
         steps = res.trace.steps.tolist()
         assert steps[-1] == products + hands_over and (products not in steps) == hands_over
         slow = cdlab.solve(problem, "newton", solver="cg", tol=1e-9, max_passes=1e5)
@@ -734,8 +741,8 @@ def test_newton_cg_checkpoints_with_its_next_gradients_sweep(monkeypatch, loss, 
     """On the Newton–CG path a checkpoint's Xw, α(w) and Xᵀα come from the sweep that also gives the next
     iteration ∇P and its preconditioner (``certificate_sums``), not from the driver's sweep: the certificate is
     Problem's (P bit for bit, D and the gap within rounding, as any primal method's), the run is the unfused one
-    up to rounding — the same steps and passes counted, w within 1e-10 — and it is certified at the
-    independent optimum."""
+    up to rounding — the same steps, w within 1e-10, and the same passes counted but the start's, whose sums come
+    from data facts (``_sums_at_zero``) — and it is certified at the independent optimum."""
     from cdlab.solvers import base, driver
 
     problem = (sparse_problem(n=200, d=60, density=0.2, seed=3, loss=loss, lam=1e-3) if rows == "sparse"
@@ -753,7 +760,9 @@ def test_newton_cg_checkpoints_with_its_next_gradients_sweep(monkeypatch, loss, 
     monkeypatch.setattr(newton.NewtonState, "certificate_sums", base.State.certificate_sums)
     plain = cdlab.solve(problem, "newton", tol=1e-10, solver="cg", max_passes=1000)
     assert sweeps and fused.trace.steps.tolist() == plain.trace.steps.tolist()
-    assert fused.trace.nnz_touched.tolist() == plain.trace.nnz_touched.tolist()
+    # the start's sums from data facts (``_sums_at_zero``): the first step reads X once less
+    np.testing.assert_array_equal(plain.trace.nnz_touched - fused.trace.nnz_touched,
+                                  [0] + [problem.nnz] * (len(fused.trace) - 1))
     np.testing.assert_allclose(fused.w, plain.w, rtol=1e-10, atol=1e-13)
     check_certified(problem, "newton", tol=1e-10, solver="cg")
 
@@ -800,9 +809,9 @@ def test_the_cholesky_paths_start_checkpoints_with_its_first_hessians_read(monke
 def test_the_squared_losss_cg_starts_checkpoints_with_its_first_sweep(monkeypatch, n_jobs):
     """On the squared loss's CG path the start's checkpoint (w = 0) takes Xᵀα = n·r from the sweep that starts CG
     (``_cg_start_sums``), not from the driver's sweep, which runs at the later checkpoints only; the start's
-    certificate is Problem's (D and the gap within rounding), the sweep's read is counted with the first step's (as
-    the other fused starts count theirs), and the run is the unfused one up to rounding — the same steps and reads,
-    w within 1e-10 — certified at the independent optimum."""
+    certificate is Problem's (D and the gap within rounding), its sums and CG's first residual come from data facts
+    (``_sums_at_zero``: no read, where the unfused run's first step reads X for them), and the run is the unfused
+    one up to rounding — the same steps, w within 1e-10 — certified at the independent optimum."""
     from cdlab.solvers import base, driver
 
     problem = sparse_problem(n=300, d=40, density=0.3, seed=7, loss="squared", lam=1e-3)
@@ -821,7 +830,9 @@ def test_the_squared_losss_cg_starts_checkpoints_with_its_first_sweep(monkeypatc
     sweeps.clear()
     plain = cdlab.solve(problem, "newton", tol=1e-10, solver="cg", max_passes=1000, n_jobs=n_jobs)
     assert len(sweeps) == len(plain.trace) and fused.trace.steps.tolist() == plain.trace.steps.tolist()
-    assert fused.trace.nnz_touched.tolist() == plain.trace.nnz_touched.tolist()
+    # the start's sums from data facts (``_sums_at_zero``): the first step reads X once less
+    np.testing.assert_array_equal(plain.trace.nnz_touched - fused.trace.nnz_touched,
+                                  [0] + [problem.nnz] * (len(fused.trace) - 1))
     np.testing.assert_allclose(fused.w, plain.w, rtol=1e-10, atol=1e-13)
     check_certified(problem, "newton", tol=1e-10, solver="cg", n_jobs=n_jobs)
 
@@ -1202,3 +1213,38 @@ def test_the_line_search_leaves_the_next_iterations_loss_weights_at_the_new_z(lo
         newton.LINE_SEARCH_WEIGHTS = True
     assert shipped.converged and recomputed.converged
     np.testing.assert_allclose(shipped.w, recomputed.w, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge", "squared"])
+@pytest.mark.parametrize("rows", ["sparse", "full"])
+def test_the_start_at_zero_takes_its_sums_from_data_facts_as_the_sweep_gives_them(loss, rows):
+    """At w = 0 the checkpoint's α(0) = −φ'(0) is k·y and φ''(0) one constant on these losses, so its Xᵀα is
+    k·Xᵀy (``Data.xty``, read-only, summed in X's storage order) and diag(H) the column norms times φ''(0)/n
+    (``_sums_at_zero``): equal to what the certified sweep reads from X — α, z and deriv, curv bit for bit, Xᵀα bit
+    for bit where k is a power of 2 (the logistic loss's ½, the squared loss's and the smoothed hinge's 1) and
+    the preconditioner within rounding. Labels all 0 (the squared loss: no k to read off y) get the sweep."""
+    from cdlab.solvers._newton_cg import certified_jacobi_sweep
+
+    problem = (sparse_problem(n=200, d=60, density=0.2, seed=3, loss=loss, lam=1e-3) if rows == "sparse"
+               else _full_rows_problem(loss))
+    xty = problem.data.xty
+    assert not xty.flags.writeable
+    np.testing.assert_array_equal(xty, problem.X.T @ problem.y)
+    assert problem.data.xty_norm_sq == float(xty @ xty)
+    state = newton.NewtonState(problem, "uniform", None, solver="cg")
+    alpha, xt_alpha = state._sums_at_zero()
+    n, d = problem.n_samples, problem.n_features
+    z, alpha_ref, xt_ref, curv_ref, diag_ref = np.ones(n), np.empty(n), np.zeros(d), np.empty(n), np.zeros(d)
+    certified_jacobi_sweep(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, np.zeros(d), True, z,
+                           alpha_ref, xt_ref, curv_ref, diag_ref, cdlab.solvers._kernels.full_rows(problem), None,
+                           None)
+    np.testing.assert_array_equal(state.z, z)
+    np.testing.assert_array_equal(alpha, alpha_ref)
+    np.testing.assert_array_equal(state.curv, curv_ref)
+    np.testing.assert_array_equal(xt_alpha, xt_ref)
+    np.testing.assert_allclose(state.minv, diag_ref, rtol=1e-13, atol=0)
+    if loss == "squared":
+        unlabelled = cdlab.Problem(problem.X, np.zeros(n), loss="squared", lam=problem.lam)
+        assert newton.NewtonState(unlabelled, "uniform", None, solver="cg")._sums_at_zero() is None
+        res = check_certified(unlabelled, "newton", tol=1e-12, solver="cg")
+        assert not res.w.any()

@@ -8,7 +8,7 @@ layer, the page and the CLI read (theory.md §1, §4), computed once.
     data.frob_sq, data.R                       ‖X‖_F², max_i ‖x_i‖
     data.C_P, data.C_D                         face-off eq. (16)
     data.row_nnz_sq_sum                        Σ_i ‖x_i‖₀², the multiply-adds of XᵀDX over the rows (×2)
-    data.xty_norm_sq                           ‖Xᵀy‖² (Newton's gap at w = 0, a cost model's input)
+    data.xty, data.xty_norm_sq                 Xᵀy (Newton's start), ‖Xᵀy‖² (its gap at w = 0, a cost model's input)
     data.spectral_norm_sq, data.gram_min_eig   ‖X‖₂², λ_min(XᵀX)
     data.gram_bulk_estimate                    ≈ λ₂(XᵀX)/n from a sample of rows (cost models)
     data.csr_arrays, data.csc_arrays           X's arrays as the numba kernels take them
@@ -311,11 +311,20 @@ class Data:
         return float(self.row_nnz @ self.row_nnz)
 
     @cached_fact
-    def xty_norm_sq(self) -> float:
-        """‖Xᵀy‖² (one read of X, not counted in a solver's passes, like ‖x_i‖²): with labels ±1 the logistic
-        loss's duality gap at w = 0 is ‖Xᵀy‖²/(8λn²) (``solvers.newton.logistic_start_gap``)."""
+    def xty(self):
+        """Xᵀy (read-only; one read of X, not counted in a solver's passes, like ‖x_i‖²), summed row by row in
+        X's storage order (scipy's product with Xᵀ, a CSC view), as a certificate sweep sums Xᵀα: at w = 0 a margin
+        loss's α(0) = −φ'(0) is a multiple of y, so Newton's start certifies from it without a read of X
+        (``solvers.newton.NewtonState._sums_at_zero``)."""
         xty = self.X.T @ self.y
-        return float(xty @ xty)
+        xty.flags.writeable = False
+        return xty
+
+    @cached_fact
+    def xty_norm_sq(self) -> float:
+        """‖Xᵀy‖² (``xty``): with labels ±1 the logistic loss's duality gap at w = 0 is ‖Xᵀy‖²/(8λn²)
+        (``solvers.newton.logistic_start_gap``)."""
+        return float(self.xty @ self.xty)
 
     @cached_fact
     def row_copies(self):

@@ -50,7 +50,9 @@ driver's: α = −φ'(Xw), the duality gap → 0 (on the Newton–CG path its Xw
 come from the sweep that gives the next iteration its ∇P, ``certificate_sums``: one
 read of X for both, its seconds the solver's; on the Cholesky path the same while
 the run samples H, else the start's Xᵀα from the read that forms the first H,
-``_cholesky_start``; the squared loss's CG the start's from the sweep that starts it,
+``_cholesky_start``; the squared loss's CG the start's with CG's first residual; at
+w = 0, on the CG path and while the run samples H, from data facts, no read of X:
+α(0) = −φ'(0) is a multiple k·y of the labels, so Xᵀα = k·Xᵀy, ``_sums_at_zero``,
 ``_cg_start_sums``); under eval_every="auto" one after
 every iteration whose starting gap, ‖∇P‖²/(2λ), is small enough for it to end
 the run (``certificate_due``; the squared loss on the CG path: after the CG
@@ -150,6 +152,10 @@ CG_START_FUSED = True
 # (``product_rows``: float32 where X is dense beyond the cache) rather than X's float64 values; a Python-level
 # switch, for benchmarks/gradient_f32_bench.py (``product_rows``' docstring has the rule and the measurement).
 GRADIENT_ON_PRODUCT_ROWS = True
+# Whether a checkpoint at w = 0 on the CG path, or on the Cholesky path while it samples H, takes its sums and the
+# first step's ∇P and diag(H) from data facts (``NewtonState._sums_at_zero``: Xᵀy and the column norms) instead of
+# a read of X; a Python-level switch, for benchmarks/sums_at_zero_bench.py.
+SUMS_AT_ZERO = True
 # The inner solvers of the Newton system; "auto" picks by the cost model (``inner_solver``).
 SOLVERS = ("auto", "cholesky", "cg")
 # The most features the Cholesky path takes: H and its factor, 2·d² doubles, are 256 MiB at 4096.
@@ -796,6 +802,7 @@ class NewtonState(State):
             # the read of CG's (re)start not yet counted: counted with the next step's (``_cg_start_sums``)
             self.start_reads = 0
             self.fresh = False  # whether grad, minv and curv are at w already (``certificate_sums``)
+            self.fresh_read = True  # ... read from X by that sweep (False: from data facts, ``_sums_at_zero``)
             self.cg_iterations = []  # CG iterations of each Newton iteration (the squared loss: none)
             # the forcing term's γ (FORCING_GAMMA), and the ‖∇P‖ and η of the iteration that moved w to here
             # (0: none yet)
@@ -834,6 +841,7 @@ class NewtonState(State):
             self.sampled_from = None  # the gap the last step started from, if its H was sampled
             self.sampled_steps = 0  # the steps that took a sampled H's Δ
             self.fresh = False  # whether grad, minv and curv are at w already (``certificate_sums``)
+            self.fresh_read = True  # ... read from X by that sweep (False: from data facts, ``_sums_at_zero``)
             if self.rng is None:
                 self.rng = np.random.default_rng(0)
 
@@ -1107,6 +1115,8 @@ class NewtonState(State):
                     MAX_CG_ITERATIONS, self.cg_floor, self.grad, self.step, self.u, self.r, self.p_dir, self.q,
                     self.xp, self.minv, self.s, self.fresh, self.bounds, self.scratch, self.forcing_gamma,
                     self.last_grad_norm, self.last_forcing)
+            if self.fresh and not self.fresh_read:  # ∇P from data facts (``_sums_at_zero``): no read of X
+                touched -= p.nnz
             self.fresh = False
             self._start_gap()
             self.cg_iterations.append(int(iterations))
@@ -1208,22 +1218,37 @@ class NewtonState(State):
         self.checkpoints_when_due = self.tol > 0.0 or checkpoints_every_step(self.p, "cholesky")
 
     def _restart_cg(self):
-        """CG's (re)start: r and M⁻¹ (``_start_cg``), the first direction p = M⁻¹r and rz = r·M⁻¹r; returns the
-        nonzeros of X it read (the caller counts them)."""
+        """CG's (re)start: r and M⁻¹ (``_start_cg``), then ``_first_direction``; returns the nonzeros of X it read
+        (the caller counts them)."""
         read = self._start_cg()
+        self._first_direction()
+        return read
+
+    def _first_direction(self):
+        """From r and M⁻¹: CG's first direction p = M⁻¹r and rz = r·M⁻¹r."""
         np.multiply(self.minv, self.r, out=self.s)
         self.p_dir[:] = self.s
         self.rz = dense_dot(self.r, self.s)
         self.product_gaps = []
-        return read
 
     def _cg_start_sums(self):
-        """The start's checkpoint sums at w = 0 from the sweep that starts CG (``_restart_cg``: r = −∇P and M⁻¹,
-        kept for the first product): z = 0, α = −φ'(0) and Xᵀα = −n∇P = n·r, so the start reads X once where it
-        read it twice, as the Cholesky path's start does (``_cholesky_start``)."""
+        """The start's checkpoint sums at w = 0 from data facts (``_sums_at_zero``: z = 0, α = −φ'(0) = y and
+        Xᵀα = Xᵀy, with r = −∇P = Xᵀα/n and M⁻¹ for the first product: no read of X), or where SUMS_AT_ZERO is off
+        from the sweep that starts CG (``_restart_cg``: Xᵀα = −n∇P = n·r; one read where the driver's checkpoint and
+        CG's start read X once each, as the Cholesky path's start, ``_cholesky_start``)."""
         p = self.p
-        self.start_reads = self._restart_cg()  # counted with the first step's, as the other fused starts count theirs
-        return L.neg_deriv(p.loss_code, self.z, p.y, p.s), self.z, self.r * float(p.n_samples)
+        sums = self._sums_at_zero() if SUMS_AT_ZERO else None
+        if sums is None:
+            self.start_reads = self._restart_cg()  # counted with the first step's, as the other fused starts count
+            return L.neg_deriv(p.loss_code, self.z, p.y, p.s), self.z, self.r * float(p.n_samples)
+        alpha, xt_alpha = sums
+        self.minv += p.lam
+        np.reciprocal(self.minv, out=self.minv)
+        np.multiply(xt_alpha, 1.0 / p.n_samples, out=self.r)
+        np.negative(self.r, out=self.grad)
+        self._first_direction()
+        self.start_reads = 0
+        return alpha, self.z, xt_alpha
 
     def _start_cg(self):
         """r and M⁻¹ from the current iterate: r = −∇P(w) and M = diag(H) by one sweep (``jacobi``), or on the
@@ -1262,18 +1287,44 @@ class NewtonState(State):
             start = CG_START_FUSED and not self.dual_space and self.rz is None and self.steps == 0 and not self.w.any()
             return self._cg_start_sums() if start else None
         n = p.n_samples
-        alpha, xt_alpha = np.empty(n), np.zeros(p.n_features)
-        self.minv[:] = 0.0
-        with self._sweep_threads():
-            certified_jacobi_sweep(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, not self.w.any(), self.z, alpha,
-                                   xt_alpha, self.curv, self.minv, full_rows(p), self.bounds, self.scratch)
+        at_zero = not self.w.any()
+        sums = self._sums_at_zero() if at_zero and SUMS_AT_ZERO else None
+        self.fresh_read = sums is None
+        if sums is None:
+            alpha, xt_alpha = np.empty(n), np.zeros(p.n_features)
+            self.minv[:] = 0.0
+            with self._sweep_threads():
+                certified_jacobi_sweep(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, at_zero, self.z, alpha,
+                                       xt_alpha, self.curv, self.minv, full_rows(p), self.bounds, self.scratch)
+        else:
+            alpha, xt_alpha = sums
+        self.weights_at_z = False  # z is the exact Xw now, curv is at it and deriv may not be
         self.minv += p.lam
         np.reciprocal(self.minv, out=self.minv)
         np.multiply(xt_alpha, -1.0 / n, out=self.grad)
         self.grad += p.lam * self.w
         self.fresh = True
-        self.weights_at_z = False  # z is the exact Xw now, curv is at it and deriv is not
         return alpha, self.z, xt_alpha  # the driver reads z before the next step moves it
+
+    def _sums_at_zero(self):
+        """At w = 0, (α, Xᵀα) of the checkpoint and the next step's diag(H) − λ (in minv), deriv and curv, from data
+        facts and no read of X, where α(0) = −φ'(0) is k·y for one k and φ''(0) one constant c (a margin loss
+        φ(z; y) = ψ(yz) on labels ±1: the logistic loss's k = ½, c = ¼; the squared loss's k = 1, c = 1): z = 0,
+        Xᵀα = k·Xᵀy (``Data.xty``, summed in X's storage order as the sweep sums Xᵀα, so bit for bit the sweep's
+        where k is a power of 2) and diag(H) − λ = c·‖f_j‖²/n (``Data.col_norms_sq``; the sweep's Σ_i c x_ij²/n up to
+        rounding: only the preconditioner reads it). None where α(0) or φ''(0) is not so: the sweep then."""
+        p = self.p
+        self.z[:] = 0.0
+        loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
+        alpha = L.neg_deriv(p.loss_code, self.z, p.y, p.s)
+        labelled = np.flatnonzero(p.y)
+        if labelled.size == 0 or np.any(self.curv != self.curv[0]):
+            return None
+        k = alpha[labelled[0]] / p.y[labelled[0]]
+        if not np.array_equal(alpha, k * p.y):
+            return None
+        np.multiply(p.data.col_norms_sq, self.curv[0], out=self.minv)
+        return alpha, k * p.data.xty
 
     def _cholesky_start(self):
         """The start's checkpoint sums at w = 0 from the read of X that forms the first iteration's ∇P and H
