@@ -6,10 +6,12 @@ Each problem of benchmarks/race.py (λ = FACTOR/n) is solved by Newton (auto's i
 Cholesky path that samples H) to a certified relative gap of 1e-6: whole ``cdlab.solve`` calls, certificate
 included, in interleaved pairs in this one process, "facts" as shipped (the start's checkpoint and the first
 step's ∇P and diag(H) from ``Data.xty`` and the column norms: ``NewtonState._sums_at_zero``), "sweep" with
-SUMS_AT_ZERO off (the same sums from one read of X). Xᵀy is a fact of the data, computed once for a Problem by
-the cost model that picks the inner solver (``Data.xty_norm_sq``), so both sides time calls on a Problem that
-has it. Printed: median milliseconds of each, the median of the pairs' ratios (sweep ÷ facts: > 1, the facts
-faster) and their range, the passes of each, and the largest relative difference of the certified P.
+SUMS_AT_ZERO off (the same sums from one read of X). Xᵀy is a fact of the data, computed once for a Data (for
+the logistic loss by the cost model that picks the inner solver, ``Data.xty_norm_sq``; else by the first start
+that asks, which counts that read): the timed calls are repeats on one Problem, which has it after the first, so
+this measures a run on data whose Xᵀy is known (a λ path, the race's repeats), not a first call. Printed: median
+milliseconds of each, the median of the pairs' ratios (sweep ÷ facts: > 1, the facts faster) and their range,
+the passes of each, and the largest relative difference of the certified P.
 """
 from __future__ import annotations
 

@@ -482,8 +482,8 @@ def test_squared_cg_is_preconditioned_cg_on_the_normal_equations():
 def test_cg_on_the_squared_loss_counts_two_passes_per_iteration_and_one_for_the_start(monkeypatch):
     """The squared loss under CG: one sweep for the start's residual −∇P(0), then two per CG iteration
     (a step); CG's iterates are the exact minimisers over the Krylov space, so after d steps w is w*. A solve's
-    start checkpoint gives CG its residual from data facts (``_sums_at_zero``: no sweep), one where
-    SUMS_AT_ZERO is off."""
+    start checkpoint gives CG its residual from data facts (``_sums_at_zero``): the first solve on the data reads
+    X once for Xᵀy, counted as the sweep's would be; a later one reads none; with SUMS_AT_ZERO off, the sweep."""
     problem = sparse_problem(n=60, d=12, density=0.4, seed=3, loss="squared", lam=1e-2)
     state = newton.NewtonState(problem, "uniform", None, solver="cg")
     for k in (1, 3, 12):
@@ -492,8 +492,12 @@ def test_cg_on_the_squared_loss_counts_two_passes_per_iteration_and_one_for_the_
     X = problem.X.toarray()
     w_star = np.linalg.solve(X.T @ X / 60 + 1e-2 * np.eye(12), X.T @ problem.y / 60)
     np.testing.assert_allclose(state.w, w_star, rtol=1e-8, atol=1e-10)
+    assert not problem.data.has_fact("xty")
+    first = cdlab.solve(problem, "newton", tol=0, max_steps=4, solver="cg", eval_every=1.0)
+    assert first.trace.nnz_touched.tolist()[-1] == 9 * problem.nnz and problem.data.has_fact("xty")
     res = cdlab.solve(problem, "newton", tol=0, max_steps=4, solver="cg", eval_every=1.0)
     assert res.trace.nnz_touched.tolist()[-1] == 8 * problem.nnz
+    np.testing.assert_array_equal(first.w, res.w)
     monkeypatch.setattr(newton, "SUMS_AT_ZERO", False)
     swept = cdlab.solve(problem, "newton", tol=0, max_steps=4, solver="cg", eval_every=1.0)
     assert swept.trace.nnz_touched.tolist()[-1] == 9 * problem.nnz
@@ -660,8 +664,8 @@ def test_the_squared_loss_starts_on_cg_and_hands_over_to_cholesky_where_cg_is_sl
     products and never forms H; on rows CG is slow on (cond 1e8, rotated) it hands over after a few products,
     and one Cholesky step lands on the optimum. Both certified (and within the gap's reach, ‖w − w*‖² ≤ 2·gap/λ,
     of numpy's solution of the normal equations), with every pass
-    counted (2 per product, 2 for the Cholesky step; the start's ∇P from data facts, ``_sums_at_zero``, reads
-    none), and no checkpoint at the CG step
+    counted (1 for the start's Xᵀy, the data fact its ∇P comes from, ``_sums_at_zero``, 2 per product, 2 for the
+    Cholesky step), and no checkpoint at the CG step
     that handed over (its gap is far above tol: the next step is Cholesky's)."""
     seen = _watch_checkpoints(monkeypatch)
     for cond, hands_over in ((1.0, False), (1e8, True)):
@@ -676,7 +680,7 @@ def test_the_squared_loss_starts_on_cg_and_hands_over_to_cholesky_where_cg_is_sl
         assert np.linalg.norm(res.w - w_star) <= np.sqrt(2 * res.trace.gap.iloc[-1] / problem.lam) + 1e-12
         products = len(state.product_gaps)
         assert 2 <= products <= state.handover_products
-        assert state.data_passes == pytest.approx(2 * products + 2 * hands_over, rel=1e-12)
+        assert state.data_passes == pytest.approx(1 + 2 * products + 2 * hands_over, rel=1e-12)
         steps = res.trace.steps.tolist()
         assert steps[-1] == products + hands_over and (products not in steps) == hands_over
         slow = cdlab.solve(problem, "newton", solver="cg", tol=1e-9, max_passes=1e5)
@@ -748,6 +752,7 @@ def test_newton_cg_checkpoints_with_its_next_gradients_sweep(monkeypatch, loss, 
     problem = (sparse_problem(n=200, d=60, density=0.2, seed=3, loss=loss, lam=1e-3) if rows == "sparse"
                else _full_rows_problem(loss))
     assert (cdlab.solvers._kernels.full_rows(problem) is None) == (rows == "sparse")
+    problem.data.xty  # the data's Xᵀy known, as after a first run on it: the start reads nothing
     sweeps = []
     sweep = driver.certificate_sweep
     monkeypatch.setattr(driver, "certificate_sweep", lambda *args: sweeps.append(1) or sweep(*args))
@@ -806,15 +811,16 @@ def test_the_cholesky_paths_start_checkpoints_with_its_first_hessians_read(monke
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_the_squared_losss_cg_starts_checkpoints_with_its_first_sweep(monkeypatch, n_jobs):
-    """On the squared loss's CG path the start's checkpoint (w = 0) takes Xᵀα = n·r from the sweep that starts CG
-    (``_cg_start_sums``), not from the driver's sweep, which runs at the later checkpoints only; the start's
-    certificate is Problem's (D and the gap within rounding), its sums and CG's first residual come from data facts
-    (``_sums_at_zero``: no read, where the unfused run's first step reads X for them), and the run is the unfused
-    one up to rounding — the same steps, w within 1e-10 — certified at the independent optimum."""
+def test_the_squared_losss_cg_starts_checkpoints_from_data_facts(monkeypatch, n_jobs):
+    """On the squared loss's CG path the start's checkpoint (w = 0) takes its sums, and CG its first residual,
+    from data facts (``_cg_start_sums``, ``_sums_at_zero``: Xᵀα = Xᵀy, no read once the data has it, where the
+    unfused run's first step reads X for them), not from the driver's sweep, which runs at the later checkpoints
+    only; the start's certificate is Problem's (D and the gap within rounding), and the run is the unfused one up
+    to rounding — the same steps, w within 1e-10 — certified at the independent optimum."""
     from cdlab.solvers import base, driver
 
     problem = sparse_problem(n=300, d=40, density=0.3, seed=7, loss="squared", lam=1e-3)
+    problem.data.xty  # the data's Xᵀy known, as after a first run on it: the start reads nothing
     sweeps = []
     for name in ("certificate_sweep", "parallel_certificate_sweep"):
         sweep = getattr(driver, name)
@@ -1034,9 +1040,10 @@ def test_products_over_float32_rows_reach_the_same_certified_optimum(monkeypatch
     """Newton–CG's Hessian-vector products read X's dense rows rounded to float32 where ``product_rows`` says so
     (X kept dense, beyond the cache): forced here on a small problem, the run
     still reaches the certified optimum at the independent one (the products round, and the gradient sweeps of
-    the steps that start from no checkpoint, ``GRADIENT_ON_PRODUCT_ROWS``; the certificate reads float64), along
-    other iterates than the float64 run's, with the gradient on float64 rows too; the float32 rows are X_dense
-    rounded, read-only."""
+    the steps that start from no checkpoint far from the tol, ``_gradient_rounds``: not near it, even where a fixed
+    cadence leaves those steps unchecked, nor without a tol; the certificate reads float64), along other iterates
+    than the float64 run's, with the gradient on float64 rows too; the float32 rows are X_dense rounded,
+    read-only."""
     problem = _full_rows_problem(loss, n=400)
     rows32 = problem.data.X_dense_f32
     assert rows32.dtype == np.float32 and not rows32.flags.writeable
@@ -1057,7 +1064,16 @@ def test_products_over_float32_rows_reach_the_same_certified_optimum(monkeypatch
     monkeypatch.setattr(newton, "newton_cg_direction", recording)
     f32 = check_certified(problem, "newton", tol=1e-10, solver="cg")
     assert not np.array_equal(f32.w, f64.w)  # the products did read the float32 rows
-    assert gradient_rows and all(rows is rows32 for rows in gradient_rows)
+    # far from the tol the gradient reads the float32 rows, near it X's float64 values (``_gradient_rounds``)
+    assert any(rows is rows32 for rows in gradient_rows)
+    assert all(rows is rows32 or rows is problem.data.X_dense for rows in gradient_rows)
+    gradient_rows.clear()
+    spaced = check_certified(problem, "newton", tol=1e-10, solver="cg", eval_every=40.0)  # steps near it unchecked
+    assert gradient_rows[0] is rows32 and gradient_rows[-1] is problem.data.X_dense
+    assert spaced.trace.steps.iloc[-1] > len(spaced.trace)  # steps ran between checkpoints
+    gradient_rows.clear()
+    cdlab.solve(problem, "newton", tol=0.0, max_steps=12, eval_every=4.0, solver="cg")
+    assert gradient_rows and all(rows is problem.data.X_dense for rows in gradient_rows)  # no tol: float64 only
     gradient_rows.clear()
     monkeypatch.setattr(newton, "GRADIENT_ON_PRODUCT_ROWS", False)
     products_only = check_certified(problem, "newton", tol=1e-10, solver="cg")
@@ -1215,24 +1231,32 @@ def test_the_line_search_leaves_the_next_iterations_loss_weights_at_the_new_z(lo
     np.testing.assert_allclose(shipped.w, recomputed.w, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("loss", ["logistic", "smoothed_hinge", "squared"])
+@pytest.mark.parametrize("loss, s", [("logistic", 1.0), ("smoothed_hinge", 1.0), ("smoothed_hinge", 2.0),
+                                     ("squared", 1.0)])
 @pytest.mark.parametrize("rows", ["sparse", "full"])
-def test_the_start_at_zero_takes_its_sums_from_data_facts_as_the_sweep_gives_them(loss, rows):
+def test_the_start_at_zero_takes_its_sums_from_data_facts_as_the_sweep_gives_them(loss, s, rows):
     """At w = 0 the checkpoint's α(0) = −φ'(0) is k·y and φ''(0) one constant on these losses, so its Xᵀα is
-    k·Xᵀy (``Data.xty``, read-only, summed in X's storage order) and diag(H) the column norms times φ''(0)/n
-    (``_sums_at_zero``): equal to what the certified sweep reads from X — α, z and deriv, curv bit for bit, Xᵀα bit
-    for bit where k is a power of 2 (the logistic loss's ½, the squared loss's and the smoothed hinge's 1) and
-    the preconditioner within rounding. Labels all 0 (the squared loss: no k to read off y) get the sweep."""
+    k·Xᵀy (``Data.xty``, read-only) and diag(H) the column norms times φ''(0)/n (``_sums_at_zero``): equal to what
+    the certified sweep reads from X — α, z and curv bit for bit, Xᵀα bit for bit where k is a power of 2 (the
+    logistic loss's ½, the squared loss's 1, the smoothed hinge's min(1, 1/s): 1 and ½ here) and the preconditioner
+    within rounding. Xᵀy is X's product with y (against a dense product); the first start on the data reads X
+    for it and counts that read (the logistic loss's state has it from its cost model), a later one reads none.
+    Labels all 0 (the squared loss: no k to read off y) get
+    the sweep."""
     from cdlab.solvers._newton_cg import certified_jacobi_sweep
 
     problem = (sparse_problem(n=200, d=60, density=0.2, seed=3, loss=loss, lam=1e-3) if rows == "sparse"
                else _full_rows_problem(loss))
+    if loss == "smoothed_hinge":
+        problem = problem.with_params(s=s)
+    state = newton.NewtonState(problem, "uniform", None, solver="cg")
+    known = problem.data.has_fact("xty")
+    assert known == (loss == "logistic")  # the logistic loss's cost model asks for ‖Xᵀy‖² (``logistic_start_gap``)
+    alpha, xt_alpha, read = state._sums_at_zero()
+    assert read == (0 if known else problem.nnz) and problem.data.has_fact("xty") and state._sums_at_zero()[2] == 0
     xty = problem.data.xty
     assert not xty.flags.writeable
-    np.testing.assert_array_equal(xty, problem.X.T @ problem.y)
-    assert problem.data.xty_norm_sq == float(xty @ xty)
-    state = newton.NewtonState(problem, "uniform", None, solver="cg")
-    alpha, xt_alpha = state._sums_at_zero()
+    np.testing.assert_allclose(xty, problem.X.toarray().T @ problem.y, rtol=1e-12, atol=1e-12)
     n, d = problem.n_samples, problem.n_features
     z, alpha_ref, xt_ref, curv_ref, diag_ref = np.ones(n), np.empty(n), np.zeros(d), np.empty(n), np.zeros(d)
     certified_jacobi_sweep(*problem.csr_arrays, problem.y, problem.loss_code, problem.s, np.zeros(d), True, z,

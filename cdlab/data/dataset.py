@@ -14,7 +14,7 @@ layer, the page and the CLI read (theory.md §1, §4), computed once.
     data.csr_arrays, data.csc_arrays           X's arrays as the numba kernels take them
     data.row_copies                            each example's first example of an equal row (None: all distinct)
     data.X_dense                               X as a dense row-major array where it is (nearly) dense, else None
-    data.X_dense_f32                           X_dense rounded to float32 (the CG path's Hessian-vector products)
+    data.X_dense_f32                           X_dense rounded to float32 (the CG path's products, far gradients)
 
 The linear-algebra facts are computed on first use and kept on the object;
 a ``Problem`` holds its Data, and ``Problem.with_params`` shares it, so every
@@ -267,8 +267,9 @@ class Data:
     def X_dense_f32(self):
         """``X_dense`` rounded to float32 (read-only; 4 bytes an entry, a copy), or None where X is not kept dense:
         for sweeps whose result is itself an approximation (the Hessian-vector products of Newton–CG and of the squared
-        loss's CG, refined on ``X_dense`` where its solution does not certify: ``solvers.newton.product_rows``), never
-        for a gradient or a certificate."""
+        loss's CG, refined on ``X_dense`` where its solution does not certify: ``solvers.newton.product_rows``; the
+        gradients of Newton–CG's steps far from the optimum: ``solvers.newton.NewtonState._gradient_rounds``), never
+        for a certificate."""
         if self.X_dense is None:
             return None
         out = self.X_dense.astype(np.float32)
@@ -310,12 +311,16 @@ class Data:
         several times by each Newton or auto call."""
         return float(self.row_nnz @ self.row_nnz)
 
+    def has_fact(self, name) -> bool:
+        """Whether the cached fact ``name`` (a ``cached_fact`` of this class) has been computed for this Data."""
+        return name in self.__dict__
+
     @cached_fact
     def xty(self):
-        """Xᵀy (read-only; one read of X, not counted in a solver's passes, like ‖x_i‖²), summed row by row in
-        X's storage order (scipy's product with Xᵀ, a CSC view), as a certificate sweep sums Xᵀα: at w = 0 a margin
-        loss's α(0) = −φ'(0) is a multiple of y, so Newton's start certifies from it without a read of X
-        (``solvers.newton.NewtonState._sums_at_zero``)."""
+        """Xᵀy (read-only; one read of X), summed row by row in X's storage order (scipy's product with Xᵀ, a CSC
+        view), as a serial certificate sweep sums Xᵀα: at w = 0 the logistic, squared and smoothed hinge losses'
+        α(0) = −φ'(0) is a multiple of y, so Newton's start certifies from it (``solvers.newton.NewtonState.
+        _sums_at_zero``, which counts the read where it is the first to ask)."""
         xty = self.X.T @ self.y
         xty.flags.writeable = False
         return xty

@@ -94,7 +94,8 @@ The CG path (``cdlab.solvers._newton_cg``): a truncated Newton method (Nocedal
 & Wright 2006, Algorithm 7.1, "line search Newton–CG"; liblinear's primal
 solver is its trust-region sibling). Each iteration reads X once for ∇P, then
 runs CG preconditioned by diag(H) (Jacobi, ``_newton_cg``'s docstring; reading
-X's dense rows, ``Data.X_dense``, where X is kept so, its CSR arrays elsewhere) on
+X's dense rows, ``Data.X_dense``, where X is kept so, or far from the optimum the products'
+float32 rows, ``product_rows``; its CSR arrays elsewhere) on
 H Δ = −∇P from Δ = 0 with products Hv = Xᵀ(D(Xv))/n + λv, each
 reading X twice (a row whose φ''_i is 0 once; over dense rows beyond the cache, rounded to float32:
 ``product_rows``, XΔ then rounded alike), until ‖r‖ ≤ η‖∇P‖ with the
@@ -105,13 +106,15 @@ loss from the second iteration on Eisenstat & Walker's choice 2 (1996, eq.
 ‖r‖ ≤ CG_GAP_SHARE·√(2λ·tol) (a step the run's certificate
 needs no more of), or MAX_CG_ITERATIONS products; XΔ is summed from the products'
 Xp, so the line search above reads no X. An iteration thus reads X
-1 + 2k times for k products, all counted (nnz_touched, passes), and at most
+1 + 2k times for k products (2k for the first from w = 0 on data whose Xᵀy is known:
+``_sums_at_zero``), all counted (nnz_touched, passes), and at most
 2·MAX_CG_ITERATIONS + 1 times: the bound ``iteration_ns`` (``MethodSpec.step_ns``)
 predicts, a run stopping only between steps. The squared loss's P is
 quadratic: its CG path is preconditioned CG on the normal equations (XᵀX/n + λI)w = Xᵀy/n,
-carried across steps, one step per CG iteration (2 passes; 1 more at the start
-and at a restart), certified by the driver between them (its products over ``product_rows``' float32 rows too,
-refined on float64 ones where their solution does not certify); where d ≥ DUAL_CG_RATIO·n,
+carried across steps, one step per CG iteration (2 passes; 1 more at a restart and at the start,
+none there once the data's Xᵀy is known), certified by the driver between them (its products over
+``product_rows``' float32 rows too, refined on float64 ones where their solution does not certify); where
+d ≥ DUAL_CG_RATIO·n,
 CG on its dual system (I + XXᵀ/(λn))α = y instead (``cdlab.solvers._dual_cg``: 2 passes an
 iteration, none at the start, 2 at a restart), certified at the pair (w = Xᵀα/(λn), α). Memory: a few
 length-d and length-n vectors, and in the n_jobs mode 2·n_jobs·d doubles of the row blocks' sums (and
@@ -148,9 +151,10 @@ CHOLESKY_START_FUSED = True
 # ... and the squared loss's CG its start's sums from the sweep that starts CG (``NewtonState._cg_start_sums``; a
 # Python-level switch, for benchmarks/cholesky_start_bench.py --solver cg)
 CG_START_FUSED = True
-# Whether the CG path's gradient sweeps that start no checkpointed step read the products' rows
-# (``product_rows``: float32 where X is dense beyond the cache) rather than X's float64 values; a Python-level
-# switch, for benchmarks/gradient_f32_bench.py (``product_rows``' docstring has the rule and the measurement).
+# Whether the CG path's gradient sweeps that start no checkpointed step far from the run's tol read the products'
+# rows (``product_rows``: float32 where X is dense beyond the cache) rather than X's float64 values
+# (``NewtonState._gradient_rounds``); a Python-level switch, for benchmarks/gradient_f32_bench.py (``product_rows``'
+# docstring has the rule and the measurement).
 GRADIENT_ON_PRODUCT_ROWS = True
 # Whether a checkpoint at w = 0 on the CG path, or on the Cholesky path while it samples H, takes its sums and the
 # first step's ∇P and diag(H) from data facts (``NewtonState._sums_at_zero``: Xᵀy and the column norms) instead of
@@ -486,25 +490,26 @@ def product_rows(problem):
     faster (dense 1e5 × 500, one thread, 37 → 23 ms; q within 3e-9 relative, Xv within 3e-8: an ad-hoc probe)
     and whole logistic calls 1.25–1.28× (benchmarks/hessian_f32_bench.py, the copy built before the timing; it
     is built once for a Problem, on its first such run: 71–92 ms there, against 81–172 ms saved by a whole
-    call). The products round, and so do the gradient sweeps of the Newton steps that start from no checkpoint
-    (``GRADIENT_ON_PRODUCT_ROWS``): ∇P within ~1e-7 relative of each of its terms; under eval_every="auto" those are
-    the steps from a gap above DUE_REACH·√(tol·P), far from the optimum (a step from below it is checkpointed, and
-    the step after a checkpoint takes ∇P from the checkpoint's float64 sweep, ``certificate_sums``). The
-    certificate reads X's float64 values, so the run is an inexact Newton method (CG solves a system within
-    ~1e-7·‖H‖ of H), converging to the same certified optimum. The gradient on the float32 rows, against X's
-    float64 values (benchmarks/gradient_f32_bench.py: dense 1e5 × 500, logistic, whole calls to a certified
-    relative gap 1e-6, interleaved pairs, float64 ÷ float32, at the same passes, P alike within 3e-14): 1.14 at
-    λ = 1/n (203 → 177 ms), 1.29 at 0.01/n (239 → 186 ms); n_jobs=2 1.09 and 1.13. XΔ, summed from the products'
-    Xp, carries the rounding into the z the line search and the next gradient read, until the next checkpoint's sweep
-    recomputes z = Xw; a line search that finds no decrease so switches the run to the float64 rows
-    (``NewtonState._newton_cg``). The squared loss's CG carries its residual across steps, so on rounded products
-    it converges to the rounded system's solution, within ~1e-7·cond(H) of the true one: its due checkpoint certifies
-    that point with X's float64 values, and where the certificate does not hold, the run goes on from there with the
-    float64 rows, CG restarted from the true residual (``NewtonState.checkpointed``): iterative refinement (Moler
-    1967, "Iterative refinement in floating point", J. ACM 14(2)), the low precision's solve the first correction's.
-    Dense 1e5 × 500 (benchmarks/hessian_f32_bench.py --losses squared: whole calls to a certified relative gap 1e-6,
-    interleaved pairs, the copy built before the timing, no switch; float64 ÷ float32): 1.52 at λ = 0.01/n (191 →
-    126 ms), 1.35 at 1/n (148 → 110 ms); n_jobs=2 1.47 and 1.43. Memory: 4 bytes an entry more."""
+    call). The products round, and so do the gradient sweeps of the Newton steps that start from no checkpoint while
+    the run is far from its tol (``NewtonState._gradient_rounds``: under a tol > 0, after a step from a gap above
+    DUE_REACH·√(tol·P)): ∇P within ~1e-7 relative of each of its terms; the steps near the optimum take ∇P from X's
+    float64 values (a checkpoint's sweep, ``certificate_sums``, or the gradient's own). The certificate reads X's
+    float64 values, so the run is an inexact Newton method (CG solves a system within ~1e-7·‖H‖ of H) whose last
+    steps have the exact gradient, converging to the same certified optimum. The gradient on the float32 rows,
+    against X's float64 values (benchmarks/gradient_f32_bench.py: dense 1e5 × 500, logistic, whole calls to a
+    certified relative gap 1e-6, interleaved pairs, float64 ÷ float32, at the same passes, P alike within 3e-14):
+    1.14 at λ = 1/n (203 → 177 ms), 1.29 at 0.01/n (239 → 186 ms); n_jobs=2 1.09 and 1.13. XΔ, summed from the
+    products' Xp, carries the rounding into the z the line search and the next gradient read, until the next
+    checkpoint's sweep recomputes z = Xw; a line search that finds no decrease so switches the run to the float64
+    rows (``NewtonState._newton_cg``). The squared loss's CG carries its residual across steps, so on rounded
+    products it converges to the rounded system's solution, within ~1e-7·cond(H) of the true one: its due checkpoint
+    certifies that point with X's float64 values, and where the certificate does not hold, the run goes on from
+    there with the float64 rows, CG restarted from the true residual (``NewtonState.checkpointed``): iterative
+    refinement (Moler 1967, "Iterative refinement in floating point", J. ACM 14(2)), the low precision's solve the
+    first correction's. Dense 1e5 × 500 (benchmarks/hessian_f32_bench.py --losses squared: whole calls to a
+    certified relative gap 1e-6, interleaved pairs, the copy built before the timing, no switch; float64 ÷ float32):
+    1.52 at λ = 0.01/n (191 → 126 ms), 1.35 at 1/n (148 → 110 ms); n_jobs=2 1.47 and 1.43. Memory: 4 bytes an
+    entry more."""
     data = problem.data
     if data.X_dense is not None and beyond_cache(problem) and not (problem.loss == "squared" and dual_system(problem)):
         return data.X_dense_f32
@@ -1108,14 +1113,14 @@ class NewtonState(State):
         for _ in range(n_steps):
             if not self.fresh:
                 self._loss_weights()
-            gradient_rows = self.product_dense if GRADIENT_ON_PRODUCT_ROWS else self.sweep[-1]
+            gradient_rows = self.product_dense if self._gradient_rounds() else self.sweep[-1]
             with self._sweep_threads():
                 iterations, touched, grad_norm, forcing = newton_cg_direction(
                     *self.sweep[:-1], gradient_rows, self.product_dense, self.deriv, self.curv, p.lam, self.w,
                     MAX_CG_ITERATIONS, self.cg_floor, self.grad, self.step, self.u, self.r, self.p_dir, self.q,
                     self.xp, self.minv, self.s, self.fresh, self.bounds, self.scratch, self.forcing_gamma,
                     self.last_grad_norm, self.last_forcing)
-            if self.fresh and not self.fresh_read:  # ∇P from data facts (``_sums_at_zero``): no read of X
+            if self.fresh and not self.fresh_read:  # ∇P from data facts already computed (``_sums_at_zero``)
                 touched -= p.nnz
             self.fresh = False
             self._start_gap()
@@ -1129,6 +1134,16 @@ class NewtonState(State):
                 # no decrease found (w, and the next η's ratio, stay as they were) along a step whose XΔ was summed
                 # from float32 rows: float64 from here on
                 self.product_dense = self.sweep[-1]
+
+    def _gradient_rounds(self) -> bool:
+        """Whether the next Newton–CG step's gradient sweep reads the products' rows (GRADIENT_ON_PRODUCT_ROWS;
+        ``product_rows``' docstring): only under a tol > 0 and after a step that started far from it, from a gap
+        above DUE_REACH·√(tol·P) (or before the first step), so that the steps near the optimum, checkpointed or not
+        (a fixed eval_every), take ∇P from X's float64 values and the run converges to the optimum of X, not of
+        its rounding."""
+        if not GRADIENT_ON_PRODUCT_ROWS or self.tol <= 0.0:
+            return False
+        return self.start_gap is None or not self._start_reaches(self.tol)
 
     def _conjugate_gradients(self, n_steps):
         """The squared loss: up to ``n_steps`` iterations of CG carried across calls, on its normal equations
@@ -1233,21 +1248,21 @@ class NewtonState(State):
 
     def _cg_start_sums(self):
         """The start's checkpoint sums at w = 0 from data facts (``_sums_at_zero``: z = 0, α = −φ'(0) = y and
-        Xᵀα = Xᵀy, with r = −∇P = Xᵀα/n and M⁻¹ for the first product: no read of X), or where SUMS_AT_ZERO is off
-        from the sweep that starts CG (``_restart_cg``: Xᵀα = −n∇P = n·r; one read where the driver's checkpoint and
-        CG's start read X once each, as the Cholesky path's start, ``_cholesky_start``)."""
+        Xᵀα = Xᵀy, with r = −∇P = Xᵀα/n and M⁻¹ for the first product: no read of X once the data has Xᵀy), or where
+        SUMS_AT_ZERO is off from the sweep that starts CG (``_restart_cg``: Xᵀα = −n∇P = n·r); either way at most
+        one read where the driver's checkpoint and CG's start read X once each, as the Cholesky path's start
+        (``_cholesky_start``)."""
         p = self.p
         sums = self._sums_at_zero() if SUMS_AT_ZERO else None
         if sums is None:
             self.start_reads = self._restart_cg()  # counted with the first step's, as the other fused starts count
             return L.neg_deriv(p.loss_code, self.z, p.y, p.s), self.z, self.r * float(p.n_samples)
-        alpha, xt_alpha = sums
+        alpha, xt_alpha, self.start_reads = sums  # counted with the first step's, as the sweep's would be
         self.minv += p.lam
         np.reciprocal(self.minv, out=self.minv)
         np.multiply(xt_alpha, 1.0 / p.n_samples, out=self.r)
         np.negative(self.r, out=self.grad)
         self._first_direction()
-        self.start_reads = 0
         return alpha, self.z, xt_alpha
 
     def _start_cg(self):
@@ -1277,8 +1292,8 @@ class NewtonState(State):
         (``_newton_cg.certified_jacobi_sweep``): one read of X for both, where the checkpoint and the iteration read
         it once each; z replaces the carried Xw (summed along the line searches) by the exact one. The same on the
         Cholesky path while the run samples H (``_sampled_step``: ∇P and diag(H)); else there at the start only:
-        ``_cholesky_start``; the squared loss's CG at the start only, from the sweep that starts it
-        (``_cg_start_sums``)."""
+        ``_cholesky_start``; the squared loss's CG at the start only, with CG's first residual
+        (``_cg_start_sums``). At w = 0 from data facts where the loss allows (``_sums_at_zero``)."""
         p = self.p
         if self.solver == "cholesky" and not (self.sample_size and self.sampling):
             start = CHOLESKY_START_FUSED and self.steps == 0 and not self.w.any()
@@ -1289,7 +1304,7 @@ class NewtonState(State):
         n = p.n_samples
         at_zero = not self.w.any()
         sums = self._sums_at_zero() if at_zero and SUMS_AT_ZERO else None
-        self.fresh_read = sums is None
+        self.fresh_read = sums is None or sums[2] > 0
         if sums is None:
             alpha, xt_alpha = np.empty(n), np.zeros(p.n_features)
             self.minv[:] = 0.0
@@ -1297,7 +1312,7 @@ class NewtonState(State):
                 certified_jacobi_sweep(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, at_zero, self.z, alpha,
                                        xt_alpha, self.curv, self.minv, full_rows(p), self.bounds, self.scratch)
         else:
-            alpha, xt_alpha = sums
+            alpha, xt_alpha, _ = sums
         self.weights_at_z = False  # z is the exact Xw now, curv is at it and deriv may not be
         self.minv += p.lam
         np.reciprocal(self.minv, out=self.minv)
@@ -1307,12 +1322,15 @@ class NewtonState(State):
         return alpha, self.z, xt_alpha  # the driver reads z before the next step moves it
 
     def _sums_at_zero(self):
-        """At w = 0, (α, Xᵀα) of the checkpoint and the next step's diag(H) − λ (in minv), deriv and curv, from data
-        facts and no read of X, where α(0) = −φ'(0) is k·y for one k and φ''(0) one constant c (a margin loss
-        φ(z; y) = ψ(yz) on labels ±1: the logistic loss's k = ½, c = ¼; the squared loss's k = 1, c = 1): z = 0,
-        Xᵀα = k·Xᵀy (``Data.xty``, summed in X's storage order as the sweep sums Xᵀα, so bit for bit the sweep's
-        where k is a power of 2) and diag(H) − λ = c·‖f_j‖²/n (``Data.col_norms_sq``; the sweep's Σ_i c x_ij²/n up to
-        rounding: only the preconditioner reads it). None where α(0) or φ''(0) is not so: the sweep then."""
+        """At w = 0, (α, Xᵀα, the nonzeros of X read) of the checkpoint, with the next step's diag(H) − λ (in minv),
+        deriv and curv, from data facts, where α(0) = −φ'(0) is k·y for one k and φ''(0) one constant c (the
+        logistic loss: k = ½, c = ¼; the squared loss: k = 1, c = 1; the smoothed hinge: k = c = min(1, 1/s)): z = 0,
+        Xᵀα = k·Xᵀy (``Data.xty``, summed in X's storage order as the serial sweep sums Xᵀα, so bit for bit that
+        sweep's where k is a power of 2) and diag(H) − λ = c·‖f_j‖²/n (``Data.col_norms_sq``; the sweep's
+        Σ_i c x_ij²/n up to rounding: only the preconditioner reads it). Xᵀy is a fact of the data, computed once for
+        a Data: by the cost model that picks the logistic loss's inner solver (``logistic_start_gap``), else here,
+        one read of X counted as this start's (nnz), as the sweep it replaces would be; later runs on the same data
+        read none. None where α(0) or φ''(0) is not so: the sweep then."""
         p = self.p
         self.z[:] = 0.0
         loss_weights(p.loss_code, self.z, p.y, p.s, self.deriv, self.curv)
@@ -1323,8 +1341,9 @@ class NewtonState(State):
         k = alpha[labelled[0]] / p.y[labelled[0]]
         if not np.array_equal(alpha, k * p.y):
             return None
+        read = 0 if p.data.has_fact("xty") else p.nnz
         np.multiply(p.data.col_norms_sq, self.curv[0], out=self.minv)
-        return alpha, k * p.data.xty
+        return alpha, k * p.data.xty, read
 
     def _cholesky_start(self):
         """The start's checkpoint sums at w = 0 from the read of X that forms the first iteration's ∇P and H
