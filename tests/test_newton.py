@@ -1266,7 +1266,7 @@ def test_the_start_at_zero_takes_its_sums_from_data_facts_as_the_sweep_gives_the
     np.testing.assert_array_equal(alpha, alpha_ref)
     np.testing.assert_array_equal(state.curv, curv_ref)
     np.testing.assert_array_equal(xt_alpha, xt_ref)
-    np.testing.assert_allclose(state.minv, diag_ref, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(state.minv, 1.0 / (diag_ref + problem.lam), rtol=1e-13, atol=0)  # M⁻¹
     if loss == "squared":
         unlabelled = cdlab.Problem(problem.X, np.zeros(n), loss="squared", lam=problem.lam)
         assert newton.NewtonState(unlabelled, "uniform", None, solver="cg")._sums_at_zero() is None

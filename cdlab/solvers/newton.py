@@ -1258,8 +1258,6 @@ class NewtonState(State):
             self.start_reads = self._restart_cg()  # counted with the first step's, as the other fused starts count
             return L.neg_deriv(p.loss_code, self.z, p.y, p.s), self.z, self.r * float(p.n_samples)
         alpha, xt_alpha, self.start_reads = sums  # counted with the first step's, as the sweep's would be
-        self.minv += p.lam
-        np.reciprocal(self.minv, out=self.minv)
         np.multiply(xt_alpha, 1.0 / p.n_samples, out=self.r)
         np.negative(self.r, out=self.grad)
         self._first_direction()
@@ -1311,19 +1309,19 @@ class NewtonState(State):
             with self._sweep_threads():
                 certified_jacobi_sweep(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, at_zero, self.z, alpha,
                                        xt_alpha, self.curv, self.minv, full_rows(p), self.bounds, self.scratch)
+            self.minv += p.lam
+            np.reciprocal(self.minv, out=self.minv)
         else:
             alpha, xt_alpha, _ = sums
         self.weights_at_z = False  # z is the exact Xw now, curv is at it and deriv may not be
-        self.minv += p.lam
-        np.reciprocal(self.minv, out=self.minv)
         np.multiply(xt_alpha, -1.0 / n, out=self.grad)
         self.grad += p.lam * self.w
         self.fresh = True
         return alpha, self.z, xt_alpha  # the driver reads z before the next step moves it
 
     def _sums_at_zero(self):
-        """At w = 0, (α, Xᵀα, the nonzeros of X read) of the checkpoint, with the next step's diag(H) − λ (in minv),
-        deriv and curv, from data facts, where α(0) = −φ'(0) is k·y for one k and φ''(0) one constant c (the
+        """At w = 0, (α, Xᵀα, the nonzeros of X read) of the checkpoint, with the next step's M⁻¹ = 1/diag(H) (in
+        minv), deriv and curv, from data facts, where α(0) = −φ'(0) is k·y for one k and φ''(0) one constant c (the
         logistic loss: k = ½, c = ¼; the squared loss: k = 1, c = 1; the smoothed hinge: k = c = min(1, 1/s)): z = 0,
         Xᵀα = k·Xᵀy (``Data.xty``, summed in X's storage order as the serial sweep sums Xᵀα, so bit for bit that
         sweep's where k is a power of 2) and diag(H) − λ = c·‖f_j‖²/n (``Data.col_norms_sq``; the sweep's
@@ -1343,6 +1341,8 @@ class NewtonState(State):
             return None
         read = 0 if p.data.has_fact("xty") else p.nnz
         np.multiply(p.data.col_norms_sq, self.curv[0], out=self.minv)
+        self.minv += p.lam
+        np.reciprocal(self.minv, out=self.minv)
         return alpha, k * p.data.xty, read
 
     def _cholesky_start(self):
