@@ -218,3 +218,20 @@ def test_building_data_copies_x_once():
     A = X.toarray()
     np.testing.assert_allclose(data.row_norms_sq, (A ** 2).sum(axis=1), rtol=1e-13)
     np.testing.assert_array_equal(data.col_norms_sq, np.asarray(X.multiply(X).sum(axis=0)).ravel())
+
+
+def test_one_value_is_the_value_every_stored_entry_shares_else_none():
+    """``Data.one_value``: binary or one-hot features scaled by one number share it (the sparse row kernels then read
+    X's indices alone); one entry apart anywhere, or duplicates that the canonical copy sums, and there is none."""
+    pattern = sp.random(30, 12, density=0.3, random_state=1, format="csr") + sp.eye(30, 12, format="csr")
+    pattern.data[:] = 1.0
+    y = np.ones(30)
+    assert Data(0.25 * pattern, y).one_value == 0.25
+    assert Data(-3.0 * pattern, y).one_value == -3.0
+    for k in (1, pattern.nnz - 1):
+        other = pattern.copy()
+        other.data[k] = 2.0
+        assert Data(other, y).one_value is None
+    doubled = sp.csr_matrix((np.ones(3), ([0, 0, 1], [2, 2, 3])), shape=(2, 5))  # (0, 2) stored twice: 2.0 after
+    assert Data(doubled, y[:2]).one_value is None
+    assert Data(np.ones((3, 4)), y[:3]).one_value == 1.0

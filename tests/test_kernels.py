@@ -515,7 +515,7 @@ def test_the_shrinking_kernel_gives_the_same_run_with_and_without_prefetch():
         alpha, v = np.zeros(p.n_samples), np.zeros(p.n_features)
         touched = kernel(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq, alpha,
                          v, v, 3000, active_set.state, active_set.active, active_set.ints, active_set.floats,
-                         _shrinking.UNSHRINK_RATIO, active_set.nnz, None)
+                         _shrinking.UNSHRINK_RATIO, active_set.nnz, None, None)
         runs.append((touched, alpha, v, active_set.active.copy(), active_set.ints.copy(), active_set.state.copy()))
     assert runs[0][4][_shrinking.N_ACTIVE] < p.n_samples and np.any(runs[0][1] != 0.0)  # it shrank, it moved
     for a, b in zip(*runs):

@@ -52,6 +52,16 @@ SAMPLE_SEED = 0
 DENSE_MIN_DENSITY = 0.9
 
 
+@njit(cache=True, nogil=True)
+def _shared_value(values):
+    """values[0] where every entry equals it, else 0.0 (no stored entry of a canonical X is 0)."""
+    first = values[0]
+    for k in range(1, values.shape[0]):
+        if values[k] != first:
+            return 0.0
+    return first
+
+
 class cached_fact:
     """A fact computed on first use and kept on the instance: ``functools.cached_property``
     without the lock Python 3.11 holds per attribute *of the class* while computing, under which
@@ -241,6 +251,15 @@ class Data:
         """The share of rows with every entry stored (d nonzeros): the kernels for full rows run where
         it is large (``solvers._kernels.full_rows``)."""
         return float(np.count_nonzero(self.row_nnz == self.n_features)) / self.n_samples
+
+    @cached_fact
+    def one_value(self):
+        """The value every stored entry of X shares (X = c·B for a 0/1 pattern B, as one-hot or binary features
+        scaled by one number), or None where two differ: the sparse row kernels then read X's indices alone
+        (``solvers._kernels.one_value``). One pass over the values where they are all equal, else it stops at the
+        first that differs."""
+        value = _shared_value(self.X.data)
+        return None if value == 0.0 else value
 
     @property
     def is_dense(self) -> bool:
