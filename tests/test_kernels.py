@@ -12,7 +12,9 @@ import scipy.sparse as sp
 
 import cdlab
 from cdlab.regularizer import regularizer_sums
-from cdlab.solvers._kernels import certificate_sweep, full_rows, row_axpy, row_dot, sparse_axpy, sparse_dot
+from cdlab.solvers import _kernels
+from cdlab.solvers._kernels import (certificate_sweep, full_rows, row_arrays, row_axpy, row_dot, sparse_axpy,
+                                     sparse_dot)
 from independent import dual_value, neg_derivative, primal_value
 
 LOSSES = ["squared", "logistic", "hinge", "smoothed_hinge", "absolute"]
@@ -515,7 +517,7 @@ def test_the_shrinking_kernel_gives_the_same_run_with_and_without_prefetch():
         alpha, v = np.zeros(p.n_samples), np.zeros(p.n_features)
         touched = kernel(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq, alpha,
                          v, v, 3000, active_set.state, active_set.active, active_set.ints, active_set.floats,
-                         _shrinking.UNSHRINK_RATIO, active_set.nnz, None, None)
+                         _shrinking.UNSHRINK_RATIO, active_set.nnz, None)
         runs.append((touched, alpha, v, active_set.active.copy(), active_set.ints.copy(), active_set.state.copy()))
     assert runs[0][4][_shrinking.N_ACTIVE] < p.n_samples and np.any(runs[0][1] != 0.0)  # it shrank, it moved
     for a, b in zip(*runs):
@@ -530,3 +532,28 @@ def test_all_finite_and_any_nonzero_are_numpys():
     for x in cases:
         assert all_finite(x) == bool(np.all(np.isfinite(x))), x
         assert any_nonzero(x) == bool(x.any()), x
+
+
+@pytest.mark.parametrize("loss, method, options", [
+    ("hinge", "sdca", {"sampling": "permutation", "shrinking": True}),
+    ("logistic", "sdca", {"sampling": "permutation"}), ("logistic", "newton", {"solver": "cg"}), ("squared", "newton", {"solver": "cg"}),
+    ("logistic", "newton", {"solver": "cg", "n_jobs": 2})])
+def test_rows_of_one_value_are_read_by_their_indices_to_the_same_run_bit_for_bit(real_data, monkeypatch, loss, method,
+                                                                                 options):
+    """a9a's nonzeros share one value (binary features scaled by the mean example norm): the kernels that read rows
+    through ``entry`` are handed that value in place of X's data array (``row_arrays``) and do the same arithmetic,
+    so the certified run is the one that reads X's values, bit for bit."""
+    X, y = real_data("a9a")
+    runs = []
+    for reads_values in (False, True):
+        monkeypatch.setattr(_kernels, "ONE_VALUE_ROWS", not reads_values)
+        problem = cdlab.Problem(X, y, loss=loss, lam=1.0 / X.shape[0])  # each run a fresh Data: equal first reads
+        values = row_arrays(problem)[2]
+        assert values is problem.csr_arrays[2] if reads_values else (isinstance(values, float) and values == X.data[0])
+        res = cdlab.solve(problem, method, tol=1e-9, max_passes=3000, seed=1, **options)
+        assert res.converged and problem.gap(res.w, res.alpha) <= 1e-9
+        runs.append(res)
+    by_indices, by_values = runs
+    np.testing.assert_array_equal(by_indices.w, by_values.w)
+    columns = ["passes", "primal", "dual", "gap"]
+    assert by_indices.trace[columns].equals(by_values.trace[columns])

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import cdlab
-from cdlab.solvers import _box_newton, _kernels, _shrinking, costs, dual_cd
+from cdlab.solvers import _box_newton, _shrinking, costs, dual_cd
 from _helpers import mean_scaled_dataset
 from independent import dual_optimum, primal_optimum
 
@@ -34,26 +34,6 @@ def test_shrinking_reaches_the_certified_optimum_of_the_plain_run(real_data, nam
         np.testing.assert_allclose(tr.gap, tr.primal - tr.dual, rtol=1e-9, atol=1e-13)
         assert problem.gap(res.w, res.alpha) <= TOL  # the returned pair, recomputed over all examples
         assert abs(tr.primal.iloc[-1] - ref) <= 1e-8 * abs(ref), (res.options, tr.primal.iloc[-1], ref)
-
-
-@pytest.mark.parametrize("l1", [0.0, 1e-3])
-def test_rows_of_one_value_are_read_by_their_indices_to_the_optimum_their_values_reach(real_data, monkeypatch, l1):
-    """a9a's nonzeros share one value (binary features scaled by the mean example norm): the kernel reads its indices
-    alone (``_kernels.one_value``) unless ONE_VALUE_ROWS is off, and both runs certify the one optimum of an
-    independent solver."""
-    X, y = real_data("a9a")
-    problem = cdlab.Problem(X, y, loss="hinge", lam=1.0 / X.shape[0], l1=l1)
-    ref = dual_optimum(X, y, "hinge", problem.lam, l1)
-    assert problem.data.one_value == X.data[0]
-    taken = []
-    monkeypatch.setattr(_shrinking, "one_value", lambda p: taken.append(_kernels.one_value(p)) or taken[-1])
-    for reads_indices in (True, False):
-        monkeypatch.setattr(_kernels, "ONE_VALUE_ROWS", reads_indices)
-        taken.clear()
-        res = cdlab.solve(problem, "sdca", sampling="permutation", shrinking=True, tol=TOL, max_passes=3000, seed=1)
-        assert taken and set(taken) == ({X.data[0]} if reads_indices else {None})
-        assert res.converged and problem.gap(res.w, res.alpha) <= TOL
-        assert abs(res.trace.primal.iloc[-1] - ref) <= 1e-8 * abs(ref), (reads_indices, res.trace.primal.iloc[-1], ref)
 
 
 def test_shrinking_reads_fewer_nonzeros_where_many_dual_coordinates_sit_at_a_bound(real_data, monkeypatch):

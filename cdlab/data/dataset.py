@@ -256,7 +256,7 @@ class Data:
     def one_value(self):
         """The value every stored entry of X shares (X = c·B for a 0/1 pattern B, as one-hot or binary features
         scaled by one number), or None where two differ: the sparse row kernels then read X's indices alone
-        (``solvers._kernels.one_value``). One pass over the values where they are all equal, else it stops at the
+        (``solvers._kernels.row_arrays``). One pass over the values where they are all equal, else it stops at the
         first that differs."""
         value = _shared_value(self.X.data)
         return None if value == 0.0 else value

@@ -1,7 +1,9 @@
 """The numba primitives every kernel is written in: one home for each.
 
 * ``sparse_dot`` / ``sparse_axpy``: x·w and out += c·x for one compressed row
-  (CSR) or column (CSC), given by its slice start:end of indices/data.
+  (CSR) or column (CSC), given by its slice start:end of indices/data; ``entry``
+  reads a stored value, from X's data array or, where every nonzero of X has one
+  value, from that value itself (``row_arrays``: no values read).
 * ``scalar_soft_threshold``: S_t(x) = sign(x)·max(|x| − t, 0), the prox of
   t|·| (``problem.soft_threshold`` is its vector form, for numpy arrays).
 * The lazy O(1) catch-up of a coordinate that k steps left untouched, while
@@ -52,7 +54,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from .. import losses as L
 from .._vector import VECTOR_SUM
@@ -114,6 +116,9 @@ def prefetch(typingctx, array, index):
     """Hint that ``array[index]`` will be read soon (LLVM's ``llvm.prefetch``: a read, kept in all cache
     levels). No effect on any value, and no fault: the CPU drops a prefetch of an address it cannot read.
     ``array``: a 1-D array; ``index``: an integer."""
+    if isinstance(array, types.Float) and isinstance(index, types.Integer):
+        # X's one shared value in place of its data array (``row_arrays``): nothing to fetch
+        return types.void(array, index), lambda context, builder, signature, args: context.get_dummy_value()
     if not (isinstance(array, types.Array) and array.ndim == 1 and isinstance(index, types.Integer)):
         return None  # numba then reports that no signature matches these arguments
 
@@ -162,11 +167,26 @@ def prefetch_whole_row(indptr, indices, data, i, with_indices):
 
 @njit(inline="always", cache=True)
 def prefetch_full_row(values, start, length):
-    """``prefetch`` every line of values[start:start + length] (length ≥ 1): one entry a line (8 float64s, 16
-    float32s), and the last entry, whose line the stride misses where the row does not start on a line."""
-    for k in range(start, start + length, _LINE_BYTES // values.itemsize):
+    """``prefetch`` every line of values[start:start + length] (length ≥ 1): one entry a line (``line_entries``), and
+    the last entry, whose line the stride misses where the row does not start on a line. Nothing where ``values`` is
+    X's one shared value (a float: ``row_arrays``; ``prefetch`` of it is empty, and so is the loop)."""
+    for k in range(start, start + length, line_entries(values)):
         prefetch(values, k)
     prefetch(values, start + length - 1)
+
+
+def line_entries(values):
+    """The entries of ``values`` one 64-byte line holds (8 float64s, 16 float32s or uint32s); 1 for X's one shared
+    value (a float: ``entry``)."""
+    return _LINE_BYTES // values.itemsize
+
+
+@overload(line_entries, inline="always")
+def _line_entries(values):
+    if isinstance(values, types.Float):
+        return lambda values: 1
+    per_line = _LINE_BYTES // (values.dtype.bitwidth // 8)
+    return lambda values: per_line
 
 
 @njit(inline="always", cache=True)
@@ -204,38 +224,34 @@ def prefetch_ahead(problem) -> int:
     return PREFETCH_AHEAD if problem.is_smooth or beyond_cache(problem) else 0
 
 
+def entry(values, p):
+    """X's stored value at position p: ``values[p]`` of its data array, or ``values`` itself where it is the one
+    value every stored entry shares (a float: ``row_arrays``), so the kernels read no values there."""
+    return values if isinstance(values, float) else values[p]
+
+
+@overload(entry, inline="always")
+def _entry(values, p):
+    if isinstance(values, types.Float):
+        return lambda values, p: values
+    return lambda values, p: values[p]
+
+
 @njit(inline="always", cache=True)
 def sparse_dot(indices, data, start, end, w):
-    """x·w for the compressed vector x = (indices, data)[start:end]."""
+    """x·w for the compressed vector x = (indices, data)[start:end] (``data``: X's values, or the one value they
+    share: ``entry``)."""
     z = 0.0
     for p in range(start, end):
-        z += data[p] * w[indices[p]]
+        z += entry(data, p) * w[indices[p]]
     return z
 
 
 @njit(inline="always", cache=True)
 def sparse_axpy(indices, data, start, end, c, out):
-    """out += c·x for the compressed vector x = (indices, data)[start:end]."""
+    """out += c·x for the compressed vector x = (indices, data)[start:end] (``data`` as ``sparse_dot``'s)."""
     for p in range(start, end):
-        out[indices[p]] += c * data[p]
-
-
-@njit(inline="always", cache=True)
-def pattern_dot(indices, start, end, w):
-    """Σ_p w[indices[p]] over [start, end): x·w = c·pattern_dot for a row x whose nonzeros all equal c
-    (``one_value``), its values unread."""
-    z = 0.0
-    for p in range(start, end):
-        z += w[indices[p]]
-    return z
-
-
-@njit(inline="always", cache=True)
-def pattern_axpy(indices, start, end, c, out):
-    """out[indices[p]] += c over [start, end): ``sparse_axpy`` of a row whose nonzeros all equal one value,
-    with c already multiplied by it (``one_value``)."""
-    for p in range(start, end):
-        out[indices[p]] += c
+        out[indices[p]] += c * entry(data, p)
 
 
 @njit(fastmath=VECTOR_SUM, cache=True)
@@ -298,23 +314,27 @@ def full_rows(problem):
     return True if long_rows and problem.data.full_rows_share >= FULL_ROWS_SHARE else None
 
 
-# The sparse row kernels that take a ``one_value`` argument read X's indices alone where every stored entry of X has
-# one value c (``Data.one_value``: binary or one-hot features, scaled by one number): x_i·w = c·Σ w[indices] and
-# out += δ·x_i adds δ·c at each index (δ·c rounded as ``sparse_axpy`` rounds it, so v = Xᵀα/(λn) is the same bit for
-# bit; x_i·w differs in rounding: c·Σ w_j against Σ c·w_j). No values read: a third of the bytes of a nonzero, and
-# no multiply. Measured on SDCA with shrinking (benchmarks/one_value_bench.py --repeats 7: hinge, whole solves to a
-# certified relative gap of 1e-6, seeds 0-2 a call, interleaved pairs; values ÷ indices): mushrooms 1.25 (1/n) and
-# 1.26 (0.01/n), a9a 1.12 and 1.10, phishing 1.08 and 1.12, w8a 1.09 and 1.02, at the same passes within the seeds'.
+# The kernels that read rows only through ``entry`` (``sparse_dot``, ``sparse_axpy``, and the sweeps that call it
+# themselves) take X's values as ``row_arrays`` hands them: where every stored entry of X has one value c
+# (``Data.one_value``: binary or one-hot features, scaled by one number) and the rows are read sparse, c itself, a
+# float, for which numba compiles each kernel anew without a read of X's values: a third of the bytes of a nonzero.
+# The arithmetic is the same (c·w_j summed, δ·c added), so the runs are the same bit for bit. The readers: SDCA's
+# steps (``dual_cd_chunk``, ``passcode_chunk``, ``_shrinking.shrinking_chunk``), the checkpoint's sweep
+# (``certificate_sweep``), Newton's CG sweeps and products (``newton.jacobi_reads``). Measured (benchmarks/
+# one_value_bench.py --repeats 7: method="auto", whole solves to a certified relative gap of 1e-6, interleaved pairs,
+# the same passes and P; values ÷ indices): hinge λ = 1/n (SDCA with shrinking) mushrooms 1.24, a9a 1.20, w8a 1.15,
+# phishing 1.13, and 0.01/n mushrooms 1.25, w8a 1.05; logistic w8a 1/n (Newton–CG) 1.10; the rest 0.99–1.03.
 ONE_VALUE_ROWS = True
 
 
-def one_value(problem):
-    """The ``one_value`` argument of the sparse row kernels: the value every stored entry of X shares
-    (``Data.one_value``) where ONE_VALUE_ROWS and the rows are read sparse (``full_rows`` is None), else None.
-    A kernel tests ``one_value is None``, a test numba resolves when it compiles, as ``full_rows``'s."""
-    if not ONE_VALUE_ROWS or full_rows(problem) is not None:
-        return None
-    return problem.data.one_value
+def row_arrays(problem):
+    """(indptr, indices, values) of X for the kernels that read its values through ``entry``: values is X's data
+    array, or the one value every stored entry shares (``Data.one_value``) where ONE_VALUE_ROWS and the rows are
+    read sparse (``full_rows`` is None)."""
+    indptr, indices, data = problem.csr_arrays
+    if not ONE_VALUE_ROWS or full_rows(problem) is not None or problem.data.one_value is None:
+        return indptr, indices, data
+    return indptr, indices, problem.data.one_value
 
 
 @njit(inline="always", cache=True)

@@ -66,8 +66,8 @@ from numba import njit, prange
 
 from ..data.dataset import unsigned_view
 from .. import losses as L
-from ._kernels import (add_blocks, full_dot, prefetch_dense_row_ahead, prefetch_full_row_ahead, row_dot, sparse_axpy,
-                       sparse_dot)
+from ._kernels import (add_blocks, entry, full_dot, prefetch_dense_row_ahead, prefetch_full_row_ahead, row_dot,
+                       sparse_axpy, sparse_dot)
 
 # ``forcing_term``'s constants: Eisenstat & Walker's exponent α (the ratio of ‖∇P‖ squared), η never above
 # FORCING_MAX (Nocedal & Wright's ½), and their safeguard γ·η_prev^α applied where it exceeds
@@ -194,7 +194,7 @@ def jacobi_rows(indptr, indices, data, dense, deriv, curv, grad, diag, lo, hi):
         g, c = deriv[i], curv[i]
         if dense is None:
             for p in range(indptr[i], indptr[i + 1]):
-                j, x = indices[p], data[p]
+                j, x = indices[p], entry(data, p)
                 grad[j] += g * x
                 diag[j] += c * x * x
         else:
@@ -276,7 +276,7 @@ def certified_rows(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_a
                 diag[p - start] += c * x * x
         else:
             for p in range(start, end):
-                j, x = indices[p], data[p]
+                j, x = indices[p], entry(data, p)
                 xt_alpha[j] += a * x
                 diag[j] += c * x * x
 

@@ -68,8 +68,8 @@ from numba import njit
 
 from .. import losses as L
 from ..sampling import MAX_STEPS_PER_PASS_FACTOR, fisher_yates_step, splitmix64_mix
-from ._kernels import (PREFETCH_AHEAD, PREFETCH_MIN_NNZ, full_rows, one_value, pattern_axpy, pattern_dot, prefetch,
-                       prefetch_whole_row, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
+from ._kernels import (PREFETCH_AHEAD, PREFETCH_MIN_NNZ, full_rows, prefetch, prefetch_whole_row, row_arrays,
+                       row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
 
 # The active set is restored when an epoch's Σ|PG| falls to this fraction of the last full epoch's.
 # Measured (hinge, λ = 1/n, whole solve to a certified relative gap of 1e-6 and 1e-10, on heart_scale,
@@ -178,15 +178,15 @@ def shuffle_active(active, n_active, state):
 
 @njit(cache=True, nogil=True)
 def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
-                    n_steps, state, active, ints, floats, ratio, nnz, full_rows, one_value):
+                    n_steps, state, active, ints, floats, ratio, nnz, full_rows):
     """Run at most ``n_steps`` visits of the active set (the module docstring) in place: the epoch's order is
     ``active[:ints[N_ACTIVE]]``, shuffled (``shuffle_active``, generator state ``state``) when an epoch ends;
     ``ints``/``floats`` are the counters kept between chunks. Returns the nonzeros read: the rows visited,
     each once; ``ints[RAN]`` holds the visits run, fewer than ``n_steps`` when an epoch found the certificate
     due (``ints[DUE]``: the chunk ends there, and a chunk called while it is set runs nothing).
 
-    ``w`` may be the same array as ``v`` when thresh (= μ/λ) is 0. ``full_rows``, ``one_value``: ``_kernels.full_rows``,
-    ``_kernels.one_value``."""
+    ``w`` may be the same array as ``v`` when thresh (= μ/λ) is 0. ``data``: X's values, or the one value they share
+    (``_kernels.row_arrays``); ``full_rows``: ``_kernels.full_rows``."""
     n = active.shape[0]
     n_active, pos, active_nnz, full = ints[N_ACTIVE], ints[POS], ints[ACTIVE_NNZ], ints[FULL]
     pg_max_old, pg_min_old = floats[PG_MAX_OLD], floats[PG_MIN_OLD]
@@ -208,12 +208,10 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
             prefetch(row_sq, ahead)
         i = active[pos]
         start, end = indptr[i], indptr[i + 1]
-        if full_rows is not None:
-            z = row_dot(indices, data, start, end, w)
-        elif one_value is None:
+        if full_rows is None:
             z = sparse_dot(indices, data, start, end, w)
         else:
-            z = one_value * pattern_dot(indices, start, end, w)
+            z = row_dot(indices, data, start, end, w)
         touched += end - start
         a = alpha[i]
         g, side = L.box_gradient(code, a, z, y[i], s)
@@ -233,12 +231,10 @@ def shrinking_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, al
             delta = a_new - a
             if delta != 0.0:
                 alpha[i] = a_new
-                if full_rows is not None:
-                    row_axpy(indices, data, start, end, delta / lam_n, v)
-                elif one_value is None:
+                if full_rows is None:
                     sparse_axpy(indices, data, start, end, delta / lam_n, v)
                 else:
-                    pattern_axpy(indices, start, end, delta / lam_n * one_value, v)
+                    row_axpy(indices, data, start, end, delta / lam_n, v)
                 if thresh > 0.0:
                     for p in range(start, end):
                         w[indices[p]] = scalar_soft_threshold(v[indices[p]], thresh)
@@ -338,9 +334,9 @@ class ActiveSet:
                 readmit(self.active, self.ints, self.margins, alpha, p.y, p.loss_code, p.s, p.csr_arrays[0],
                         self.state)
             self.margins = None
-        return shrinking_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples,
+        return shrinking_chunk(*row_arrays(p), p.y, p.loss_code, p.s, p.lam * p.n_samples,
                                thresh, p.row_norms_sq, alpha, v, w, n_steps, self.state, self.active, self.ints,
-                               self.floats, UNSHRINK_RATIO, self.nnz, full_rows(p), one_value(p))
+                               self.floats, UNSHRINK_RATIO, self.nnz, full_rows(p))
 
     def steps_per_pass(self) -> int:
         """Visits that read about nnz(X) nonzeros while the active set stays as it is: nnz over the

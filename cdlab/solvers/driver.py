@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._checks import check_real
-from ._kernels import all_finite, any_nonzero, certificate_sweep, full_rows, parallel_certificate_sweep
+from ._kernels import all_finite, any_nonzero, certificate_sweep, full_rows, parallel_certificate_sweep, row_arrays
 from ._threads import check_n_jobs, parallel_section, row_blocks
 from .base import METHODS, STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
 from .budget import AUTO, Budget
@@ -69,7 +69,7 @@ def _checkpoint(problem, w, alpha, n_jobs=1, sums=None):
     z = np.zeros(problem.n_samples)
     v = np.zeros(problem.n_features)
     if from_w or any_nonzero(w) or any_nonzero(alpha):  # else a dual start: Xw = Xᵀα = 0 without a pass over X
-        args = (*problem.csr_arrays, problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
+        args = (*row_arrays(problem), problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
         if n_jobs == 1:
             certificate_sweep(*args, full_rows(problem))
         else:

@@ -60,7 +60,8 @@ from .. import losses as L
 from ..sampling import make_sampler
 from ..problem import soft_threshold
 from ._kernels import (exceeds_cache, full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row,
-                       prefetch_whole_row, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy, sparse_dot)
+                       prefetch_whole_row, row_arrays, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy,
+                       sparse_dot)
 from ._gap_estimate import GapEstimate, estimate_schedules
 from ._face_cr import POLISH_FALL, POLISH_SHARE, polish
 from ._face_primal import FACE_PRIMAL_LAG, FACE_PRIMAL_LOSSES, FACE_PRIMAL_REACH, face_primal_try
@@ -78,10 +79,11 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     step_scale[i]) or SCALED (the gradient step scaled by step_scale[i]). ``w`` may be the same array
     as ``v`` when thresh (= μ/λ) is 0. ``logit``: empty, or (the logistic loss's exact step from α = 0) each i's
     last root t = logit b⁺, read through ``losses.cached_logit`` (``logistic_step_at``; ``logit_cache``).
-    ``full_rows``: ``_kernels.full_rows``; ``ahead``: ``_kernels.prefetch_ahead`` (0: no prefetch).
+    ``data``: X's values, or the one value they share (``_kernels.row_arrays``); ``full_rows``: ``_kernels.full_rows``;
+    ``ahead``: ``_kernels.prefetch_ahead`` (0: no prefetch).
     """
     touched = 0
-    whole = exceeds_cache(data.shape[0])  # the row ahead: all its lines beyond the cache (PREFETCH_AHEAD's comment)
+    whole = exceeds_cache(indices.shape[0])  # the row ahead: all its lines beyond the cache (PREFETCH_AHEAD's comment)
     for k in range(order.shape[0]):
         if ahead > 0 and k + ahead < order.shape[0]:
             later = order[k + ahead]
@@ -231,7 +233,7 @@ class DualCDState(State):
             self.steps_per_pass = self.active_set.steps_per_pass()
             return touched
         order = self.sampler.draw(self.rng, n_steps)
-        args = (*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, self.thresh,
+        args = (*row_arrays(p), p.y, p.loss_code, p.s, p.lam * p.n_samples, self.thresh,
                 p.row_norms_sq, self.alpha, self.v, self.w, order, self.step_scale, self.rule)
         if self.n_jobs == 1:
             return dual_cd_chunk(*args, self.logit, full_rows(p), prefetch_ahead(p))

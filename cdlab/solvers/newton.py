@@ -134,7 +134,7 @@ from numba import njit
 
 from .. import losses as L
 from .._checks import check_choice
-from ._kernels import beyond_cache, dense_dot, full_rows
+from ._kernels import beyond_cache, dense_dot, full_rows, row_arrays
 from ._dual_cg import dual_cg_steps, dual_preconditioner
 from ._hinge_newton import HingeNewtonState
 from ._newton_cg import certified_jacobi_sweep, cg_steps, jacobi_sweep, newton_cg_direction, nonempty_columns
@@ -647,7 +647,7 @@ def features_refusal(problem, options=None) -> str:
 def jacobi_reads(problem):
     """What the CG kernels and ``jacobi_sweep`` read of X: its CSR arrays, its nonempty columns and its dense rows
     (or None)."""
-    return (*problem.csr_arrays, nonempty_columns(problem), problem.data.X_dense)
+    return (*row_arrays(problem), nonempty_columns(problem), problem.data.X_dense)
 
 
 @njit(inline="always", cache=True)
@@ -1307,7 +1307,7 @@ class NewtonState(State):
             alpha, xt_alpha = np.empty(n), np.zeros(p.n_features)
             self.minv[:] = 0.0
             with self._sweep_threads():
-                certified_jacobi_sweep(*p.csr_arrays, p.y, p.loss_code, p.s, self.w, at_zero, self.z, alpha,
+                certified_jacobi_sweep(*row_arrays(p), p.y, p.loss_code, p.s, self.w, at_zero, self.z, alpha,
                                        xt_alpha, self.curv, self.minv, full_rows(p), self.bounds, self.scratch)
             self.minv += p.lam
             np.reciprocal(self.minv, out=self.minv)

@@ -49,13 +49,17 @@ class Warmup:
         rng = np.random.default_rng(0)
         X = rng.standard_normal((24, 6))
         y = np.where(rng.standard_normal(24) > 0, 1.0, -1.0)
-        problem = Problem(X, y, loss="logistic", lam=0.1)
+        # X's values, and binary features (nonzeros of one value, which the row kernels take without their values:
+        # ``solvers._kernels.row_arrays``, compiled apart)
+        problems = [Problem(X, y, loss="logistic", lam=0.1), Problem(np.maximum(X > 0, np.eye(24, 6)), y,
+                                                                     loss="logistic", lam=0.1)]
         for name in sorted(METHODS):
             self.current = name
             spec = METHODS[name]
-            p = problem if problem.loss in spec.losses else problem.with_params(loss=sorted(spec.losses)[0])
             try:
-                solve(p, method=name, max_passes=1.0, tol=0.0, eval_every=1.0)
+                for problem in problems:
+                    p = problem if problem.loss in spec.losses else problem.with_params(loss=sorted(spec.losses)[0])
+                    solve(p, method=name, max_passes=1.0, tol=0.0, eval_every=1.0)
             except Exception as exc:  # reported in the page, never fatal
                 self.failed[name] = f"{type(exc).__name__}: {exc}"
             self.done.append(name)
