@@ -226,7 +226,7 @@ def test_one_value_is_the_value_every_stored_entry_shares_else_none():
     pattern = sp.random(30, 12, density=0.3, random_state=1, format="csr") + sp.eye(30, 12, format="csr")
     pattern.data[:] = 1.0
     y = np.ones(30)
-    assert Data(0.25 * pattern, y).one_value == 0.25
+    assert Data(0.25 * pattern, y).one_value == 0.25 and type(Data(0.25 * pattern, y).one_value) is float
     assert Data(-3.0 * pattern, y).one_value == -3.0
     for k in (1, pattern.nnz - 1):
         other = pattern.copy()

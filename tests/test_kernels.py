@@ -534,22 +534,37 @@ def test_all_finite_and_any_nonzero_are_numpys():
         assert any_nonzero(x) == bool(x.any()), x
 
 
-@pytest.mark.parametrize("loss, method, options", [
-    ("hinge", "sdca", {"sampling": "permutation", "shrinking": True}),
-    ("logistic", "sdca", {"sampling": "permutation"}), ("logistic", "newton", {"solver": "cg"}), ("squared", "newton", {"solver": "cg"}),
-    ("logistic", "newton", {"solver": "cg", "n_jobs": 2})])
-def test_rows_of_one_value_are_read_by_their_indices_to_the_same_run_bit_for_bit(real_data, monkeypatch, loss, method,
-                                                                                 options):
-    """a9a's nonzeros share one value (binary features scaled by the mean example norm): the kernels that read rows
-    through ``entry`` are handed that value in place of X's data array (``row_arrays``) and do the same arithmetic,
-    so the certified run is the one that reads X's values, bit for bit."""
-    X, y = real_data("a9a")
+def _binary(n, d, density, seed=0):
+    """n × d features of one value (0/1, every row and column with a nonzero) and ±1 labels."""
+    rng = np.random.default_rng(seed)
+    X = np.maximum(rng.random((n, d)) < density, np.eye(n, d)).astype(float)
+    X[0] = 1.0
+    return X, np.where(rng.standard_normal(n) >= 0, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("data, loss, l1, method, options", [
+    ("a9a", "hinge", 0.0, "sdca", {"sampling": "permutation", "shrinking": True}),
+    ("a9a", "hinge", 1e-3, "sdca", {"sampling": "permutation", "shrinking": True}),
+    ("a9a", "logistic", 0.0, "sdca", {"sampling": "permutation"}),
+    ("a9a", "logistic", 0.0, "newton", {"solver": "cg"}), ("a9a", "squared", 0.0, "newton", {"solver": "cg"}),
+    ("a9a", "logistic", 0.0, "newton", {"solver": "cg", "n_jobs": 2}),
+    ("a9a", "logistic", 0.0, "newton", {"solver": "cholesky"}),
+    ("dense", "logistic", 0.0, "newton", {"solver": "cg"}),  # X_dense kept beside the one value
+    ("wide", "squared", 0.0, "newton", {"solver": "cg"})])  # d ≥ 2n: CG on the dual system
+def test_rows_of_one_value_are_read_by_their_indices_to_the_same_run_bit_for_bit(real_data, monkeypatch, data, loss,
+                                                                                 l1, method, options):
+    """a9a's nonzeros share one value (binary features scaled by the mean example norm), as do the binary matrices
+    here: the kernels that read rows through ``entry`` are handed that value in place of X's data array
+    (``row_arrays``) and do the same arithmetic, so the certified run is the one that reads X's values, bit for bit."""
+    X, y = {"a9a": lambda: real_data("a9a"), "dense": lambda: _binary(300, 40, 0.95),
+            "wide": lambda: _binary(40, 200, 0.1)}[data]()
     runs = []
     for reads_values in (False, True):
         monkeypatch.setattr(_kernels, "ONE_VALUE_ROWS", not reads_values)
-        problem = cdlab.Problem(X, y, loss=loss, lam=1.0 / X.shape[0])  # each run a fresh Data: equal first reads
+        problem = cdlab.Problem(X, y, loss=loss, lam=1.0 / X.shape[0], l1=l1)  # a fresh Data: equal first reads
         values = row_arrays(problem)[2]
-        assert values is problem.csr_arrays[2] if reads_values else (isinstance(values, float) and values == X.data[0])
+        shared = type(values) is float and values == problem.X.data[0]
+        assert values is problem.csr_arrays[2] if reads_values else shared
         res = cdlab.solve(problem, method, tol=1e-9, max_passes=3000, seed=1, **options)
         assert res.converged and problem.gap(res.w, res.alpha) <= 1e-9
         runs.append(res)
@@ -557,3 +572,11 @@ def test_rows_of_one_value_are_read_by_their_indices_to_the_same_run_bit_for_bit
     np.testing.assert_array_equal(by_indices.w, by_values.w)
     columns = ["passes", "primal", "dual", "gap"]
     assert by_indices.trace[columns].equals(by_values.trace[columns])
+
+
+def test_full_rows_of_one_value_are_read_as_dense_rows_with_their_values():
+    """Full rows are read as dense ones (``full_rows``, a vectorised sum over X's values), whatever they hold:
+    ``row_arrays`` hands those kernels X's data array even where every entry shares one value."""
+    problem = cdlab.Problem(0.5 * np.ones((30, 120)), np.where(np.arange(30) % 2, 1.0, -1.0), loss="hinge", lam=0.1)
+    assert problem.data.one_value == 0.5 and full_rows(problem) is not None
+    assert row_arrays(problem)[2] is problem.csr_arrays[2]

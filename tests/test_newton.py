@@ -963,10 +963,12 @@ def test_the_parallel_sweeps_sum_each_block_as_the_serial_sweep_and_add_them_in_
 
 
 def cg_sweep_arrays(problem):
-    """What the CG kernels read of X (``NewtonState.sweep``): its CSR arrays, nonempty columns and dense rows."""
+    """What the CG kernels read of X (``NewtonState.sweep``): its CSR arrays (values as ``_kernels.row_arrays`` hands
+    them), nonempty columns and dense rows."""
+    from cdlab.solvers._kernels import row_arrays
     from cdlab.solvers._newton_cg import nonempty_columns
 
-    return (*problem.csr_arrays, nonempty_columns(problem), problem.data.X_dense)
+    return (*row_arrays(problem), nonempty_columns(problem), problem.data.X_dense)
 
 
 def _watch_row_blocks(monkeypatch):

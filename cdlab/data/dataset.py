@@ -12,6 +12,7 @@ layer, the page and the CLI read (theory.md §1, §4), computed once.
     data.spectral_norm_sq, data.gram_min_eig   ‖X‖₂², λ_min(XᵀX)
     data.gram_bulk_estimate                    ≈ λ₂(XᵀX)/n from a sample of rows (cost models)
     data.csr_arrays, data.csc_arrays           X's arrays as the numba kernels take them
+    data.one_value                             the value every nonzero of X shares (binary features), else None
     data.row_copies                            each example's first example of an equal row (None: all distinct)
     data.X_dense                               X as a dense row-major array where it is (nearly) dense, else None
     data.X_dense_f32                           X_dense rounded to float32 (the CG path's products, far gradients)

@@ -115,7 +115,8 @@ FULL_ROW_AHEAD = 2
 def prefetch(typingctx, array, index):
     """Hint that ``array[index]`` will be read soon (LLVM's ``llvm.prefetch``: a read, kept in all cache
     levels). No effect on any value, and no fault: the CPU drops a prefetch of an address it cannot read.
-    ``array``: a 1-D array; ``index``: an integer."""
+    ``array``: a 1-D array, or X's one shared value (a float: ``row_arrays``), a hint of nothing; ``index``: an
+    integer."""
     if isinstance(array, types.Float) and isinstance(index, types.Integer):
         # X's one shared value in place of its data array (``row_arrays``): nothing to fetch
         return types.void(array, index), lambda context, builder, signature, args: context.get_dummy_value()
@@ -178,7 +179,7 @@ def prefetch_full_row(values, start, length):
 def line_entries(values):
     """The entries of ``values`` one 64-byte line holds (8 float64s, 16 float32s or uint32s); 1 for X's one shared
     value (a float: ``entry``)."""
-    return _LINE_BYTES // values.itemsize
+    return 1 if isinstance(values, float) else _LINE_BYTES // values.itemsize
 
 
 @overload(line_entries, inline="always")
@@ -317,13 +318,18 @@ def full_rows(problem):
 # The kernels that read rows only through ``entry`` (``sparse_dot``, ``sparse_axpy``, and the sweeps that call it
 # themselves) take X's values as ``row_arrays`` hands them: where every stored entry of X has one value c
 # (``Data.one_value``: binary or one-hot features, scaled by one number) and the rows are read sparse, c itself, a
-# float, for which numba compiles each kernel anew without a read of X's values: a third of the bytes of a nonzero.
+# float, for which numba compiles each kernel anew without a read of X's values: two thirds of the bytes of a nonzero.
 # The arithmetic is the same (c·w_j summed, δ·c added), so the runs are the same bit for bit. The readers: SDCA's
 # steps (``dual_cd_chunk``, ``passcode_chunk``, ``_shrinking.shrinking_chunk``), the checkpoint's sweep
-# (``certificate_sweep``), Newton's CG sweeps and products (``newton.jacobi_reads``). Measured (benchmarks/
-# one_value_bench.py --repeats 7: method="auto", whole solves to a certified relative gap of 1e-6, interleaved pairs,
-# the same passes and P; values ÷ indices): hinge λ = 1/n (SDCA with shrinking) mushrooms 1.24, a9a 1.20, w8a 1.15,
-# phishing 1.13, and 0.01/n mushrooms 1.25, w8a 1.05; logistic w8a 1/n (Newton–CG) 1.10; the rest 0.99–1.03.
+# (``certificate_sweep``), Newton's CG sweeps and products (``newton.jacobi_reads``) and its Hessian's (``gram_sweep``,
+# ``_sampled_hessian.gram_rows``). Measured (benchmarks/one_value_bench.py --repeats 7: method="auto", whole solves
+# to a certified relative gap of 1e-6, interleaved pairs, the same passes and P; values ÷ indices): hinge λ = 1/n
+# (SDCA with shrinking) mushrooms 1.24, a9a 1.20, w8a 1.15, phishing 1.13, and 0.01/n mushrooms 1.25, w8a 1.05;
+# logistic (Newton) w8a 1/n 1.10 and 0.01/n 1.26, a9a 1.17 and 1.16, mushrooms 0.01/n 1.19, phishing 0.01/n 1.04;
+# the rest 0.99–1.03.
+# The cache rules (``exceeds_cache``, PREFETCH_MIN_NNZ, auto's rates) still count NNZ_BYTES a nonzero: on one-value X
+# of 2.8–8.4 million nonzeros, whose indices fit the last-level cache, the kernels prefetch as beyond it (not measured:
+# no race problem lies there).
 ONE_VALUE_ROWS = True
 
 

@@ -271,7 +271,7 @@ def certified_rows(indptr, indices, data, y, code, s, w, at_zero, z, alpha, xt_a
         curv[i] = c
         if full_rows is not None and end - start == xt_alpha.shape[0]:  # row_axpy's full row
             for p in range(start, end):
-                x = data[p]
+                x = entry(data, p)
                 xt_alpha[p - start] += a * x
                 diag[p - start] += c * x * x
         else:

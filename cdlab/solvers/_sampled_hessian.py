@@ -41,6 +41,8 @@ import math
 
 from numba import njit
 
+from ._kernels import entry
+
 # m = max(SAMPLE_FRACTION·n, SAMPLE_ROWS_PER_FEATURE·d) rows; a problem where m > n/2 never samples (too little to
 # gain). Measured (logistic, certified relative gap 1e-6, λ = 1/n and 0.01/n, a replay of the path in numpy before
 # it was built): with 0.1·n rows the iterations of ijcnn1, a9a, mushrooms and phishing stayed within one of exact
@@ -80,9 +82,9 @@ def gram_rows(indptr, indices, data, rows, weight, curv, H):
         c = weight * curv[i]
         if c != 0.0:
             for p in range(start, end):
-                jp, cx = indices[p], c * data[p]
+                jp, cx = indices[p], c * entry(data, p)
                 for q in range(start, p + 1):
-                    H[jp, indices[q]] += cx * data[q]
+                    H[jp, indices[q]] += cx * entry(data, q)
     return touched
 
 
@@ -98,7 +100,7 @@ def densify_sampled(indptr, indices, data, rows, lo, weight, curv, block):
         for j in range(block.shape[1]):
             block[r, j] = 0.0
         for p in range(indptr[i], indptr[i + 1]):
-            block[r, indices[p]] = c * data[p]
+            block[r, indices[p]] = c * entry(data, p)
         touched += indptr[i + 1] - indptr[i]
     return touched
 

@@ -134,7 +134,7 @@ from numba import njit
 
 from .. import losses as L
 from .._checks import check_choice
-from ._kernels import beyond_cache, dense_dot, full_rows, row_arrays
+from ._kernels import beyond_cache, dense_dot, entry, full_rows, row_arrays
 from ._dual_cg import dual_cg_steps, dual_preconditioner
 from ._hinge_newton import HingeNewtonState
 from ._newton_cg import certified_jacobi_sweep, cg_steps, jacobi_sweep, newton_cg_direction, nonempty_columns
@@ -645,8 +645,8 @@ def features_refusal(problem, options=None) -> str:
 
 
 def jacobi_reads(problem):
-    """What the CG kernels and ``jacobi_sweep`` read of X: its CSR arrays, its nonempty columns and its dense rows
-    (or None)."""
+    """What the CG kernels and ``jacobi_sweep`` read of X: its CSR arrays (``_kernels.row_arrays``: its values, or the
+    one value they share), its nonempty columns and its dense rows (or None)."""
     return (*row_arrays(problem), nonempty_columns(problem), problem.data.X_dense)
 
 
@@ -683,12 +683,12 @@ def gram_sweep(indptr, indices, data, deriv, curv, grad, H):
         start, end = indptr[i], indptr[i + 1]
         g, c = deriv[i], curv[i]
         for p in range(start, end):
-            jp, xp = indices[p], data[p]
+            jp, xp = indices[p], entry(data, p)
             grad[jp] += g * xp
             if c != 0.0:
                 cx = c * xp
                 for q in range(start, p + 1):
-                    H[jp, indices[q]] += cx * data[q]
+                    H[jp, indices[q]] += cx * entry(data, q)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -701,7 +701,7 @@ def densify_rows(indptr, indices, data, lo, deriv, curv, grad, block):
         for j in range(block.shape[1]):
             block[r, j] = 0.0
         for p in range(indptr[i], indptr[i + 1]):
-            j, x = indices[p], data[p]
+            j, x = indices[p], entry(data, p)
             block[r, j] = c * x
             grad[j] += g * x
 
@@ -897,13 +897,13 @@ class NewtonState(State):
         self.grad[:] = 0.0
         self.H[...] = 0.0
         if not self.dense:
-            gram_sweep(*p.csr_arrays, self.deriv, self.curv, self.grad, self.H)
+            gram_sweep(*row_arrays(p), self.deriv, self.curv, self.grad, self.H)
         else:
             from scipy.linalg.blas import dsyrk
 
             for lo in range(0, p.n_samples, BLOCK_ROWS):
                 block = self.block[:min(BLOCK_ROWS, p.n_samples - lo)]
-                densify_rows(*p.csr_arrays, lo, self.deriv, self.curv, self.grad, block)
+                densify_rows(*row_arrays(p), lo, self.deriv, self.curv, self.grad, block)
                 dsyrk(1.0, block.T, beta=1.0, c=self.H, trans=0, lower=1, overwrite_c=1)
         self.grad += p.lam * self.w
 
@@ -960,10 +960,10 @@ class NewtonState(State):
 
             for lo in range(0, rows.shape[0], BLOCK_ROWS):
                 block = self.block[:min(BLOCK_ROWS, rows.shape[0] - lo)]
-                touched += densify_sampled(*p.csr_arrays, rows, lo, weight, self.curv, block)
+                touched += densify_sampled(*row_arrays(p), rows, lo, weight, self.curv, block)
                 dsyrk(1.0, block.T, beta=1.0, c=self.H, trans=0, lower=1, overwrite_c=1)
         else:
-            touched = gram_rows(*p.csr_arrays, rows, weight, self.curv, self.H)
+            touched = gram_rows(*row_arrays(p), rows, weight, self.curv, self.H)
         if sampled:
             raise_diagonal(self.H, self.minv, p.lam)
         return touched

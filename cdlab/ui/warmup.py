@@ -50,7 +50,7 @@ class Warmup:
         X = rng.standard_normal((24, 6))
         y = np.where(rng.standard_normal(24) > 0, 1.0, -1.0)
         # X's values, and binary features (nonzeros of one value, which the row kernels take without their values:
-        # ``solvers._kernels.row_arrays``, compiled apart)
+        # ``solvers._kernels.row_arrays``, compiled apart), each method's default run on both
         problems = [Problem(X, y, loss="logistic", lam=0.1), Problem(np.maximum(X > 0, np.eye(24, 6)), y,
                                                                      loss="logistic", lam=0.1)]
         for name in sorted(METHODS):
