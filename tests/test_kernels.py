@@ -550,13 +550,14 @@ def _binary(n, d, density, seed=0):
     ("a9a", "logistic", 0.0, "newton", {"solver": "cg", "n_jobs": 2}),
     ("a9a", "logistic", 0.0, "newton", {"solver": "cholesky"}),
     ("dense", "logistic", 0.0, "newton", {"solver": "cg"}),  # X_dense kept beside the one value
+    ("dense", "logistic", 0.0, "newton", {"solver": "cholesky"}),  # H from dense blocks, sampled, then whole
     ("wide", "squared", 0.0, "newton", {"solver": "cg"})])  # d ≥ 2n: CG on the dual system
 def test_rows_of_one_value_are_read_by_their_indices_to_the_same_run_bit_for_bit(real_data, monkeypatch, data, loss,
                                                                                  l1, method, options):
     """a9a's nonzeros share one value (binary features scaled by the mean example norm), as do the binary matrices
     here: the kernels that read rows through ``entry`` are handed that value in place of X's data array
     (``row_arrays``) and do the same arithmetic, so the certified run is the one that reads X's values, bit for bit."""
-    X, y = {"a9a": lambda: real_data("a9a"), "dense": lambda: _binary(300, 40, 0.95),
+    X, y = {"a9a": lambda: real_data("a9a"), "dense": lambda: _binary(2000, 40, 0.95),
             "wide": lambda: _binary(40, 200, 0.1)}[data]()
     runs = []
     for reads_values in (False, True):
