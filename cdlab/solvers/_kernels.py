@@ -322,11 +322,11 @@ def full_rows(problem):
 # The arithmetic is the same (c·w_j summed, δ·c added), so the runs are the same bit for bit. The readers: SDCA's
 # steps (``dual_cd_chunk``, ``passcode_chunk``, ``_shrinking.shrinking_chunk``), the checkpoint's sweep
 # (``certificate_sweep``), Newton's CG sweeps and products (``newton.jacobi_reads``) and its Hessian's (``gram_sweep``,
-# ``densify_rows``, ``_sampled_hessian.gram_rows`` and ``densify_sampled``). Measured (benchmarks/one_value_bench.py --repeats 7: method="auto", whole solves
-# to a certified relative gap of 1e-6, interleaved pairs, the same passes and P; values ÷ indices): hinge λ = 1/n
-# (SDCA with shrinking) mushrooms 1.24, a9a 1.20, w8a 1.15, phishing 1.13, and 0.01/n mushrooms 1.25, w8a 1.05;
-# logistic (Newton) w8a 1/n 1.10 and 0.01/n 1.26, a9a 1.17 and 1.16, mushrooms 0.01/n 1.19, phishing 0.01/n 1.04;
-# the rest 0.99–1.03.
+# ``densify_rows``, ``_sampled_hessian.gram_rows`` and ``densify_sampled``). Measured (benchmarks/one_value_bench.py
+# --repeats 7: method="auto", whole solves to a certified relative gap of 1e-6, interleaved pairs, the same passes and
+# P; values ÷ indices): hinge λ = 1/n (SDCA with shrinking) mushrooms 1.24, a9a 1.20, w8a 1.15, phishing 1.13, and
+# 0.01/n mushrooms 1.25, w8a 1.05; logistic (Newton) w8a 1/n 1.10 and 0.01/n 1.26, a9a 1.17 and 1.16, mushrooms
+# 0.01/n 1.19, phishing 0.01/n 1.04; the rest 0.99–1.03.
 # The cache rules (``exceeds_cache``, PREFETCH_MIN_NNZ, auto's rates) still count NNZ_BYTES a nonzero: on one-value X
 # of 2.8–8.4 million nonzeros, whose indices fit the last-level cache, the kernels prefetch as beyond it (not measured:
 # no race problem lies there).
