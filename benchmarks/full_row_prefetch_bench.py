@@ -20,6 +20,7 @@ value, tests/test_kernels.py).
 from __future__ import annotations
 
 import argparse
+import gc
 import time
 
 import numpy as np
@@ -55,14 +56,18 @@ def bare_sweeps():
     return out
 
 
-def interleaved(pairs, repeats):
-    """{name: (median ms with, median ms without, median ratio, min ratio, max ratio)} over interleaved runs."""
+def interleaved(pairs, repeats, collect=False):
+    """{name: (median ms with, median ms without, median ratio, min ratio, max ratio)} over interleaved runs;
+    ``collect``: ``gc.collect()`` before each timed run, as benchmarks/race.py does (the caches then as cold as
+    there)."""
     out = {}
     for name, (with_fn, without_fn) in pairs.items():
         with_fn(), without_fn()  # compile
         ws, wos = [], []
         for _ in range(repeats):
             for fn, acc in ((with_fn, ws), (without_fn, wos)):
+                if collect:
+                    gc.collect()
                 t = time.perf_counter()
                 fn()
                 acc.append(time.perf_counter() - t)

@@ -68,9 +68,10 @@ def switch_main(argv, description, module, name, other, labels, default, repeats
                default, repeats, seeds)
 
 
-def attribute_main(argv, description, module, name, other, labels, default, repeats=7, **solve_kwargs):
+def attribute_main(argv, description, module, name, other, labels, default, repeats=7, collect=False, **solve_kwargs):
     """Parse ``argv`` (problems NAME:LOSS:FACTOR, --repeats), then ``print_pairs`` of ``cdlab.solve(...,
-    **solve_kwargs)`` under ``module.name`` as shipped and under ``other``, BLAS on one thread."""
+    **solve_kwargs)`` under ``module.name`` as shipped and under ``other``, BLAS on one thread (``collect``: as
+    ``print_pairs``'s)."""
     from threadpoolctl import threadpool_limits
 
     ap = argparse.ArgumentParser(description=description)
@@ -79,7 +80,7 @@ def attribute_main(argv, description, module, name, other, labels, default, repe
     args = ap.parse_args(argv)
     with threadpool_limits(1):
         print_pairs(args.problems, lambda value: setattr(module, name, value), (getattr(module, name), other), labels,
-                    args.repeats, **solve_kwargs)
+                    args.repeats, collect=collect, **solve_kwargs)
 
 
 def hinge_main(argv, description, put, values, labels, default, repeats, seeds):
@@ -103,12 +104,13 @@ def hinge_main(argv, description, put, values, labels, default, repeats, seeds):
                 labels, args.repeats, seeds=range(args.seeds), method="sdca", sampling="permutation", shrinking=True)
 
 
-def print_pairs(specs, put, values, labels, repeats, seeds=None, **solve_kwargs):
+def print_pairs(specs, put, values, labels, repeats, seeds=None, collect=False, **solve_kwargs):
     """For each NAME:LOSS:FACTOR of ``specs`` (a data set of benchmarks/race.py, rows scaled by the mean example norm,
     λ = FACTOR/n): whole calls ``cdlab.solve(problem, tol=1e-6·|P*|, max_passes=5000, **solve_kwargs)`` (P* from
     ``race.certified_p_star``; once for each of ``seeds`` where given) under ``put(values[0])`` and
     ``put(values[1])``, timed in interleaved pairs (``full_row_prefetch_bench.interleaved``, which compiles both
-    before the timing), and ``pair_line`` printed under ``pair_header``."""
+    before the timing; ``collect``: ``gc.collect()`` before each timed call, as benchmarks/race.py does), and
+    ``pair_line`` printed under ``pair_header``."""
     from full_row_prefetch_bench import interleaved
     from race import certified_p_star, data_sets, make_problem
 
@@ -121,5 +123,5 @@ def print_pairs(specs, put, values, labels, repeats, seeds=None, **solve_kwargs)
         tol = 1e-6 * abs(certified_p_star(problem))
         timed, seen = setting_pairs(put, *values, labels, problem, seeds=seeds, tol=tol, max_passes=5000,
                                     **solve_kwargs)
-        for timing in interleaved(timed, repeats).values():
+        for timing in interleaved(timed, repeats, collect).values():
             print(pair_line(f"{name} {loss} λ={float(factor):g}/n", 30, timing, seen, labels), flush=True)

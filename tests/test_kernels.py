@@ -354,7 +354,7 @@ def test_prefetch_whole_row_reaches_every_line_of_the_row_and_no_other():
                       for a in ((data, indices) if with_indices else (data,)) for k in range(start, end)}
             assert set(hits) == wanted, (i, with_indices)
 
-    # and dual_cd_chunk takes it beyond the cache only: the rows ahead whole there, their first lines below
+    # and dual_cd_chunk takes it for its first whole_steps steps: the rows ahead whole there, their first lines after
     from cdlab.solvers import dual_cd
 
     rng = np.random.default_rng(4)
@@ -367,21 +367,25 @@ def test_prefetch_whole_row_reaches_every_line_of_the_row_and_no_other():
     def lines(a, ks):
         return {(a.ctypes.data, (a.ctypes.data + int(k) * a.itemsize) // 64) for k in ks}
 
-    wanted = {
-        True: set().union(*(lines(dx, range(ip[i], ip[i + 1])) | lines(ix, range(ip[i], ip[i + 1]))
-                            for i in order[2:])),
-        False: set().union(*(lines(dx, [ip[i], ip[i] + _kernels._DATA_LINE])
-                             | lines(ix, [ip[i], ip[i] + _kernels._INDEX_LINE]) for i in order[2:])),  # prefetch_row
-    }
-    assert wanted[False] < wanted[True] and (np.diff(ip) > _kernels._INDEX_LINE).all()
-    for beyond in (True, False):
-        chunk = as_python(dual_cd.dual_cd_chunk, prefetch=record, prefetch_row=first, prefetch_whole_row=whole,
-                          exceeds_cache=lambda nnz, beyond=beyond: beyond)
+    def whole_rows(rows):
+        return set().union(set(), *(lines(dx, range(ip[i], ip[i + 1])) | lines(ix, range(ip[i], ip[i + 1]))
+                                    for i in rows))
+
+    def first_lines(rows):  # prefetch_row's
+        return set().union(set(), *(lines(dx, [ip[i], ip[i] + _kernels._DATA_LINE])
+                                    | lines(ix, [ip[i], ip[i] + _kernels._INDEX_LINE]) for i in rows))
+
+    assert first_lines(order[2:]) < whole_rows(order[2:]) and (np.diff(ip) > _kernels._INDEX_LINE).all()
+    chunk = as_python(dual_cd.dual_cd_chunk, prefetch=record, prefetch_row=first, prefetch_whole_row=whole)
+    # the row ahead of step k is order[k + 2]: whole for k < whole_steps
+    for whole_steps in (len(order), 0, 11):
         hits.clear()
         chunk(ip, ix, dx, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq, np.zeros(p.n_samples),
               np.zeros(p.n_features), np.zeros(p.n_features), order, np.ones(p.n_samples), dual_cd.EXACT,
-              dual_cd.NO_LOGIT, None, 2)
-        assert {hit for hit in hits if hit[0] in (dx.ctypes.data, ix.ctypes.data)} == wanted[beyond], beyond
+              dual_cd.NO_LOGIT, None, 2, whole_steps)
+        split = 2 + min(whole_steps, len(order) - 2)
+        wanted = whole_rows(order[2:split]) | first_lines(order[split:])
+        assert {hit for hit in hits if hit[0] in (dx.ctypes.data, ix.ctypes.data)} == wanted, whole_steps
 
 
 def test_the_full_row_sweeps_give_the_same_bits_without_their_prefetches():
@@ -433,6 +437,42 @@ def test_the_full_row_sweeps_give_the_same_bits_without_their_prefetches():
         assert not any("@llvm.prefetch" in ir for ir in bare.inspect_llvm().values()), kernel.__name__
 
 
+def test_whole_row_steps_are_every_step_beyond_the_cache_else_the_first_pass_left(monkeypatch):
+    from types import SimpleNamespace
+
+    from cdlab.solvers import _kernels
+
+    beyond = SimpleNamespace(nnz=_kernels.CACHE_BYTES // _kernels.NNZ_BYTES + 1)
+    cached = SimpleNamespace(nnz=10)
+    assert _kernels.COLD_PASS_WHOLE
+    assert _kernels.whole_row_steps(beyond, 50, 0) == _kernels.whole_row_steps(beyond, 50, 80) == 50
+    assert [_kernels.whole_row_steps(cached, 50, left) for left in (80, 50, 30, 0, -20)] == [50, 50, 30, 0, 0]
+    monkeypatch.setattr(_kernels, "COLD_PASS_WHOLE", False)
+    assert _kernels.whole_row_steps(cached, 50, 80) == 0 and _kernels.whole_row_steps(beyond, 50, 0) == 50
+
+
+def test_sdca_prefetches_whole_rows_over_its_first_pass_only(monkeypatch):
+    """SDCA's chunks hand ``dual_cd_chunk`` whole_steps that cover the run's first n steps and none after (X in the
+    cache), with and without the sampled gap estimate's one-pass chunks."""
+    from cdlab.solvers import dual_cd
+
+    p = _problem("logistic", 0.0)
+    shipped, seen = dual_cd.dual_cd_chunk, []
+
+    def spy(*args):
+        seen.append((len(args[12]), args[-1]))
+        return shipped(*args)
+
+    monkeypatch.setattr(dual_cd, "dual_cd_chunk", spy)
+    for eval_every in ("auto", 0.3):
+        seen.clear()
+        res = cdlab.solve(p, "sdca", sampling="permutation", tol=1e-10, eval_every=eval_every, seed=0)
+        assert res.converged and len(seen) > 3
+        steps = np.cumsum([0] + [n_steps for n_steps, _ in seen])
+        wanted = [max(0, min(n_steps, p.n_samples - before)) for (n_steps, _), before in zip(seen, steps)]
+        assert [whole for _, whole in seen] == wanted and sum(wanted) == p.n_samples, eval_every
+
+
 def test_prefetch_ahead_is_on_for_smooth_losses_and_for_data_beyond_the_cache():
     from types import SimpleNamespace
 
@@ -447,30 +487,27 @@ def test_prefetch_ahead_is_on_for_smooth_losses_and_for_data_beyond_the_cache():
 
 @functools.cache
 def _bounds_checked_dual_cd_chunk():
-    """``dual_cd_chunk`` compiled again with bounds checks and X taken as beyond the cache (so it prefetches the
-    row ahead whole, ``prefetch_whole_row``; the shipped build takes these small X as cached and prefetches the
-    row's first lines), once for the module (a compile takes ~1 min)."""
-    from numba import njit
-
+    """``dual_cd_chunk`` compiled again with bounds checks, once for the module (a compile takes ~1 min)."""
     from cdlab.solvers.dual_cd import dual_cd_chunk
 
-    return _recompiled(dual_cd_chunk, exceeds_cache=njit(lambda nnz: True))
+    return _recompiled(dual_cd_chunk)
 
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
 def test_dual_cd_chunk_gives_the_same_steps_with_and_without_prefetch(loss):
-    """The same steps bit for bit with and without prefetch, the logistic loss's with its logit cache (bounds
-    checked too)."""
+    """The same steps bit for bit with and without prefetch (of the rows' first lines, of whole rows, of both in
+    turn), the logistic loss's with its logit cache (bounds checked too)."""
     from cdlab.solvers.dual_cd import EXACT, dual_cd_chunk, logit_cache
 
     p = _problem(loss, 0.0)
     order = np.random.default_rng(1).integers(0, p.n_samples, 500)
     runs = []
     checked = _bounds_checked_dual_cd_chunk()
-    for kernel, ahead in ((dual_cd_chunk, 0), (dual_cd_chunk, 2), (checked, 1), (checked, 7)):
+    for kernel, ahead, whole_steps in ((dual_cd_chunk, 0, 0), (dual_cd_chunk, 2, 0), (dual_cd_chunk, 2, 260),
+                                       (checked, 1, 500), (checked, 7, 500), (checked, 3, 100)):
         alpha, v, logit = np.zeros(p.n_samples), np.zeros(p.n_features), logit_cache(p, EXACT, 1)
         touched = kernel(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq,
-                         alpha, v, v, order, np.ones(p.n_samples), EXACT, logit, None, ahead)
+                         alpha, v, v, order, np.ones(p.n_samples), EXACT, logit, None, ahead, whole_steps)
         runs.append((touched, alpha, v))
     assert np.any(runs[0][1] != 0.0)
     for touched, alpha, v in runs[1:]:
@@ -491,7 +528,7 @@ def test_the_logit_cache_gives_the_steps_of_the_log_within_rounding():
     for logit in (logit_cache(p, EXACT, 1), NO_LOGIT):
         alpha, v = np.zeros(p.n_samples), np.zeros(p.n_features)
         dual_cd_chunk(*p.csr_arrays, p.y, p.loss_code, p.s, p.lam * p.n_samples, 0.0, p.row_norms_sq, alpha, v, v,
-                      order, np.ones(1), EXACT, logit, None, 0)
+                      order, np.ones(1), EXACT, logit, None, 0, 0)
         runs.append((alpha, v, logit))
     (alpha, v, logit), (alpha_log, v_log, _) = runs
     assert logit.shape == (p.n_samples,) and np.all(alpha * p.y > 0)

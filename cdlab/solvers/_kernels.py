@@ -225,6 +225,30 @@ def prefetch_ahead(problem) -> int:
     return PREFETCH_AHEAD if problem.is_smooth or beyond_cache(problem) else 0
 
 
+# SDCA's first pass prefetches the row ahead whole where it prefetches at all (``whole_row_steps``, ``prefetch_ahead``):
+# at a call's start X may have left the caches (benchmarks/race.py collects garbage before each timed call, as a
+# program that allocated since its last call has done, and the collector's walk over the heap evicts them), and a
+# random visit of a row in no cache waits on memory line by line; the passes after it find X in L2 or L3, where the
+# first lines suffice (PREFETCH_AHEAD's comment). Measured (benchmarks/cold_pass_bench.py --repeats 9: SDCA with a
+# permutation, logistic, whole calls to a certified relative gap of 1e-6, interleaved pairs in one process, first
+# lines ÷ whole first pass; the same passes and P): each call after gc.collect(), λ = 1/n reuters_moneyfx 1.15
+# (1.05–1.22), rcv1_small 1.02, mushrooms, phishing, a9a 0.99–1.01, colon-cancer 0.96 (0.85–1.01; 1.5 ms calls);
+# λ = 0.01/n 1.00–1.05; without gc.collect() 0.97–1.01. Not taken by the shrinking kernel (hinge λ = 1/n, its first
+# epoch's rows ahead whole: reuters_moneyfx 0.98, w8a 0.98, a9a 1.02, each call after gc.collect(); ijcnn1 too noisy
+# to tell), whose steps mostly leave α_i at its bound and write nothing the next step reads.
+COLD_PASS_WHOLE = True
+
+
+def whole_row_steps(problem, n_steps, first_pass_left) -> int:
+    """``dual_cd_chunk``'s ``whole_steps``: of a chunk of ``n_steps`` random-order steps, the leading ones whose row
+    ahead is prefetched whole (``prefetch_whole_row``) rather than its first lines: every one where X
+    ``beyond_cache``, else, under COLD_PASS_WHOLE, those of the run's first pass (``first_pass_left``: its steps not
+    yet run)."""
+    if beyond_cache(problem):
+        return n_steps
+    return max(0, min(n_steps, first_pass_left)) if COLD_PASS_WHOLE else 0
+
+
 def entry(values, p):
     """X's stored value at position p: ``values[p]`` of its data array, or ``values`` itself where it is the one
     value every stored entry shares (a float: ``row_arrays``), so the kernels read no values there."""

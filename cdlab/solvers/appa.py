@@ -92,7 +92,7 @@ from .. import losses as L
 from .._checks import check_real, renamed
 from ..sampling import Sampler
 from .agd import smooth_constant
-from ._kernels import full_rows, prefetch_ahead
+from ._kernels import full_rows, prefetch_ahead, whole_row_steps
 from .base import SMOOTH_LOSSES, MethodSpec, State, register
 from .dual_cd import EXACT, NO_LOGIT, dual_cd_chunk
 from .svrg import SVRGState
@@ -174,7 +174,7 @@ class SDCAOracle:
         nnz = dual_cd_chunk(*p.csr_arrays, p.y, p.loss_code, p.s,
                             (self.kappa + p.lam) * p.n_samples, 0.0, p.row_norms_sq,
                             self.alpha, self.w, self.w, order, self._no_scale, EXACT, NO_LOGIT, full_rows(p),
-                            prefetch_ahead(p))
+                            prefetch_ahead(p), whole_row_steps(p, k, 0))
         return nnz, k / p.n_samples
 
     def iterate(self):

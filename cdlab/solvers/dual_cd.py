@@ -59,9 +59,9 @@ from numba import njit, prange
 from .. import losses as L
 from ..sampling import make_sampler
 from ..problem import soft_threshold
-from ._kernels import (exceeds_cache, full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row,
+from ._kernels import (full_rows, parallel_xt_alpha, prefetch, prefetch_ahead, prefetch_row,
                        prefetch_whole_row, row_arrays, row_axpy, row_dot, scalar_soft_threshold, sparse_axpy,
-                       sparse_dot)
+                       sparse_dot, whole_row_steps)
 from ._gap_estimate import GapEstimate, estimate_schedules
 from ._face_cr import POLISH_FALL, POLISH_SHARE, polish
 from ._face_primal import FACE_PRIMAL_LAG, FACE_PRIMAL_LOSSES, FACE_PRIMAL_REACH, face_primal_try
@@ -72,7 +72,7 @@ from .base import ALL_LOSSES, MethodSpec, State, register
 
 @njit(cache=True, nogil=True)
 def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
-                  alpha, v, w, order, step_scale, rule, logit, full_rows, ahead):
+                  alpha, v, w, order, step_scale, rule, logit, full_rows, ahead, whole_steps):
     """Run len(order) dual coordinate steps in place; returns nonzeros touched.
 
     ``rule``: EXACT (``losses.dual_step``), LINESEARCH (``losses.dual_linesearch_step`` with floor
@@ -80,14 +80,14 @@ def dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
     as ``v`` when thresh (= μ/λ) is 0. ``logit``: empty, or (the logistic loss's exact step from α = 0) each i's
     last root t = logit b⁺, read through ``losses.cached_logit`` (``logistic_step_at``; ``logit_cache``).
     ``data``: X's values, or the one value they share (``_kernels.row_arrays``); ``full_rows``: ``_kernels.full_rows``;
-    ``ahead``: ``_kernels.prefetch_ahead`` (0: no prefetch).
+    ``ahead``: ``_kernels.prefetch_ahead`` (0: no prefetch); ``whole_steps``: ``_kernels.whole_row_steps``, the
+    leading steps whose row ahead is prefetched whole (its first lines after them).
     """
     touched = 0
-    whole = exceeds_cache(indices.shape[0])  # the row ahead: all its lines beyond the cache (PREFETCH_AHEAD's comment)
     for k in range(order.shape[0]):
         if ahead > 0 and k + ahead < order.shape[0]:
             later = order[k + ahead]
-            if whole:
+            if k < whole_steps:
                 prefetch_whole_row(indptr, indices, data, later, full_rows is None)
             else:
                 prefetch_row(indptr, indices, data, later)
@@ -165,17 +165,17 @@ def gradient_step_scale(problem, q, update):
 
 @njit(cache=True, nogil=True, parallel=True)
 def passcode_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq,
-                   alpha, v, w, order, step_scale, rule, n_blocks, ahead):
+                   alpha, v, w, order, step_scale, rule, n_blocks, ahead, whole_steps):
     """PASSCoDe-Wild (module docstring): ``dual_cd_chunk`` on n_blocks contiguous
-    blocks of ``order`` at once, one per thread, on the shared α, v, w without locks.
-    Returns the nonzeros touched, summed over the threads."""
+    blocks of ``order`` at once, one per thread, on the shared α, v, w without locks (``whole_steps``: 0 or every
+    step). Returns the nonzeros touched, summed over the threads."""
     m = order.shape[0]
     touched = np.zeros(n_blocks, np.int64)
     no_logit = np.zeros(0)  # NO_LOGIT (a global array is read-only in a kernel)
     for b in prange(n_blocks):
         touched[b] = dual_cd_chunk(indptr, indices, data, y, code, s, lam_n, thresh, row_sq, alpha, v, w,
                                    order[m * b // n_blocks:m * (b + 1) // n_blocks], step_scale, rule, no_logit,
-                                   None, ahead)
+                                   None, ahead, whole_steps)
     return touched.sum()
 
 
@@ -236,9 +236,10 @@ class DualCDState(State):
         args = (*row_arrays(p), p.y, p.loss_code, p.s, p.lam * p.n_samples, self.thresh,
                 p.row_norms_sq, self.alpha, self.v, self.w, order, self.step_scale, self.rule)
         if self.n_jobs == 1:
-            return dual_cd_chunk(*args, self.logit, full_rows(p), prefetch_ahead(p))
+            return dual_cd_chunk(*args, self.logit, full_rows(p), prefetch_ahead(p),
+                                 whole_row_steps(p, n_steps, p.n_samples - self.steps))
         with parallel_section(self.n_jobs):
-            return passcode_chunk(*args, self.n_jobs, prefetch_ahead(p))
+            return passcode_chunk(*args, self.n_jobs, prefetch_ahead(p), whole_row_steps(p, n_steps, 0))
 
     def steps_run(self, n_steps) -> int:
         """With shrinking, the visits its chunk ran (``_shrinking.ActiveSet.ran``: fewer where the certificate
