@@ -102,7 +102,7 @@ def _sweeps(draw):
             w = w * (1.0 + draw(st.floats(-1e-9, 1e-9))) / margin
     walk = [w]
     for _ in range(draw(st.integers(1, 6))):
-        walk.append(walk[-1] + rng.standard_normal(d) * 10.0 ** draw(st.floats(-12, 0)))
+        walk.append(walk[-1] + rng.standard_normal(d) * np.linalg.norm(w) * 10.0 ** draw(st.floats(-16, 0)))
     alphas = [np.where(rng.random(n) < 0.6, 0.0, rng.random(n) * y) for _ in walk]
     return X, y, walk, alphas
 
@@ -110,8 +110,8 @@ def _sweeps(draw):
 @settings(max_examples=200, deadline=None)
 @given(_sweeps(), st.sampled_from(["hinge", "smoothed_hinge"]))
 def test_each_sweep_gives_the_full_sweeps_sums_and_leaves_out_only_rows_beyond_the_margin(case, loss):
-    """Against the full sweep at each point of a walk (steps from 1e-12 to 1 times w's scale, rows scaled 1e-3 to
-    1e3, margins near 1 included by the small steps): the same loss sum and Xᵀα bit for bit, and each row left out
+    """Against the full sweep at each point of a walk (steps from 1e-16 to 1 times ‖w‖, rows scaled 1e-3 to 1e3, one
+    margin within 1e-9 of 1 where drawn): the same loss sum and Xᵀα bit for bit, and each row left out
     has α_i = 0 and an exact margin (in rationals) ≥ 1."""
     from fractions import Fraction
 
@@ -128,9 +128,38 @@ def test_each_sweep_gives_the_full_sweeps_sums_and_leaves_out_only_rows_beyond_t
                           full_rows(problem))
         assert np.array_equal(xt, xt_full)
         assert problem.certificates(w, alpha, z=z, v=xt) == problem.certificates(w, alpha, z=z_full, v=xt_full)
-        left_out = z != z_full
+        left_out = bounds.bound != problem.y * z_full  # a row read keeps its computed margin as its bound
         event(f"rows left out: {'some' if left_out.any() else 'none'}")
         for i in np.flatnonzero(left_out):
             row = problem.X.getrow(i)
             exact = sum(Fraction(float(v)) * Fraction(float(w[j])) for j, v in zip(row.indices, row.data))
             assert alpha[i] == 0.0 and Fraction(float(y[i])) * exact >= 1, (i, before[i])
+
+
+def test_a_row_is_left_out_only_where_its_lowered_bound_clears_the_rounding_allowance():
+    """The decision at its edge: row 0's bound lowered by ‖x_0‖·shift and rounded down is left out at 1 + ‖x_0‖·clearance
+    and above, read just below (and where α_0 ≠ 0, however high its bound); a left-out bound falls at every sweep
+    even where ‖x_0‖·shift is far below half its ulp, so sub-ulp steps cannot pile up unseen."""
+    X = sp.csr_matrix(np.array([[3.0, 4.0], [1.0, 0.0]]))
+    problem = cdlab.Problem(X, np.array([1.0, -1.0]), loss="hinge", lam=0.1)
+    arrays, w, norm = row_arrays(problem), np.array([0.5, 0.5]), 5.0
+    shift, clearance = 1e-3, 1e-6
+
+    def sweep(bound0, alpha0=0.0, step=shift):
+        bound = np.array([bound0, -np.inf])
+        z, xt = np.zeros(2), np.zeros(2)
+        read = _margin_bounds.bounded_certificate_sweep(*arrays, problem.y, problem.loss_code, problem.s, w,
+                                                        np.array([alpha0, 0.0]), z, xt, None,
+                                                        np.sqrt(problem.row_norms_sq), step, clearance, bound)
+        return read, bound[0]
+
+    edge = 1.0 + norm * clearance + norm * shift
+    above = np.nextafter(edge, np.inf) * (1 + 4 * np.finfo(float).eps)
+    assert sweep(above)[0] == 1  # only row 1 (one nonzero) read
+    assert sweep(np.nextafter(1.0 + norm * clearance, -np.inf) + norm * shift)[0] == 3
+    assert sweep(1e6, alpha0=0.5)[0] == 3
+    bound = 2.0
+    for _ in range(5):
+        read, lowered = sweep(bound, step=1e-300)
+        assert read == 1 and lowered < bound
+        bound = lowered

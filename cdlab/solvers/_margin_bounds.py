@@ -13,8 +13,10 @@ so a bound b_i ≤ y_i x_i·w′ (the margin the last sweep that read the row co
 example with α_i ≠ 0 or b_i below 1 (and sets b_i to the margin it computes); the others keep z_i = y_i b_i, whose
 loss is 0 as the true margin's is. Rounding: a row of m nonzeros' computed margin is within about m·u·‖x_i‖‖w‖ of
 the exact one (u = 2⁻⁵³), at the point it was read and at w; the test asks b_i to clear 1 by ‖x_i‖ times
-ROUNDING_FACTOR·(m + 2)·u·max‖w‖ (m the longest row, max over the run's sweeps), and each ‖w − w′‖ is taken
-(1 + NORM_SLACK)-fold, so the rows left out are those whose computed margin would also be ≥ 1, and P, D and the gap
+ROUNDING_FACTOR·(m + 2)·u·max‖w‖ (m the longest row, max over the run's sweeps), each ‖x_i‖·‖w − w′‖ is taken
+(1 + NORM_SLACK + (d + m + 8)·u)-fold (the computed norms may fall short by (d/2 + 1)·u and (m/2 + 1)·u), and each
+lowered bound is rounded down (else a step below half an ulp of b_i would leave it where it was), so the rows left
+out are those whose computed margin would also be ≥ 1, and P, D and the gap
 are the full sweep's bit for bit (a zero α_i adds nothing to Xᵀα in the full sweep either; the run's steps, which
 read neither, are the same). The margins a state reads from the checkpoint (SDCA with shrinking's ``readmit``) are
 y_i b_i ≥ 1 at those examples, where the exact margin gives the same answer (α_i = 0 at its lower bound, projected
@@ -41,9 +43,11 @@ from numba import njit
 from .. import losses as L
 from ._kernels import certificate_row
 
-# the rounding allowance's factor and the relative slack on each step's ‖w − w′‖ (module docstring)
+# the rounding allowance's factor, and the relative slack on each step's ‖x_i‖·‖w − w′‖ beyond the (d + m + 8)·u
+# by which the two norms' sums of squares and square roots may fall short (module docstring)
 ROUNDING_FACTOR = 4.0
 NORM_SLACK = 1e-9
+EPS = float(np.finfo(float).eps)  # 2u
 # whether a dual run's checkpoints on a loss of ``losses.FLAT_BEYOND_MARGIN`` leave out the rows beyond the margin
 MARGIN_BOUNDS = True
 # ... where X has at least this many nonzeros a feature: a sweep's bounds cost a pass over d entries (``step_norms``)
@@ -56,12 +60,13 @@ MIN_NNZ_PER_FEATURE = 4
 def bounded_certificate_sweep(indptr, indices, data, y, code, s, w, alpha, z, xt_alpha, full_rows, row_norm, shift,
                               clearance, bound):
     """``_kernels.certificate_sweep`` at a given α (xt_alpha zero on entry) over the rows it cannot leave out: row i
-    is left out where α_i = 0 and bound[i] − row_norm[i]·shift ≥ 1 + row_norm[i]·clearance (z_i = y_i·bound[i]
-    there, bound[i] lowered by row_norm[i]·shift); each row read sets bound[i] = y_i z_i. Returns the nonzeros
+    is left out where α_i = 0 and bound[i] − row_norm[i]·shift, rounded down, is ≥ 1 + row_norm[i]·clearance
+    (z_i = y_i·bound[i] there, bound[i] lowered so); each row read sets bound[i] = y_i z_i. Returns the nonzeros
     read."""
     read = 0
     for i in range(y.shape[0]):
         lower = bound[i] - row_norm[i] * shift
+        lower -= abs(lower) * EPS  # the subtraction and this one rounded down: the bound falls at every sweep
         if alpha[i] == 0.0 and lower >= 1.0 + row_norm[i] * clearance:
             bound[i] = lower
             z[i] = y[i] * lower
@@ -92,7 +97,8 @@ class MarginBounds:
         self.row_norm = np.sqrt(problem.row_norms_sq)
         self.bound = np.full(problem.n_samples, -np.inf)
         longest = int(np.max(np.diff(problem.X.indptr), initial=0))
-        self.rounding = ROUNDING_FACTOR * (longest + 2) * np.finfo(float).eps / 2
+        self.rounding = ROUNDING_FACTOR * (longest + 2) * EPS / 2
+        self.slack = 1.0 + NORM_SLACK + (problem.n_features + longest + 8) * EPS / 2
         self.w = np.zeros(problem.n_features)  # the last sweep's w (its bounds are -inf until a sweep)
         self.w_norm = 0.0
 
@@ -109,4 +115,4 @@ class MarginBounds:
         step, size = step_norms(w, self.w)
         self.w_norm = max(self.w_norm, size)
         return bounded_certificate_sweep(*arrays, y, code, s, w, alpha, z, xt_alpha, full_rows, self.row_norm,
-                                         (1.0 + NORM_SLACK) * step, 2.0 * self.rounding * self.w_norm, self.bound)
+                                         self.slack * step, 2.0 * self.rounding * self.w_norm, self.bound)
