@@ -209,7 +209,7 @@ class Problem:
         if full_rows(self) is None:
             return self.X @ w
         z = np.empty(self.n_samples)
-        row_margins(*self.csr_arrays, w, z)
+        row_margins(*self.csr_arrays, w, z, full_rows(self))
         return z
 
     @property

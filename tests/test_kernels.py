@@ -426,7 +426,7 @@ def test_the_full_row_sweeps_give_the_same_bits_without_their_prefetches():
         _kernels.certificate_rows: lambda k: (lambda z, xa: (
             k(indptr, indices, data, y, p.loss_code, p.s, w, alpha.copy(), False, z, xa, 0, n, True), z, xa))(
             np.empty(n), np.zeros(d)),
-        _kernels.row_margins: lambda k: (lambda z: (k(indptr, indices, data, w, z), z))(np.empty(n)),
+        _kernels.row_margins: lambda k: (lambda z: (k(indptr, indices, data, w, z, full_rows(p)), z))(np.empty(n)),
     }
     for kernel, call in calls.items():
         shipped, bare = _recompiled(kernel), _recompiled(kernel, **noops)

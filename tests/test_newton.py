@@ -1274,3 +1274,29 @@ def test_the_start_at_zero_takes_its_sums_from_data_facts_as_the_sweep_gives_the
         assert newton.NewtonState(unlabelled, "uniform", None, solver="cg")._sums_at_zero() is None
         res = check_certified(unlabelled, "newton", tol=1e-12, solver="cg")
         assert not res.w.any()
+
+
+@pytest.mark.parametrize("name", ["a9a", "ijcnn1", "colon-cancer"])
+def test_the_cholesky_paths_x_delta_is_the_kernels_product(real_data, monkeypatch, name):
+    """Newton's XΔ on its Cholesky path (``NewtonState._along``: ``row_margins`` on X as the kernels read it) against
+    scipy's CSR product: the same run bit for bit on sparse rows (a9a, whose entries share one value: the indices
+    alone; ijcnn1's real values), and on full rows (colon-cancer, summed as ``full_dot`` sums them) the same
+    certified optimum."""
+    from cdlab.solvers._kernels import full_rows
+
+    X, y = real_data(name)
+    problem = cdlab.Problem(X, y, loss="logistic", lam=0.01 / X.shape[0])
+    shipped, calls = newton.NewtonState._along, []
+    monkeypatch.setattr(newton.NewtonState, "_along", lambda state, step: calls.append(1) or shipped(state, step))
+    runs = [cdlab.solve(problem, "newton", solver="cholesky", tol=1e-10, seed=0)]
+    assert len(calls) >= 3
+    monkeypatch.setattr(newton.NewtonState, "_along", lambda state, step: state.p.X @ step)
+    runs.append(cdlab.solve(problem, "newton", solver="cholesky", tol=1e-10, seed=0))
+    assert all(res.converged and res.trace.gap.iloc[-1] <= 1e-10 for res in runs)
+    if full_rows(problem) is None:
+        for column in ("steps", "nnz_touched", "primal", "dual", "gap"):
+            assert np.array_equal(runs[0].trace[column].to_numpy(), runs[1].trace[column].to_numpy()), column
+        assert np.array_equal(runs[0].w, runs[1].w)
+    else:
+        assert abs(runs[0].trace.primal.iloc[-1] - runs[1].trace.primal.iloc[-1]) <= 2e-10
+    assert (problem.data.one_value is not None) == (name == "a9a")

@@ -697,12 +697,16 @@ def parallel_certificate_sweep(indptr, indices, data, y, code, s, w, alpha, alph
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def row_margins(indptr, indices, data, w, z):
-    """z = Xw row by row with ``row_dot``: the margins ``certificate_sweep`` computes on data whose full rows
-    the kernels read as dense ones (``full_rows``), for ``Problem.margins``."""
+def row_margins(indptr, indices, data, w, z, full_rows):
+    """z = Xw row by row, summed as ``certificate_sweep`` sums it (``row_dot`` where ``full_rows``, else
+    ``sparse_dot``: scipy's CSR product's sums), for ``Problem.margins`` and Newton's XΔ; ``data``: X's values, or
+    the one value they share (``row_arrays``)."""
     for i in range(z.shape[0]):
-        prefetch_full_row_ahead(indptr, data, i, z.shape[0], w.shape[0])
-        z[i] = row_dot(indices, data, indptr[i], indptr[i + 1], w)
+        if full_rows is None:
+            z[i] = sparse_dot(indices, data, indptr[i], indptr[i + 1], w)
+        else:
+            prefetch_full_row_ahead(indptr, data, i, z.shape[0], w.shape[0])
+            z[i] = row_dot(indices, data, indptr[i], indptr[i + 1], w)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")

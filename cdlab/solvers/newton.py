@@ -134,7 +134,7 @@ from numba import njit
 
 from .. import losses as L
 from .._checks import check_choice
-from ._kernels import beyond_cache, dense_dot, entry, full_rows, row_arrays
+from ._kernels import beyond_cache, dense_dot, entry, full_rows, row_arrays, row_margins
 from ._dual_cg import dual_cg_steps, dual_preconditioner
 from ._hinge_newton import HingeNewtonState
 from ._newton_cg import certified_jacobi_sweep, cg_steps, jacobi_sweep, newton_cg_direction, nonempty_columns
@@ -884,11 +884,18 @@ class NewtonState(State):
                     self.hessian_fresh = False
                     self._start_gap()
                     step = self._newton_direction()
-                self.u = p.X @ step
+                self.u = self._along(step)
                 touched, t = 2 * p.nnz, 1.0
             self._count(touched)
             self.steps += 1
             self._line_search(step, t)
+
+    def _along(self, step):
+        """u = XΔ, as the kernels read X (``_kernels.row_margins`` on ``row_arrays``: the one value of one-value
+        rows, full rows as dense ones)."""
+        u = np.empty(self.p.n_samples)
+        row_margins(*row_arrays(self.p), step, u, full_rows(self.p))
+        return u
 
     def _gradient_and_hessian(self):
         """grad = ∇P(w) and the lower triangle of H − λI, in one read of X."""
@@ -930,7 +937,7 @@ class NewtonState(State):
             with self._blas_threads():
                 touched += self._form_hessian(sampled)
                 step = self._newton_direction()
-            self.u = p.X @ step
+            self.u = self._along(step)
             touched += p.nnz
             self.sampled_from = self.start_gap if sampled else None
             if not sampled:
