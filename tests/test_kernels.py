@@ -414,7 +414,6 @@ def test_the_full_row_sweeps_give_the_same_bits_without_their_prefetches():
 
     noops = {"prefetch_full_row_ahead": njit(lambda indptr, data, i, hi, d: None),
              "prefetch_dense_row_ahead": njit(lambda flat, i, n, d: None)}
-    noops["certificate_row"] = _recompiled(_kernels.certificate_row, **noops)  # certificate_rows's row, bare too
     calls = {
         _newton_cg.hessian_rows: lambda k: (lambda xv, q: (
             k(indptr, indices, data, full, curv, v, xv, q, 0, n), xv, q))(np.empty(n), np.zeros(d)),

@@ -41,15 +41,18 @@ import numpy as np
 from numba import njit
 
 from .. import losses as L
-from ._kernels import certificate_row
+from ._kernels import certificate_rows
 
 # the rounding allowance's factor, and the relative slack on each step's ‖x_i‖·‖w − w′‖ beyond the (d + m + 8)·u
 # by which the two norms' sums of squares and square roots may fall short (module docstring)
 ROUNDING_FACTOR = 4.0
 NORM_SLACK = 1e-9
 EPS = float(np.finfo(float).eps)  # 2u
-# whether a dual run's checkpoints on a loss of ``losses.FLAT_BEYOND_MARGIN`` leave out the rows beyond the margin
-MARGIN_BOUNDS = True
+# whether a dual run's checkpoints on a loss of ``losses.FLAT_BEYOND_MARGIN`` leave out the rows beyond the margin:
+# off. The docstring's gains were measured against a full sweep slowed 3-6x by an inline helper (since written out);
+# against the full sweep as it is, SDCA with shrinking, hinge 1/n, every row ÷ bounds: w8a 1.04, a9a 0.97, ijcnn1
+# 0.97 (benchmarks/margin_bounds_bench.py --repeats 5)
+MARGIN_BOUNDS = False
 # ... where X has at least this many nonzeros a feature: a sweep's bounds cost a pass over d entries (``step_norms``)
 # and one over n, which on rcv1_small (1000 × 47236, 1.6 nonzeros a feature, 77–100 % of the nonzeros read) outweigh
 # what they leave out (whole calls 0.98–0.99× with them)
@@ -71,8 +74,7 @@ def bounded_certificate_sweep(indptr, indices, data, y, code, s, w, alpha, z, xt
             bound[i] = lower
             z[i] = y[i] * lower
         else:
-            certificate_row(indptr, indices, data, y, code, s, w, alpha, False, z, xt_alpha, i, y.shape[0],
-                            full_rows)
+            certificate_rows(indptr, indices, data, y, code, s, w, alpha, False, z, xt_alpha, i, i + 1, full_rows)
             bound[i] = y[i] * z[i]
             read += indptr[i + 1] - indptr[i]
     return read
