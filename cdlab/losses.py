@@ -67,9 +67,6 @@ NEAREST_SMOOTH = {"hinge": "smoothed_hinge", "absolute": "squared"}
 # the losses whose dual coordinate lives in a closed box and whose optimum can sit at its ends
 # (``box_gradient``): logistic's b stays inside (0, 1), the squared loss's α is unbounded
 BOX_LOSSES = frozenset({"hinge", "smoothed_hinge", "absolute"})
-# the losses that are 0 at every margin yz ≥ 1 and whose −φ*(−α) is 0 at α = 0: a checkpoint's sweep may leave out
-# an example with α_i = 0 whose margin is known to be ≥ 1 (``solvers._margin_bounds``)
-FLAT_BEYOND_MARGIN = frozenset({"hinge", "smoothed_hinge"})
 _ALIASES = {"smooth_hinge": "smoothed_hinge", "square": "squared", "least_squares": "squared",
             "log": "logistic", "abs": "absolute"}
 

@@ -643,8 +643,8 @@ def loss_grad(indptr, indices, data, y, code, s, w, grad, deriv):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def certificate_rows(indptr, indices, data, y, code, s, w, alpha, alpha_from_w, z, xt_alpha, lo, hi, full_rows):
-    """``certificate_sweep`` over the rows lo..hi − 1 only (written out: as an inline helper called per row, this
-    sweep ran 3–6× slower, a9a, ijcnn1, w8a)."""
+    """``certificate_sweep`` over the rows lo..hi − 1 only. The row's work stays written out in this loop: numba
+    compiles it 3–6× slower as an inline helper called per row (a9a, ijcnn1, w8a)."""
     for i in range(lo, hi):
         start, end = indptr[i], indptr[i + 1]
         if full_rows is None:

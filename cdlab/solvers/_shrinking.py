@@ -308,9 +308,7 @@ class ActiveSet:
         self.first_interval = SHRUNK_FIRST_INTERVAL
 
     def checkpointed(self, tol=0.0, auto_cadence=False, margins=None):
-        """Keep the checkpoint's margins (Xw at the current α, or ``_margin_bounds``' bound at an example it left out,
-        where α_i = 0 and the bound is ≥ 1: readmit leaves it out as the exact margin would) for the next chunk's
-        ``readmit``; clear a due flag,
+        """Keep the checkpoint's margins (Xw at the current α) for the next chunk's ``readmit``; clear a due flag,
         and set the Σ|PG| at which an epoch is due from the run's ``tol`` (none when tol ≤ 0, or unless
         ``auto_cadence``: eval_every="auto"; the module docstring)."""
         self.margins = margins

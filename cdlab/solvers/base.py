@@ -135,9 +135,7 @@ class State:
 
     def checkpointed(self, row, tol, margins=None):
         """Called by the driver with each checkpoint's row (P, D, the gap, ...), the gap ``tol`` the run
-        stops at and the checkpoint's margins Xw (None without a dual; on a loss flat beyond the margin, at an
-        example whose row the sweep left out, ``_margin_bounds``, a lower bound ≥ 1 on y_i x_i·w in its place,
-        y_i times it), before the next chunk: a state whose
+        stops at and the checkpoint's margins Xw (None without a dual), before the next chunk: a state whose
         schedule reads the certificate (SDCA's shrinking, the floor under Newton–CG's forcing term) overrides
         it. Nothing here."""
 

@@ -18,7 +18,6 @@ import pandas as pd
 
 from .._checks import check_real
 from ._kernels import all_finite, any_nonzero, certificate_sweep, full_rows, parallel_certificate_sweep, row_arrays
-from ._margin_bounds import MarginBounds
 from ._threads import check_n_jobs, parallel_section, row_blocks
 from .base import METHODS, STAGED_COLUMN, TRACE_COLUMNS, Result, get_method
 from .budget import AUTO, Budget
@@ -49,14 +48,13 @@ RATE_SLACK = 2.0
 SLICE_NNZ = 2_000_000
 
 
-def _checkpoint(problem, w, alpha, n_jobs=1, sums=None, bounds=None):
+def _checkpoint(problem, w, alpha, n_jobs=1, sums=None):
     """(α, P(w), D(α), gap, Xw, v(α)); α = α(w) when the state reports none, Xw and v None with lam = 0. With
     lam > 0, Xw and Xᵀα come from one pass over X (``_kernels.certificate_sweep``; with
     n_jobs > 1 its parallel form over n_jobs row blocks), or from the state's own
     sweep (``sums`` = (α(w), Xw, Xᵀα): ``State.certificate_sums``), or without a
     pass at w = 0 and α = 0 (a dual or primal-dual method's start), and Problem
-    turns them into the certificates; with lam = 0 there is no dual. ``bounds``: the run's
-    ``_margin_bounds.MarginBounds`` where a given α's sweep leaves out the rows beyond the margin."""
+    turns them into the certificates; with lam = 0 there is no dual."""
     if problem.lam <= 0:
         if alpha is None:
             alpha = problem.alpha_from_w(w)
@@ -71,11 +69,8 @@ def _checkpoint(problem, w, alpha, n_jobs=1, sums=None, bounds=None):
     z = np.zeros(problem.n_samples)
     v = np.zeros(problem.n_features)
     if from_w or any_nonzero(w) or any_nonzero(alpha):  # else a dual start: Xw = Xᵀα = 0 without a pass over X
-        arrays, labels = row_arrays(problem), (problem.y, problem.loss_code, problem.s)
-        args = (*arrays, *labels, w, alpha, from_w, z, v)
-        if bounds is not None and not from_w:
-            bounds.sweep(arrays, *labels, w, alpha, z, v, full_rows(problem))
-        elif n_jobs == 1:
+        args = (*row_arrays(problem), problem.y, problem.loss_code, problem.s, w, alpha, from_w, z, v)
+        if n_jobs == 1:
             certificate_sweep(*args, full_rows(problem))
         else:
             with parallel_section(n_jobs):
@@ -281,7 +276,6 @@ class _Trace:
         self.elapsed = 0.0  # solver seconds: the timed chunks only
         self.first = self.last = self.w = self.alpha = self.margins = None
         self.previous = None  # the checkpoint before the last (Budget.interval reads the gap's rate from both)
-        self.bounds = None  # a dual run's margin bounds (``_margin_bounds``), from its first checkpoint with α
         # a staged method (APPA) says whether its point is a stage output; the trace's ``inner`` column
         # marks the checkpoints that show the inner solver's point instead (base.STAGED_COLUMN)
         self.staged = getattr(state, "at_stage_output", None)
@@ -299,9 +293,7 @@ class _Trace:
         t0 = time.perf_counter()
         sums = state.certificate_sums() if problem.lam > 0 and alpha is None else None
         fused = time.perf_counter() - t0 if sums is not None else 0.0
-        if alpha is not None and self.bounds is None and MarginBounds.applies(problem, self.n_jobs):
-            self.bounds = MarginBounds(problem)
-        alpha, primal, dual, gap, margins, v = _checkpoint(problem, w, alpha, self.n_jobs, sums, self.bounds)
+        alpha, primal, dual, gap, margins, v = _checkpoint(problem, w, alpha, self.n_jobs, sums)
         if self.candidate is not None and gap > self.tol:
             # its seconds and reads (the margins' pass too) are the solver's, from this row on: the run's output
             t0 = time.perf_counter()

@@ -1080,7 +1080,7 @@ class NewtonState(State):
             if self.product_dense is not self.sweep[-1]:
                 # the restart's residual from the exact Xw (the checkpoint's), not the one summed from rounded Xp
                 self.product_dense, self.rz = self.sweep[-1], None
-                if margins is not None:  # exact Xw: the squared loss's sweep leaves no row out (_margin_bounds)
+                if margins is not None:
                     self.z[:] = margins
                 else:
                     self.z[:] = self.p.margins(self.w)
