@@ -52,6 +52,14 @@ text-like problem of benchmarks/race.py at 1e7 nonzeros read 943 → 69 passes
 phishing and mushrooms read up to 1.3× plain CG's passes, squared phishing and
 reuters_moneyfx (1/n) 1.6×, squared rcv1_small at 0.01/n 3.2× (137 → 437).
 
+Not kept: a floor under M, M_jj + cλ, which is Hsia, Chiang & Lin's mix of diag(H) with the identity in this
+scaling (their weight α on the diagonal is 1/(1 + c): their α = 0.01 is c = 99). Newton's passes to a certified
+relative gap of 1e-6 (``method="newton"``, seed 0, c = 0 → 9 → 99, the sweeps' λ raised to (1 + c)λ): logistic
+0.01/n reuters_moneyfx 197 → 173 → 180, rcv1_small 92 → 80 → 78; squared reuters_moneyfx 1/n 101 → 73 → 63, 0.01/n
+351 → 335 → 331; but the race's text-like problem at 1e7 nonzeros, logistic 1/n 17 → 33 → 83 and 0.01/n 64 → 58 →
+116, squared 0.01/n 29 → 29 → 37, and logistic 1/n reuters_moneyfx 45 → 45 → 49, rcv1_small 18 → 20 → 20. No one c
+is better on all of them.
+
 H ⪰ λI > 0, so pᵀHp > 0 in exact arithmetic; when rounding makes it ≤ 0 (λ
 below the precision of H) CG stops there, and a first iteration that stops so
 returns the preconditioned steepest-descent direction −M⁻¹∇P (Algorithm 7.1's
