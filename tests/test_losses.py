@@ -330,6 +330,60 @@ def test_logistic_terms_are_bit_for_bit_the_separate_functions():
         assert L.logistic_terms(t) == (L._log1pexp(t), *L._sigmoid_pair(t)), t
 
 
+def _exp_cases():
+    rng = np.random.default_rng(13)
+    return np.concatenate([[0.0, -0.0, 5e-324, 1e-300, 0.5 * math.log(2.0), -0.5 * math.log(2.0), 1.0, 36.7, 707.9,
+                            -708.0, 708.0, 708.4, 744.4, -745.1, 745.2, 800.0, np.inf, -np.inf, np.nan],
+                           rng.standard_normal(3000) * 10.0 ** rng.uniform(-8, 2.9, 3000)])
+
+
+def test_exp_neg_abs_is_within_two_ulps_of_the_exact_exponential():
+    """``exp_neg_abs`` (the vectorised e^{−|t|} of ``logistic_tails``) against 40-digit values: within 2 ulps of
+    each, subnormal results (708 < |t| < 745) within one unit of the smallest subnormal, e^{−|t|} = 0 where it
+    underflows, 0 at ±inf, NaN at NaN; -0.0 and 0.0 give 1 exactly."""
+    mpmath.mp.dps = 40
+    ts = _exp_cases()
+    out = np.empty_like(ts)
+    L.exp_neg_abs(ts, out, np.empty(ts.shape[0], dtype=np.int64))
+    for t, got in zip(ts, out):
+        if math.isnan(t):
+            assert math.isnan(got)
+            continue
+        exact = float(mpmath.exp(-abs(mpmath.mpf(t)))) if math.isfinite(t) else 0.0
+        if exact >= 2.2250738585072014e-308:
+            assert abs(got - exact) <= 2 * np.spacing(exact), t
+        else:
+            assert abs(got - exact) <= 5e-324, t
+    assert out[0] == 1.0 and out[1] == 1.0
+
+
+@pytest.mark.parametrize("simd", [False, True])
+def test_logistic_tails_agree_whichever_exp_they_take(monkeypatch, simd):
+    """``logistic_tails`` under either NUMPY_SIMD_EXP (numpy's exp, or ``exp_neg_abs``) gives e within 2 ulps of
+    libm's e^{−|t|} (``math.exp``) and tail = numpy's log1p of its e, on a 1-d array and on a 2-d one."""
+    monkeypatch.setattr(L, "NUMPY_SIMD_EXP", simd)
+    ts = _exp_cases()
+    ts = ts[~np.isnan(ts)]
+    for shaped in (ts, ts[:3000].reshape(60, 50)):
+        e, tail = L.logistic_tails(shaped)
+        exact = np.vectorize(lambda t: math.exp(-abs(t)))(shaped)
+        assert np.all(np.abs(e - exact) <= 2 * np.spacing(exact))
+        np.testing.assert_array_equal(tail, np.log1p(e))
+        assert L.logistic_tails(shaped, with_log=False)[1] is None
+
+
+def test_numpy_simd_exp_reads_numpys_dispatch(monkeypatch):
+    """NUMPY_SIMD_EXP is true only where numpy's float64 exp runs on an AVX-512 target, and false where numpy cannot
+    say (no ``np.lib.introspect``)."""
+    def info(target):
+        return lambda *args: {"exp": {"dd": {"current": target}}}
+    for target, want in (("X86_V4", True), ("AVX512F", True), ("X86_V3", False), ("baseline(X86_V2)", False)):
+        monkeypatch.setattr(np.lib.introspect, "opt_func_info", info(target))
+        assert L.numpy_simd_exp() is want
+    monkeypatch.delattr(np.lib.introspect, "opt_func_info")
+    assert L.numpy_simd_exp() is False
+
+
 def test_sigmoid_pair_moved_keeps_full_relative_precision():
     """The exp-free update of (σ(t), σ(−t)) by a move δ, |δ| ≤ POLY_MOVE (the logistic step's usual second
     iteration), against 50-digit values, at t where either member is tiny: both within 4e-15 relatively."""

@@ -1181,7 +1181,7 @@ def test_the_cost_fits_terms_are_the_models(monkeypatch):
 
 
 def test_the_logistic_line_point_and_weights_are_the_scalar_terms_within_rounding():
-    """``line_point`` and ``loss_weights`` take the logistic terms from numpy's vectorised exp and log1p
+    """``line_point`` and ``loss_weights`` take the logistic terms from vectorised exp and log1p
     (``losses.logistic_tails``): the value and slope sums within 1e-14 of the sums of their terms' sizes, and each
     weight within 1e-15 of it relatively, against ``losses.logistic_terms`` (libm's scalar exp and log1p), at
     margins from 0 to ±900 where e^{−|t|} underflows (weights exactly 0 or −y/n there)."""
