@@ -22,6 +22,7 @@ through small ``inline="always"`` helpers and stay cacheable: a kernel takes
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,7 +139,10 @@ def logistic_terms(t):
 
 def numpy_simd_exp() -> bool:
     """Whether numpy's float64 exp runs on AVX-512 here (``np.lib.introspect.opt_func_info``'s current target): its
-    only SIMD form; on other targets each entry calls libm."""
+    only SIMD form, which numpy's source leaves out of MSVC builds (its Windows wheels); elsewhere each entry calls
+    libm. False where numpy cannot say (before 2.0)."""
+    if sys.platform == "win32":
+        return False
     try:
         current = np.lib.introspect.opt_func_info("^exp$", "float64")["exp"]["dd"]["current"]
     except (AttributeError, KeyError, TypeError):
@@ -150,24 +154,25 @@ def numpy_simd_exp() -> bool:
 # ``exp_neg_abs``, whose loops LLVM vectorises: over 5e4 entries on AVX2 without AVX-512, 0.14 ms against numpy's
 # 0.64 (benchmarks/vector_exp_bench.py).
 NUMPY_SIMD_EXP = numpy_simd_exp()
-# e^x = 2^k e^r, x = k ln 2 + r, |r| ≤ ln(2)/2: ln 2 split as fdlibm's exp splits it (k·LN2_HI exact for |k| < 2^11)
+# e^x = 2^k e^r, x = k ln 2 + r, |r| ≤ ln(2)/2: ln 2 split as fdlibm's exp splits it (k·LN2_HI exact for |k| < 2^21)
 _LN2_HI, _LN2_LO, _INV_LN2 = 6.93147180369123816490e-01, 1.90821492927058770002e-10, 1.44269504088896338700e+00
-# below this x, 2^k leaves the normal exponents: those entries (and NaN) take libm's exp
+# below this x (with a margin: 2^k leaves the normal exponents below about −709.1) and at NaN, libm's exp
 EXP_POLY_FLOOR = -708.0
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
 def exp_neg_abs(t, out, scale_bits):
-    """out = e^{−|t|} elementwise (``scale_bits``: int64 scratch as long as t). e^r by its Taylor polynomial of degree
-    12 in Horner form (the remainder r^13/13! < 2^-56 at |r| ≤ ln(2)/2), times 2^k written as the bits of a float
-    in a second loop; |t| beyond −EXP_POLY_FLOOR, ±inf and NaN by libm's exp. Within 2 ulps of libm's value."""
+    """out = e^{−|t|} elementwise (``scale_bits``: int64 scratch as long as t; ``out`` not t itself, which the last
+    loop reads again). e^r by its Taylor polynomial of degree 13 in Horner form (the remainder r^14/14! < 2^-56 at
+    |r| ≤ ln(2)/2), times 2^k written as the bits of a float in a second loop; |t| beyond −EXP_POLY_FLOOR, ±inf and
+    NaN by libm's exp. Within one ulp of e^{−|t|}, with or without fused multiply-adds."""
     n = t.shape[0]
     for i in range(n):
         x = max(-abs(t[i]), EXP_POLY_FLOOR)
         k = math.floor(x * _INV_LN2 + 0.5)
         r = (x - k * _LN2_HI) - k * _LN2_LO
-        p = 1.0 / 479001600.0
-        for c in (39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0):
+        p = 1.0 / 6227020800.0
+        for c in (479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0):
             p = p * r + 1.0 / c
         out[i] = p
         scale_bits[i] = (np.int64(k) + 1023) << 52
@@ -181,10 +186,10 @@ def exp_neg_abs(t, out, scale_bits):
 
 def logistic_tails(t, with_log=True):
     """(e, tail) elementwise over the array t: e = e^{−|t|} and tail = log(1 + e) (None unless ``with_log``), what
-    ``logistic_from_tail`` takes, by vectorised loops: e by numpy's exp where it is SIMD, else ``exp_neg_abs``
-    (NUMPY_SIMD_EXP), tail by numpy's log1p. A loop over the examples that calls libm's scalar exp and log1p spends
+    ``logistic_from_tail`` takes: e by numpy's exp where it is SIMD, else by ``exp_neg_abs``'s vectorised loops
+    (NUMPY_SIMD_EXP; a 1-d t), tail by numpy's log1p (SIMD on AVX-512 builds with SVML only). A loop over the examples that calls libm's scalar exp and log1p spends
     most of its time in them; numpy's SIMD ufuncs (AVX-512) took 0.04 ms for the pair over 5e4 entries where the
-    scalar loop took 0.53, within one ulp of libm's values (2e5 entries, |t| from 1e-8 to 800). The loops over every
+    scalar loop took 0.53, numpy's exp within one ulp of libm's values (2e5 entries, |t| from 1e-8 to 800). The loops over every
     example's logistic terms take them so, called from Python: ``Problem``'s sums and a checkpoint's (``sum_loss``,
     ``certificate_sums`` …), Newton's line search and loss weights; a numba kernel's step calls ``logistic_terms``."""
     t = np.asarray(t, dtype=np.float64)
