@@ -172,7 +172,8 @@ def exp_neg_abs(t, out, scale_bits):
         k = math.floor(x * _INV_LN2 + 0.5)
         r = (x - k * _LN2_HI) - k * _LN2_LO
         p = 1.0 / 6227020800.0
-        for c in (479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0):
+        for c in (479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0,
+                  1.0):
             p = p * r + 1.0 / c
         out[i] = p
         scale_bits[i] = (np.int64(k) + 1023) << 52
@@ -187,11 +188,12 @@ def exp_neg_abs(t, out, scale_bits):
 def logistic_tails(t, with_log=True):
     """(e, tail) elementwise over the array t: e = e^{−|t|} and tail = log(1 + e) (None unless ``with_log``), what
     ``logistic_from_tail`` takes: e by numpy's exp where it is SIMD, else by ``exp_neg_abs``'s vectorised loops
-    (NUMPY_SIMD_EXP; a 1-d t), tail by numpy's log1p (SIMD on AVX-512 builds with SVML only). A loop over the examples that calls libm's scalar exp and log1p spends
-    most of its time in them; numpy's SIMD ufuncs (AVX-512) took 0.04 ms for the pair over 5e4 entries where the
-    scalar loop took 0.53, numpy's exp within one ulp of libm's values (2e5 entries, |t| from 1e-8 to 800). The loops over every
-    example's logistic terms take them so, called from Python: ``Problem``'s sums and a checkpoint's (``sum_loss``,
-    ``certificate_sums`` …), Newton's line search and loss weights; a numba kernel's step calls ``logistic_terms``."""
+    (NUMPY_SIMD_EXP; a 1-d t), tail by numpy's log1p (SIMD on AVX-512 builds with SVML only). A loop over the
+    examples that calls libm's scalar exp and log1p spends most of its time in them; numpy's SIMD ufuncs (AVX-512)
+    took 0.04 ms for the pair over 5e4 entries where the scalar loop took 0.53, numpy's exp within one ulp of libm's
+    values (2e5 entries, |t| from 1e-8 to 800). The loops over every example's logistic terms take them so, called
+    from Python: ``Problem``'s sums and a checkpoint's (``sum_loss``, ``certificate_sums`` …), Newton's line search
+    and loss weights; a numba kernel's step calls ``logistic_terms``."""
     t = np.asarray(t, dtype=np.float64)
     if NUMPY_SIMD_EXP or t.ndim != 1:
         e = np.exp(-np.abs(t))

@@ -340,8 +340,9 @@ def _exp_cases():
 
 def test_exp_neg_abs_is_within_one_ulp_of_the_exact_exponential():
     """``exp_neg_abs`` (the vectorised e^{−|t|} of ``logistic_tails``) against 40-digit values: within one ulp of
-    each (at random |t| and at |t| a hair off (k + ½)·ln 2, where |r| is largest), subnormal results (708 < |t| < 745) within one unit of the smallest subnormal, e^{−|t|} = 0 where it
-    underflows, 0 at ±inf, NaN at NaN; -0.0 and 0.0 give 1 exactly."""
+    each (at random |t| and at |t| a hair off (k + ½)·ln 2, where |r| is largest), subnormal results
+    (708 < |t| < 745) within one unit of the smallest subnormal, e^{−|t|} = 0 where it underflows, 0 at ±inf, NaN
+    at NaN; -0.0 and 0.0 give 1 exactly."""
     mpmath.mp.dps = 40
     ts = np.concatenate([_exp_cases(), (np.arange(1, 1000) + 0.5) * math.log(2.0) * (1.0 + 1e-15)])
     out = np.empty_like(ts)
