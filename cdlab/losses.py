@@ -137,23 +137,24 @@ def logistic_terms(t):
     return logistic_from_tail(t, e, math.log1p(e))
 
 
-def numpy_simd_exp() -> bool:
-    """Whether numpy's float64 exp runs on AVX-512 here (``np.lib.introspect.opt_func_info``'s current target): its
-    only SIMD form, which numpy's source leaves out of MSVC builds (its Windows wheels); elsewhere each entry calls
-    libm. False where numpy cannot say (before 2.0)."""
+def numpy_simd(ufunc: str) -> bool:
+    """Whether numpy's float64 ``ufunc`` (exp, log1p) runs on AVX-512 here (``np.lib.introspect.opt_func_info``'s
+    current target): their only SIMD forms (log1p's by SVML), which numpy's source leaves out of MSVC builds (its
+    Windows wheels); elsewhere each entry calls libm. False where numpy cannot say (before 2.0)."""
     if sys.platform == "win32":
         return False
     try:
-        current = np.lib.introspect.opt_func_info("^exp$", "float64")["exp"]["dd"]["current"]
+        current = np.lib.introspect.opt_func_info(f"^{ufunc}$", "float64")[ufunc]["dd"]["current"]
     except (AttributeError, KeyError, TypeError):
         return False
     return "X86_V4" in current or "AVX512" in current
 
 
-# ``logistic_tails`` takes e^{−|t|} from numpy's ufunc where it is vectorised (NUMPY_SIMD_EXP), else from
-# ``exp_neg_abs``, whose loops LLVM vectorises: over 5e4 entries on AVX2 without AVX-512, 0.14 ms against numpy's
-# 0.64 (benchmarks/vector_exp_bench.py).
-NUMPY_SIMD_EXP = numpy_simd_exp()
+# ``logistic_tails`` takes e^{−|t|} and log(1 + e) from numpy's ufuncs where they are vectorised, else from
+# ``exp_neg_abs`` and ``log1p_unit``, whose loops LLVM vectorises: over 5e4 entries on AVX2 without AVX-512, the exp
+# 0.14 ms against numpy's 0.64 and the log1p 0.10 against 0.52 (benchmarks/vector_exp_bench.py).
+NUMPY_SIMD_EXP = numpy_simd("exp")
+NUMPY_SIMD_LOG1P = numpy_simd("log1p")
 # e^x = 2^k e^r, x = k ln 2 + r, |r| ≤ ln(2)/2: ln 2 split as fdlibm's exp splits it (k·LN2_HI exact for |k| < 2^21)
 _LN2_HI, _LN2_LO, _INV_LN2 = 6.93147180369123816490e-01, 1.90821492927058770002e-10, 1.44269504088896338700e+00
 # below this x (with a margin: 2^k leaves the normal exponents below about −709.1) and at NaN, libm's exp
@@ -185,10 +186,40 @@ def exp_neg_abs(t, out, scale_bits):
             out[i] = math.exp(-abs(t[i]))
 
 
+# log(1 + x) = k ln 2 + log(m) + c/u, u = 1 + x = 2^k m with m in [√½, √2) (fdlibm's log1p reduction)
+_SQRT2 = 1.4142135623730951
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
+def log1p_unit(x, out):
+    """out = log(1 + x) elementwise for x in [0, 1] (``logistic_tails``' log(1 + e^{−|t|})), by loops LLVM
+    vectorises (numpy's error model: no zero-division check in the loop); x outside [0, 1] and NaN by libm's
+    log1p in a second loop. fdlibm's log1p in a select instead of branches: u = 1 + x = 2^k m, m in [√½, √2), k in
+    {0, 1}; c = x − (u − 1) (exact) corrects u's rounding by c/u; f = m − 1 and s = f/(2 + f), log(m) = 2 atanh(s)
+    = f − (f²/2 − s(f²/2 + R)) with R = Σ_{j=1..9} 2 s^{2j}/(2j + 1) (|s| ≤ 0.1716: the series' remainder is below
+    2^-55 of the value); ln 2 split as ``exp_neg_abs`` splits it. Within one ulp of log(1 + x)."""
+    n = x.shape[0]
+    for i in range(n):
+        u = 1.0 + x[i]
+        c = (x[i] - (u - 1.0)) / u
+        k = np.float64(u >= _SQRT2)
+        f = u * (1.0 - 0.5 * k) - 1.0
+        s = f / (2.0 + f)
+        z = s * s
+        r = 2.0 / 19.0
+        for d in (17.0, 15.0, 13.0, 11.0, 9.0, 7.0, 5.0, 3.0):
+            r = r * z + 2.0 / d
+        half_f2 = 0.5 * f * f
+        out[i] = k * _LN2_HI - ((half_f2 - (s * (half_f2 + r * z) + (k * _LN2_LO + c))) - f)
+    for i in range(n):
+        if not 0.0 <= x[i] <= 1.0:
+            out[i] = math.log1p(x[i])
+
+
 def logistic_tails(t, with_log=True):
     """(e, tail) elementwise over the array t: e = e^{−|t|} and tail = log(1 + e) (None unless ``with_log``), what
-    ``logistic_from_tail`` takes: e by numpy's exp where it is SIMD, else by ``exp_neg_abs``'s vectorised loops
-    (NUMPY_SIMD_EXP; a 1-d t), tail by numpy's log1p (SIMD on AVX-512 builds with SVML only). A loop over the
+    ``logistic_from_tail`` takes: each by numpy's ufunc where it is SIMD (NUMPY_SIMD_EXP, NUMPY_SIMD_LOG1P; AVX-512
+    only), else, for a 1-d t, by the vectorised loops of ``exp_neg_abs`` and ``log1p_unit``. A loop over the
     examples that calls libm's scalar exp and log1p spends most of its time in them; numpy's SIMD ufuncs (AVX-512)
     took 0.04 ms for the pair over 5e4 entries where the scalar loop took 0.53, numpy's exp within one ulp of libm's
     values (2e5 entries, |t| from 1e-8 to 800). The loops over every example's logistic terms take them so, called
@@ -200,7 +231,13 @@ def logistic_tails(t, with_log=True):
     else:
         e = np.empty_like(t)
         exp_neg_abs(t, e, np.empty(t.shape[0], dtype=np.int64))
-    return e, (np.log1p(e) if with_log else None)
+    if not with_log:
+        return e, None
+    if NUMPY_SIMD_LOG1P or t.ndim != 1:
+        return e, np.log1p(e)
+    tail = np.empty_like(e)
+    log1p_unit(e, tail)
+    return e, tail
 
 
 @njit(inline="always", cache=True)

@@ -359,36 +359,68 @@ def test_exp_neg_abs_is_within_one_ulp_of_the_exact_exponential():
     assert out[0] == 1.0 and out[1] == 1.0
 
 
-@pytest.mark.parametrize("simd", [False, True])
-def test_logistic_tails_agree_whichever_exp_they_take(monkeypatch, simd):
-    """``logistic_tails`` under either NUMPY_SIMD_EXP (numpy's exp, or ``exp_neg_abs`` for a 1-d t) gives e within
-    2 ulps of libm's e^{−|t|} (``math.exp``) and tail = numpy's log1p of its e, on a 1-d array and on a 2-d one
-    (numpy's exp either way)."""
-    monkeypatch.setattr(L, "NUMPY_SIMD_EXP", simd)
+def test_log1p_unit_is_within_one_ulp_of_the_exact_logarithm():
+    """``log1p_unit`` (the vectorised log(1 + e) of ``logistic_tails``) against 40-digit values over its range
+    [0, 1]: within one ulp of each (uniform x, x = e^{−|t|} down to subnormals, and x a hair either side of √2 − 1,
+    where the reduction switches k); 0 at 0 and at x below 2^-53 exactly x; outside [0, 1] and at NaN numpy's log1p
+    (libm's) bit for bit."""
+    mpmath.mp.dps = 40
+    rng = np.random.default_rng(17)
+    edge = math.sqrt(2.0) - 1.0
+    xs = np.concatenate([[0.0, 5e-324, 1e-300, 2.0 ** -53, 2.0 ** -52, 0.5, 1.0], rng.uniform(0.0, 1.0, 2000),
+                         np.exp(-rng.uniform(0.0, 745.0, 2000)), edge + np.arange(-300, 300) * 2.0 ** -53])
+    out = np.empty_like(xs)
+    L.log1p_unit(xs, out)
+    for x, got in zip(xs, out):
+        exact = float(mpmath.log1p(mpmath.mpf(x)))
+        assert abs(got - exact) <= (np.spacing(exact) if exact else 0.0), x
+    assert out[0] == 0.0 and out[1] == 5e-324 and out[2] == 1e-300
+    outside = np.array([-1.0, -0.5, -1e-300, 1.0 + 2.0 ** -52, 3.0, 1e308, np.inf, np.nan])
+    got = np.empty_like(outside)
+    with np.errstate(divide="ignore"):
+        L.log1p_unit(outside, got)
+        np.testing.assert_array_equal(got, np.log1p(outside))
+
+
+@pytest.mark.parametrize("simd_log1p", [False, True])
+@pytest.mark.parametrize("simd_exp", [False, True])
+def test_logistic_tails_agree_whichever_ufuncs_they_take(monkeypatch, simd_exp, simd_log1p):
+    """``logistic_tails`` under either NUMPY_SIMD_EXP and NUMPY_SIMD_LOG1P (numpy's ufunc, or for a 1-d t the loops
+    of ``exp_neg_abs`` and ``log1p_unit``) gives e within 2 ulps of libm's e^{−|t|} (``math.exp``) and tail within
+    2 ulps of numpy's log1p of its e (each within one of the exact value), on a 1-d array and on a 2-d one (numpy's
+    ufuncs either way)."""
+    monkeypatch.setattr(L, "NUMPY_SIMD_EXP", simd_exp)
+    monkeypatch.setattr(L, "NUMPY_SIMD_LOG1P", simd_log1p)
     ts = _exp_cases()
     ts = ts[~np.isnan(ts)]
     for shaped in (ts, ts[:3000].reshape(60, 50)):
         e, tail = L.logistic_tails(shaped)
         exact = np.vectorize(lambda t: math.exp(-abs(t)))(shaped)
         assert np.all(np.abs(e - exact) <= 2 * np.spacing(exact))
-        np.testing.assert_array_equal(tail, np.log1p(e))
+        assert np.all(np.abs(tail - np.log1p(e)) <= 2 * np.spacing(np.log1p(e)))
+        assert tail.shape == shaped.shape
         assert L.logistic_tails(shaped, with_log=False)[1] is None
 
 
-def test_numpy_simd_exp_reads_numpys_dispatch(monkeypatch):
-    """NUMPY_SIMD_EXP is true only where numpy's float64 exp runs on an AVX-512 target, and false where numpy cannot
-    say (no ``np.lib.introspect``) and on Windows (whose MSVC-built numpy has no SIMD exp on any target)."""
-    def info(target):
-        return lambda *args: {"exp": {"dd": {"current": target}}}
-    monkeypatch.setattr(np.lib, "introspect", types.SimpleNamespace(opt_func_info=info("X86_V4")), raising=False)
-    monkeypatch.setattr(L.sys, "platform", "win32")
-    assert L.numpy_simd_exp() is False
-    monkeypatch.setattr(L.sys, "platform", "linux")
-    for target, want in (("X86_V4", True), ("AVX512F", True), ("X86_V3", False), ("baseline(X86_V2)", False)):
-        monkeypatch.setattr(np.lib, "introspect", types.SimpleNamespace(opt_func_info=info(target)), raising=False)
-        assert L.numpy_simd_exp() is want
-    monkeypatch.setattr(np.lib, "introspect", types.SimpleNamespace(), raising=False)
-    assert L.numpy_simd_exp() is False
+def test_numpy_simd_reads_numpys_dispatch(monkeypatch):
+    """NUMPY_SIMD_EXP and NUMPY_SIMD_LOG1P are true only where numpy's float64 ufunc runs on an AVX-512 target, and
+    false where numpy cannot say (no ``np.lib.introspect``) and on Windows (whose MSVC-built numpy has neither SIMD
+    form on any target)."""
+    def info(ufunc, target):
+        return lambda *args: {ufunc: {"dd": {"current": target}}}
+    for ufunc in ("exp", "log1p"):
+        monkeypatch.setattr(np.lib, "introspect", types.SimpleNamespace(opt_func_info=info(ufunc, "X86_V4")),
+                            raising=False)
+        monkeypatch.setattr(L.sys, "platform", "win32")
+        assert L.numpy_simd(ufunc) is False
+        monkeypatch.setattr(L.sys, "platform", "linux")
+        for target, want in (("X86_V4", True), ("AVX512F", True), ("AVX512_SKX", True), ("X86_V3", False),
+                             ("baseline(X86_V2)", False)):
+            monkeypatch.setattr(np.lib, "introspect", types.SimpleNamespace(opt_func_info=info(ufunc, target)),
+                                raising=False)
+            assert L.numpy_simd(ufunc) is want
+        monkeypatch.setattr(np.lib, "introspect", types.SimpleNamespace(), raising=False)
+        assert L.numpy_simd(ufunc) is False
 
 
 def test_sigmoid_pair_moved_keeps_full_relative_precision():
