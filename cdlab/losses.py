@@ -193,11 +193,13 @@ _SQRT2 = 1.4142135623730951
 @njit(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 def log1p_unit(x, out):
     """out = log(1 + x) elementwise for x in [0, 1] (``logistic_tails``' log(1 + e^{−|t|})), by loops LLVM
-    vectorises (numpy's error model: no zero-division check in the loop); x outside [0, 1] and NaN by libm's
+    vectorises (numpy's error model: no zero-division check in the loop); x outside (0, 1] and NaN by libm's
     log1p in a second loop. fdlibm's log1p in a select instead of branches: u = 1 + x = 2^k m, m in [√½, √2), k in
     {0, 1}; c = x − (u − 1) (exact) corrects u's rounding by c/u; f = m − 1 and s = f/(2 + f), log(m) = 2 atanh(s)
     = f − (f²/2 − s(f²/2 + R)) with R = Σ_{j=1..9} 2 s^{2j}/(2j + 1) (|s| ≤ 0.1716: the series' remainder is below
-    2^-55 of the value); ln 2 split as ``exp_neg_abs`` splits it. Within one ulp of log(1 + x)."""
+    2^-55 of the value); ln 2 split as ``exp_neg_abs`` splits it. Within one ulp of log(1 + x) with fused
+    multiply-adds (worst 0.99 over 2e7 points), 1.006 without (NUMBA_CPU_FEATURES=-fma, x just below √2 − 1); ``out``
+    not x itself, which the second loop reads again."""
     n = x.shape[0]
     for i in range(n):
         u = 1.0 + x[i]
@@ -212,7 +214,7 @@ def log1p_unit(x, out):
         half_f2 = 0.5 * f * f
         out[i] = k * _LN2_HI - ((half_f2 - (s * (half_f2 + r * z) + (k * _LN2_LO + c))) - f)
     for i in range(n):
-        if not 0.0 <= x[i] <= 1.0:
+        if not 0.0 < x[i] <= 1.0:  # 0 too: libm keeps −0.0's sign
             out[i] = math.log1p(x[i])
 
 
