@@ -389,13 +389,21 @@ def test_logistic_tails_agree_whichever_ufuncs_they_take(monkeypatch, simd_exp, 
     """``logistic_tails`` under either NUMPY_SIMD_EXP and NUMPY_SIMD_LOG1P (numpy's ufunc, or for a 1-d t the loops
     of ``exp_neg_abs`` and ``log1p_unit``) gives e within 2 ulps of libm's e^{−|t|} (``math.exp``) and tail within
     2 ulps of numpy's log1p of its e (each within one of the exact value), on a 1-d array and on a 2-d one (numpy's
-    ufuncs either way)."""
+    ufuncs either way); the loops run exactly where the flags and a 1-d t ask for them."""
     monkeypatch.setattr(L, "NUMPY_SIMD_EXP", simd_exp)
     monkeypatch.setattr(L, "NUMPY_SIMD_LOG1P", simd_log1p)
+    calls = []
+    for name in ("exp_neg_abs", "log1p_unit"):
+        kernel = getattr(L, name)
+        monkeypatch.setattr(L, name, lambda *args, kernel=kernel, name=name: (calls.append(name), kernel(*args))[1])
     ts = _exp_cases()
     ts = ts[~np.isnan(ts)]
     for shaped in (ts, ts[:3000].reshape(60, 50)):
+        calls.clear()
         e, tail = L.logistic_tails(shaped)
+        loops = shaped.ndim == 1
+        assert calls == [name for name, simd in (("exp_neg_abs", simd_exp), ("log1p_unit", simd_log1p))
+                         if loops and not simd]
         exact = np.vectorize(lambda t: math.exp(-abs(t)))(shaped)
         assert np.all(np.abs(e - exact) <= 2 * np.spacing(exact))
         assert np.all(np.abs(tail - np.log1p(e)) <= 2 * np.spacing(np.log1p(e)))
