@@ -66,5 +66,6 @@ def main(argv=None):
         ulps = np.max(np.abs(out - reference) / np.maximum(np.spacing(reference), 5e-324))
         print(f"  loops: largest difference from numpy's values {ulps:.1f} ulps")
 
+
 if __name__ == "__main__":
     main()

@@ -557,7 +557,7 @@ def logistic_step_at(b, logit_b, yz, q):
             return sc, smc, c
         mirrored = not b <= 0.0
         low, high, low_logit = 0.0, 1.0, -np.inf
-    # one call site: numba copies an inlined function's IR at each (four took SDCA's kernel 130 s to compile)
+    # one call site: numba copies an inlined function's IR at each call site, and the kernels' compile time with it
     t, sg, sm = _logistic_root_left(low, high, -c if mirrored else c, q, low_logit)
     if mirrored:
         return sm, sg, -t
